@@ -1,0 +1,341 @@
+package toolgate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// ToolCallKeys returns the keys of a reply's calls, in call order.
+//
+// A call's key is its id when the id is non-empty, does not start with '#',
+// and no other call of the reply has the same id. Otherwise the key is '#'
+// followed by the call's 0-based position ("#0", "#1", …); two calls sharing
+// an id both get positional keys. The keys of a reply are distinct. The
+// reply is not changed.
+//
+// Positional keys depend on order: store and resume a reply with its calls
+// in their original order.
+func ToolCallKeys(reply *AssistantMessage) []string {
+	if reply == nil || len(reply.ToolCalls) == 0 {
+		return nil
+	}
+	calls := reply.ToolCalls
+	keys := make([]string, len(calls))
+	var seen map[string]int // only for long replies
+	if len(calls) > smallReply {
+		seen = make(map[string]int, len(calls))
+		for _, c := range calls {
+			seen[c.ID]++
+		}
+	}
+	for i, c := range calls {
+		if usableID(c.ID) && countID(calls, seen, c.ID) == 1 {
+			keys[i] = c.ID
+		} else {
+			keys[i] = positionalKey(i)
+		}
+	}
+	return keys
+}
+
+// smallReply is the size up to which replies are scanned pairwise instead of
+// through a map: replies are short, and the scan does not allocate.
+const smallReply = 32
+
+func usableID(id string) bool { return id != "" && id[0] != '#' }
+
+func countID(calls []ToolCall, seen map[string]int, id string) int {
+	if seen != nil {
+		return seen[id]
+	}
+	n := 0
+	for _, c := range calls {
+		if c.ID == id {
+			n++
+		}
+	}
+	return n
+}
+
+var positionalKeys = func() (ks [16]string) {
+	for i := range ks {
+		ks[i] = "#" + strconv.Itoa(i)
+	}
+	return
+}()
+
+func positionalKey(i int) string {
+	if i < len(positionalKeys) {
+		return positionalKeys[i]
+	}
+	return "#" + strconv.Itoa(i)
+}
+
+// ConfirmationPolicy says whether one call needs a person's decision before
+// it runs. meta is the metadata of the tool the call would run with (zero
+// when the prompt carries no such tool). A policy may inspect the arguments;
+// one that cannot parse them should answer true (fail closed).
+//
+// A policy must be safe for concurrent use and must not block.
+type ConfirmationPolicy func(call ToolCall, meta ToolMetadata) bool
+
+// FromMetadata returns the default policy: a call needs confirmation when
+// its tool's metadata says RequiresConfirmation.
+func FromMetadata() ConfirmationPolicy {
+	return func(_ ToolCall, meta ToolMetadata) bool { return meta.RequiresConfirmation }
+}
+
+// ForTools returns a policy that asks for confirmation of every call of the
+// named tools, whatever their metadata says. Names are the names the model
+// sees, prefixes included.
+func ForTools(names ...string) ConfirmationPolicy {
+	set := slices.Clone(names)
+	return func(call ToolCall, _ ToolMetadata) bool { return slices.Contains(set, call.Name) }
+}
+
+// NoConfirmation returns a policy that never asks.
+func NoConfirmation() ConfirmationPolicy {
+	return func(ToolCall, ToolMetadata) bool { return false }
+}
+
+// Or returns a policy that asks when any of ps asks. Nil policies are
+// skipped; Or() never asks.
+func Or(ps ...ConfirmationPolicy) ConfirmationPolicy {
+	ps = slices.DeleteFunc(slices.Clone(ps), func(p ConfirmationPolicy) bool { return p == nil })
+	return func(call ToolCall, meta ToolMetadata) bool {
+		for _, p := range ps {
+			if p(call, meta) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// DefaultDenyMessage is the result a denied call answers the model with
+// when the decision gives no message.
+const DefaultDenyMessage = "The user did not allow this tool call."
+
+// Verdict is the kind of a [Decision]. The zero value is not a verdict: a
+// decision without one is rejected, never taken as allow.
+type Verdict string
+
+// The two verdicts.
+const (
+	VerdictAllow Verdict = "allow"
+	VerdictDeny  Verdict = "deny"
+)
+
+// Decision is a person's decision on one call of a paused reply, named by
+// the call's key. Build one with [Allow], [Deny] or [DenyWithMessage].
+//
+// JSON: {"key":"...","verdict":"allow"} or
+// {"key":"...","verdict":"deny","message":"..."}. The message of a denial
+// goes to the model as the call's result: treat it as untrusted model input.
+type Decision struct {
+	Key     string
+	Verdict Verdict
+	// Message is the result a denied call answers with; empty for allow.
+	Message string
+}
+
+// Allow returns a decision that lets the call with this key run.
+func Allow(key string) Decision { return Decision{Key: key, Verdict: VerdictAllow} }
+
+// Deny returns a decision that refuses the call with this key; the model
+// reads [DefaultDenyMessage] as its result.
+func Deny(key string) Decision {
+	return Decision{Key: key, Verdict: VerdictDeny, Message: DefaultDenyMessage}
+}
+
+// DenyWithMessage returns a decision that refuses the call with this key;
+// the model reads message as its result (DefaultDenyMessage when empty).
+func DenyWithMessage(key, message string) Decision {
+	if message == "" {
+		message = DefaultDenyMessage
+	}
+	return Decision{Key: key, Verdict: VerdictDeny, Message: message}
+}
+
+// DenyAll returns a denial with message for every call of reply, for
+// resolving an abandoned pause ("The user moved on.").
+func DenyAll(reply *AssistantMessage, message string) []Decision {
+	keys := ToolCallKeys(reply)
+	ds := make([]Decision, len(keys))
+	for i, k := range keys {
+		ds[i] = DenyWithMessage(k, message)
+	}
+	return ds
+}
+
+type decisionJSON struct {
+	Key     string  `json:"key"`
+	Verdict Verdict `json:"verdict"`
+	Message string  `json:"message,omitempty"`
+}
+
+// MarshalJSON implements [json.Marshaler]. It refuses a decision whose
+// verdict is not allow or deny, or an allow that carries a message.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(decisionJSON(d))
+}
+
+// UnmarshalJSON implements [json.Unmarshaler], with the checks of
+// [Decision.MarshalJSON]. A denial without a message gets
+// [DefaultDenyMessage].
+func (d *Decision) UnmarshalJSON(data []byte) error {
+	var v decisionJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("toolgate: decision: %w", err)
+	}
+	nd := Decision(v)
+	if nd.Verdict == VerdictDeny && nd.Message == "" {
+		nd.Message = DefaultDenyMessage
+	}
+	if err := nd.check(); err != nil {
+		return err
+	}
+	*d = nd
+	return nil
+}
+
+func (d Decision) check() error {
+	switch {
+	case d.Verdict != VerdictAllow && d.Verdict != VerdictDeny:
+		return &DecisionError{Problem: ProblemInvalidVerdict, Key: d.Key}
+	case d.Verdict == VerdictAllow && d.Message != "":
+		return &DecisionError{Problem: ProblemMessageOnAllow, Key: d.Key}
+	}
+	return nil
+}
+
+// ErrInvalidDecisions is matched (with [errors.Is]) by every
+// [*DecisionError].
+var ErrInvalidDecisions = errors.New("toolgate: invalid decisions")
+
+// DecisionProblem names the rule a set of decisions breaks. Its values are
+// stable: they cross the wire in the service's errors.
+type DecisionProblem string
+
+// The problems [CheckDecisions] reports.
+const (
+	// ProblemMissing: a call of the reply has no decision (rule 1).
+	ProblemMissing DecisionProblem = "missing_decision"
+	// ProblemUnknownKey: a decision names no call of the reply (rule 2).
+	ProblemUnknownKey DecisionProblem = "unknown_key"
+	// ProblemDuplicate: two decisions name the same call.
+	ProblemDuplicate DecisionProblem = "duplicate_decision"
+	// ProblemToolNotInPrompt: an allowed call's tool is not in the prompt
+	// (rule 3).
+	ProblemToolNotInPrompt DecisionProblem = "tool_not_in_prompt"
+	// ProblemInvalidVerdict: a decision is neither allow nor deny.
+	ProblemInvalidVerdict DecisionProblem = "invalid_verdict"
+	// ProblemMessageOnAllow: an allow carries a message.
+	ProblemMessageOnAllow DecisionProblem = "message_on_allow"
+	// ProblemNoToolCalls: the reply has no tool calls to decide on.
+	ProblemNoToolCalls DecisionProblem = "no_tool_calls"
+)
+
+// DecisionError reports decisions that break a rule of resumption. Nothing
+// ran. It matches [ErrInvalidDecisions].
+type DecisionError struct {
+	Problem DecisionProblem
+	// Key is the key concerned, if any.
+	Key string
+	// Tool is the tool concerned (for ProblemToolNotInPrompt).
+	Tool string
+}
+
+func (e *DecisionError) Error() string {
+	switch e.Problem {
+	case ProblemMissing:
+		return fmt.Sprintf("toolgate: no decision for call %q", e.Key)
+	case ProblemUnknownKey:
+		return fmt.Sprintf("toolgate: decision for %q names no call of the reply", e.Key)
+	case ProblemDuplicate:
+		return fmt.Sprintf("toolgate: more than one decision for call %q", e.Key)
+	case ProblemToolNotInPrompt:
+		return fmt.Sprintf("toolgate: call %q was allowed, but the prompt carries no tool %q", e.Key, e.Tool)
+	case ProblemInvalidVerdict:
+		return fmt.Sprintf("toolgate: decision for %q has no valid verdict (want allow or deny)", e.Key)
+	case ProblemMessageOnAllow:
+		return fmt.Sprintf("toolgate: decision for %q allows the call but carries a message", e.Key)
+	case ProblemNoToolCalls:
+		return "toolgate: the reply has no tool calls"
+	}
+	return fmt.Sprintf("toolgate: invalid decisions (%s)", e.Problem)
+}
+
+// Is reports whether target is [ErrInvalidDecisions].
+func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecisions }
+
+// CheckDecisions checks decisions against a paused reply and the prompt it
+// answered, by the rules of resumption:
+//  1. every call of the reply has exactly one decision, including calls
+//     that no policy flagged;
+//  2. every decision names a call of the reply;
+//  3. an allowed call's tool is carried by the prompt.
+//
+// Every decision must also be well formed. The first broken rule is
+// returned as a [*DecisionError]; nil means the decisions can be run.
+func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
+	_, _, err := matchDecisions(p, reply, decisions)
+	return err
+}
+
+// matchDecisions checks decisions and returns the reply's keys and, for
+// each call, the index of its decision.
+func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (keys []string, which []int, err error) {
+	if !reply.HasToolCalls() {
+		return nil, nil, &DecisionError{Problem: ProblemNoToolCalls}
+	}
+	keys = ToolCallKeys(reply)
+	which = make([]int, len(keys))
+	for i := range which {
+		which[i] = -1
+	}
+	var index map[string]int
+	if len(keys) > smallReply {
+		index = make(map[string]int, len(keys))
+		for i, k := range keys {
+			index[k] = i
+		}
+	}
+	for di, d := range decisions {
+		if err := d.check(); err != nil {
+			return nil, nil, err
+		}
+		ci := -1
+		if index != nil {
+			if i, ok := index[d.Key]; ok {
+				ci = i
+			}
+		} else {
+			ci = slices.Index(keys, d.Key)
+		}
+		if ci < 0 {
+			return nil, nil, &DecisionError{Problem: ProblemUnknownKey, Key: d.Key}
+		}
+		if which[ci] >= 0 {
+			return nil, nil, &DecisionError{Problem: ProblemDuplicate, Key: d.Key}
+		}
+		which[ci] = di
+	}
+	for ci, di := range which {
+		if di < 0 {
+			return nil, nil, &DecisionError{Problem: ProblemMissing, Key: keys[ci]}
+		}
+		if decisions[di].Verdict == VerdictAllow {
+			if name := reply.ToolCalls[ci].Name; p.Tool(name) == nil {
+				return nil, nil, &DecisionError{Problem: ProblemToolNotInPrompt, Key: keys[ci], Tool: name}
+			}
+		}
+	}
+	return keys, which, nil
+}

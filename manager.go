@@ -1,0 +1,512 @@
+package toolgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sync"
+)
+
+// Manager runs the tool calls of model replies. It asks its confirmation
+// policy about every call of a reply before any call runs, pauses the whole
+// reply when one needs a person's decision, and resumes a paused reply with
+// decisions. A Manager holds no state between calls and is safe for
+// concurrent use.
+type Manager struct {
+	// fixed at creation
+	policy      ConfirmationPolicy
+	confirm     []string
+	limits      Limits
+	concurrency int
+	onError     ErrorHandler
+	logger      *slog.Logger
+}
+
+// ManagerOptions configure a [Manager]. A nil *ManagerOptions means all
+// defaults. Configuration can only add calls that need confirmation; the one
+// way to stop honouring the metadata flag is DisableMetadataFlag.
+type ManagerOptions struct {
+	// Policy is asked in addition to the metadata flag and ConfirmTools: a
+	// call needs confirmation when any of them says so. nil: none added.
+	Policy ConfirmationPolicy
+	// ConfirmTools names tools whose calls always need confirmation,
+	// whatever their metadata says (for tools you cannot annotate, such as
+	// MCP tools). Use the names the model sees. See
+	// [Manager.UnmatchedConfirmTools].
+	ConfirmTools []string
+	// DisableMetadataFlag stops honouring [ToolMetadata.RequiresConfirmation].
+	// Only for tests and batch jobs where nobody can decide; a warning is
+	// logged when a manager is built with it. ConfirmTools and Policy still
+	// apply. false: the flag is honoured.
+	DisableMetadataFlag bool
+	// Limits caps the calls of a turn. Zero: no limits.
+	Limits Limits
+	// Concurrency is how many allowed calls of one reply may run at once.
+	// Results are in call order either way. 0 or 1: one at a time.
+	Concurrency int
+	// ErrorHandler turns a failed call into the result the model reads, or
+	// aborts the run. nil: [DefaultErrorHandler].
+	ErrorHandler ErrorHandler
+	// Logger receives warnings. nil: [slog.Default].
+	Logger *slog.Logger
+}
+
+// Limits caps how many calls of one turn may run. A turn is everything
+// since the last user message. Only calls that were allowed to run count;
+// denied and skipped calls do not. Zero values mean no limit.
+type Limits struct {
+	// MaxCalls caps all calls of a turn.
+	MaxCalls int
+	// MaxCallsPerTool caps the calls of one tool in a turn.
+	MaxCallsPerTool map[string]int
+}
+
+// ErrorHandler decides what a failed call answers the model with. err wraps
+// [ErrUnknownTool], [ErrInvalidArguments], [ErrToolPanicked] or is the
+// tool's own error. Returning a non-nil abort error ends the run with it;
+// otherwise content becomes the call's error result.
+type ErrorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
+
+// DefaultErrorHandler uses the error's text as the result and never aborts.
+func DefaultErrorHandler(_ context.Context, _ ToolCall, err error) (string, error) {
+	return err.Error(), nil
+}
+
+// ErrToolPanicked wraps the value of a panic in a tool; the panic is turned
+// into an error result and the stack is logged.
+var ErrToolPanicked = errors.New("tool panicked")
+
+// NewManager returns a manager configured by opts (nil: defaults).
+func NewManager(opts *ManagerOptions) *Manager {
+	if opts == nil {
+		opts = &ManagerOptions{}
+	}
+	m := &Manager{
+		confirm:     slices.Clone(opts.ConfirmTools),
+		limits:      Limits{MaxCalls: opts.Limits.MaxCalls},
+		concurrency: max(opts.Concurrency, 1),
+		onError:     opts.ErrorHandler,
+		logger:      opts.Logger,
+	}
+	if len(opts.Limits.MaxCallsPerTool) > 0 {
+		m.limits.MaxCallsPerTool = make(map[string]int, len(opts.Limits.MaxCallsPerTool))
+		for k, v := range opts.Limits.MaxCallsPerTool {
+			m.limits.MaxCallsPerTool[k] = v
+		}
+	}
+	if m.onError == nil {
+		m.onError = DefaultErrorHandler
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
+	}
+	var ps []ConfirmationPolicy
+	if opts.DisableMetadataFlag {
+		m.logger.Warn("toolgate: the requires-confirmation flag of tool metadata is disabled; flagged tools run without a person's decision")
+	} else {
+		ps = append(ps, FromMetadata())
+	}
+	if len(m.confirm) > 0 {
+		ps = append(ps, ForTools(m.confirm...))
+	}
+	if opts.Policy != nil {
+		ps = append(ps, opts.Policy)
+	}
+	if len(ps) == 1 {
+		m.policy = ps[0]
+	} else {
+		m.policy = Or(ps...)
+	}
+	return m
+}
+
+// UnmatchedConfirmTools returns the names of [ManagerOptions.ConfirmTools]
+// that match none of tools: a misspelt name protects nothing, so callers
+// should report them. The [Client] logs them when it is built.
+func (m *Manager) UnmatchedConfirmTools(tools []*Tool) []string {
+	var out []string
+	for _, name := range m.confirm {
+		if !slices.ContainsFunc(tools, func(t *Tool) bool { return t != nil && t.def.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// NeedsConfirmation reports whether the manager's policy asks for a
+// decision on call, judged with the metadata of the prompt's tool of that
+// name (zero metadata when there is none).
+func (m *Manager) NeedsConfirmation(p *Prompt, call ToolCall) bool {
+	var meta ToolMetadata
+	if t := p.Tool(call.Name); t != nil {
+		meta = t.meta
+	}
+	return m.policy(call, meta)
+}
+
+// RunParams are the inputs of [Manager.Run].
+type RunParams struct {
+	// Prompt is the prompt the model answered; its tools are the only tools
+	// calls run with.
+	Prompt *Prompt
+	// Reply is the model's reply; it must hold at least one tool call.
+	Reply *AssistantMessage
+	// ConversationID and Principal are passed to tools in [ToolRequest].
+	ConversationID string
+	Principal      *Principal
+}
+
+// ResumeParams are the inputs of [Manager.Resume]: a paused reply, the
+// prompt it answered, and one decision per call.
+type ResumeParams struct {
+	// Prompt is the prompt the model answered. It may end with Reply.
+	Prompt *Prompt
+	// Reply is the paused reply. Read it from storage the end user cannot
+	// change, never from a client request.
+	Reply *AssistantMessage
+	// Decisions holds exactly one decision per call of Reply.
+	Decisions      []Decision
+	ConversationID string
+	Principal      *Principal
+}
+
+// RunResult is the outcome of running a reply.
+type RunResult struct {
+	// History is the prompt's messages, the reply (once) and Message.
+	History []Message
+	// Message holds one result per call of the reply, in call order, each
+	// with the call's original id and name.
+	Message *ToolMessage
+	// ReturnDirect is true when every call ran (none denied) and every
+	// called tool returns directly: the results are the answer.
+	ReturnDirect bool
+}
+
+// Generations turns the results of a return-direct run into generations for
+// the caller, one per result.
+func (r *RunResult) Generations() []Generation {
+	if r == nil || r.Message == nil {
+		return nil
+	}
+	gs := make([]Generation, len(r.Message.Results))
+	for i, res := range r.Message.Results {
+		gs[i] = Generation{Message: &AssistantMessage{Text: res.Content}, FinishReason: FinishReturnDirect}
+	}
+	return gs
+}
+
+// PauseError is returned by [Manager.Run] when at least one call of the
+// reply needs a person's decision. Nothing of the reply ran and no limit
+// was counted. It matches [ErrPaused].
+type PauseError struct {
+	// Reply is the paused reply, unchanged.
+	Reply *AssistantMessage
+	// Keys are the keys of all calls of the reply, in call order.
+	Keys []string
+	// Awaiting are the keys of the calls that need a decision, in call
+	// order. Decisions must still cover every call.
+	Awaiting []string
+}
+
+// ErrPaused is matched (with [errors.Is]) by [*PauseError].
+var ErrPaused = errors.New("toolgate: paused for confirmation")
+
+func (e *PauseError) Error() string {
+	return fmt.Sprintf("toolgate: paused for confirmation: %d of %d calls await a decision", len(e.Awaiting), len(e.Keys))
+}
+
+// Is reports whether target is [ErrPaused].
+func (e *PauseError) Is(target error) bool { return target == ErrPaused }
+
+// LimitError reports that running a reply would exceed a tool call limit.
+// Nothing of the reply ran. It matches [ErrLimitExceeded].
+type LimitError struct {
+	// Tool is the tool whose limit was hit, or "" for the total limit.
+	Tool string
+	// Limit is the limit, Count the calls the turn would have made.
+	Limit, Count int
+}
+
+// ErrLimitExceeded is matched (with [errors.Is]) by [*LimitError].
+var ErrLimitExceeded = errors.New("toolgate: tool call limit exceeded")
+
+func (e *LimitError) Error() string {
+	if e.Tool == "" {
+		return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls in this turn, limit %d", e.Count, e.Limit)
+	}
+	return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls of %q in this turn, limit %d", e.Count, e.Tool, e.Limit)
+}
+
+// Is reports whether target is [ErrLimitExceeded].
+func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
+
+// ErrNoToolCalls is returned when a reply with no tool calls is given to
+// [Manager.Run].
+var ErrNoToolCalls = errors.New("toolgate: the reply has no tool calls")
+
+// Run runs the calls of a reply. If the policy asks for confirmation of
+// any call, nothing runs and Run returns a [*PauseError]. If the calls would
+// exceed a limit, nothing runs and Run returns a [*LimitError]. Otherwise
+// the calls run (in call order, or concurrently when configured) and the
+// result holds one result per call.
+//
+// A call of a tool the prompt does not carry, invalid arguments and tool
+// errors become error results through the error handler; only an abort from
+// the handler or ctx's cancellation make Run return an error.
+func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
+	if p == nil || !p.Reply.HasToolCalls() {
+		return nil, ErrNoToolCalls
+	}
+	reply := p.Reply
+	keys := ToolCallKeys(reply)
+	var awaiting []string
+	for i, c := range reply.ToolCalls {
+		if m.NeedsConfirmation(p.Prompt, c) {
+			awaiting = append(awaiting, keys[i])
+		}
+	}
+	if len(awaiting) > 0 {
+		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting}
+	}
+	if err := m.checkLimits(p.Prompt, reply, nil); err != nil {
+		return nil, err
+	}
+	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal)
+}
+
+// Resume runs a paused reply with decisions. All rules (see
+// [CheckDecisions]) and the limits are checked before anything runs; a
+// broken rule gives a [*DecisionError], an exceeded limit a [*LimitError],
+// and nothing runs. The policy is not consulted again. Then, in call order,
+// allowed calls run and denied calls answer with their message, marked
+// [ResultDenied].
+//
+// Resume does not prevent replays: running the same decisions twice runs
+// the tools twice. The [Client] and its stores consume a pause once.
+func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, error) {
+	if p == nil {
+		return nil, &DecisionError{Problem: ProblemNoToolCalls}
+	}
+	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
+		return nil, err
+	}
+	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal)
+}
+
+// CheckResume reports whether [Manager.Resume] would accept p, without
+// running anything: the rules of [CheckDecisions] and the limits.
+func (m *Manager) CheckResume(p *ResumeParams) error {
+	if p == nil {
+		return &DecisionError{Problem: ProblemNoToolCalls}
+	}
+	_, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
+	if err != nil {
+		return err
+	}
+	return m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow })
+}
+
+// checkLimits counts the calls that ran earlier in the turn (tool results
+// in the prompt since its last user message) plus the calls of reply that
+// would run (all, or those allowed says).
+func (m *Manager) checkLimits(p *Prompt, reply *AssistantMessage, allowed func(int) bool) error {
+	if m.limits.MaxCalls <= 0 && len(m.limits.MaxCallsPerTool) == 0 {
+		return nil
+	}
+	var turn []Message
+	if p != nil {
+		turn = p.Messages[lastUserIndex(p.Messages)+1:]
+	}
+	count := func(name string) int {
+		n := 0
+		for _, msg := range turn {
+			if tm, ok := msg.(*ToolMessage); ok {
+				for _, r := range tm.Results {
+					if r.Status.Ran() && (name == "" || r.Name == name) {
+						n++
+					}
+				}
+			}
+		}
+		for i, c := range reply.ToolCalls {
+			if (allowed == nil || allowed(i)) && (name == "" || c.Name == name) {
+				n++
+			}
+		}
+		return n
+	}
+	if m.limits.MaxCalls > 0 {
+		if n := count(""); n > m.limits.MaxCalls {
+			return &LimitError{Limit: m.limits.MaxCalls, Count: n}
+		}
+	}
+	for _, c := range reply.ToolCalls {
+		limit, ok := m.limits.MaxCallsPerTool[c.Name]
+		if !ok || limit <= 0 {
+			continue
+		}
+		if n := count(c.Name); n > limit {
+			return &LimitError{Tool: c.Name, Limit: limit, Count: n}
+		}
+	}
+	return nil
+}
+
+func lastUserIndex(msgs []Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if _, ok := msgs[i].(*UserMessage); ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// execute runs the calls: decisions and which are nil for a run without
+// decisions (every call allowed).
+func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
+	calls := reply.ToolCalls
+	results := make([]ToolResult, len(calls))
+	allowed := func(i int) bool { return decisions == nil || decisions[which[i]].Verdict == VerdictAllow }
+	returnDirect := true
+	var todo []int
+	for i, c := range calls {
+		results[i] = ToolResult{CallID: c.ID, Name: c.Name}
+		if !allowed(i) {
+			results[i].Content = decisions[which[i]].Message
+			results[i].Status = ResultDenied
+			returnDirect = false
+			continue
+		}
+		if t := p.Tool(c.Name); t == nil || !t.meta.ReturnDirect {
+			returnDirect = false
+		}
+		todo = append(todo, i)
+	}
+	run := func(ctx context.Context, i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		content, status, err := m.callOne(ctx, p, calls[i], keys[i], convID, principal)
+		if err != nil {
+			return err
+		}
+		results[i].Content, results[i].Status = content, status
+		return nil
+	}
+	var err error
+	if m.concurrency <= 1 || len(todo) <= 1 {
+		for _, i := range todo {
+			if err = run(ctx, i); err != nil {
+				break
+			}
+		}
+	} else {
+		err = runBounded(ctx, m.concurrency, todo, run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msg := &ToolMessage{Results: results}
+	history := historyWith(p, reply, msg)
+	return &RunResult{History: history, Message: msg, ReturnDirect: returnDirect}, nil
+}
+
+// callOne runs one allowed call and maps failures through the handler.
+func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal) (string, ResultStatus, error) {
+	t := p.Tool(call.Name)
+	var content string
+	var err error
+	if t == nil {
+		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
+	} else {
+		req := &ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
+		content, err = m.safeCall(ctx, t, req)
+	}
+	if err == nil {
+		return content, ResultOK, nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return "", 0, ctxErr
+	}
+	content, abort := m.onError(ctx, call, err)
+	if abort != nil {
+		return "", 0, abort
+	}
+	return content, ResultError, nil
+}
+
+func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest) (content string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("toolgate: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			content, err = "", fmt.Errorf("%s: %w", t.def.Name, ErrToolPanicked)
+		}
+	}()
+	return t.Call(ctx, req)
+}
+
+// runBounded runs f for every index with at most n at once. The first
+// error cancels the others' context and is returned.
+func runBounded(ctx context.Context, n int, todo []int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	launched := 0
+	for _, i := range todo {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		launched++
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := f(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	if launched < len(todo) {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// historyWith returns the prompt's messages, then reply unless the prompt
+// already ends with it, then msg.
+func historyWith(p *Prompt, reply *AssistantMessage, msg *ToolMessage) []Message {
+	var msgs []Message
+	if p != nil {
+		msgs = p.Messages
+	}
+	if n := len(msgs); n > 0 && sameReply(msgs[n-1], reply) {
+		msgs = msgs[:n-1]
+	}
+	h := make([]Message, 0, len(msgs)+2)
+	h = append(h, msgs...)
+	return append(h, reply, msg)
+}
+
+func sameReply(m Message, reply *AssistantMessage) bool {
+	a, ok := m.(*AssistantMessage)
+	if !ok || a == nil {
+		return false
+	}
+	return a == reply || a.Text == reply.Text && slices.Equal(a.ToolCalls, reply.ToolCalls)
+}

@@ -1,0 +1,307 @@
+package toolgate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Role names the author of a [Message]. It is the "role" field of the
+// message's JSON form.
+type Role string
+
+// The roles of the four message kinds.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one message of a conversation: a [*SystemMessage], a
+// [*UserMessage], an [*AssistantMessage] or a [*ToolMessage]. The set is
+// closed; use a type switch to tell them apart.
+//
+// Every message marshals to a JSON object whose "role" field says which kind
+// it is. Decode a single message with [UnmarshalMessage] and a list with
+// [UnmarshalMessages]; [Prompt] and the other types that hold messages
+// decode them for you.
+type Message interface {
+	// Role reports the kind of the message.
+	Role() Role
+	isMessage()
+}
+
+// SystemMessage holds instructions for the model.
+//
+// JSON: {"role":"system","text":"..."}.
+type SystemMessage struct {
+	Text string
+}
+
+// UserMessage is what the end user said.
+//
+// JSON: {"role":"user","text":"..."}.
+type UserMessage struct {
+	Text string
+}
+
+// AssistantMessage is a reply of the model: text, tool calls, or both.
+// A reply that holds tool calls is what the [Manager] runs or pauses.
+//
+// JSON: {"role":"assistant","text":"...","tool_calls":[...]}; both fields
+// are omitted when empty.
+type AssistantMessage struct {
+	Text      string
+	ToolCalls []ToolCall
+}
+
+// ToolMessage carries the results of the calls of one reply, one result per
+// call, in the reply's call order.
+//
+// JSON: {"role":"tool","results":[...]}.
+type ToolMessage struct {
+	Results []ToolResult
+}
+
+// ToolCall is one tool call of a reply, exactly as the model produced it.
+//
+// ID may be empty (some providers give none) and need not be unique;
+// [ToolCallKeys] derives the keys that decisions use. Arguments is the raw
+// JSON text of the arguments; it is kept verbatim, even when it is not valid
+// JSON, so that a stored reply is the reply the model made.
+//
+// JSON: {"id":"...","name":"...","arguments":"..."}; id is omitted when
+// empty and arguments is a JSON string holding the raw text.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// ToolResult is the answer to one tool call.
+//
+// CallID and Name are the call's original id and tool name. Content is what
+// the model reads: the tool's JSON output, an error text, or the message of a
+// denial. Status says which of these it is.
+//
+// JSON: {"call_id":"...","name":"...","content":"...","status":"ok"}.
+type ToolResult struct {
+	CallID  string       `json:"call_id,omitempty"`
+	Name    string       `json:"name"`
+	Content string       `json:"content"`
+	Status  ResultStatus `json:"status"`
+}
+
+// ResultStatus says how a [ToolResult] came to be. The zero value is
+// [ResultOK].
+type ResultStatus uint8
+
+const (
+	// ResultOK: the tool ran and returned normally. JSON "ok".
+	ResultOK ResultStatus = iota
+	// ResultError: the call failed (unknown tool, invalid arguments, the
+	// tool returned an error); the content explains. JSON "error".
+	ResultError
+	// ResultDenied: a person denied the call; it did not run and the content
+	// is the decision's message. Denied calls do not count against limits.
+	// JSON "denied".
+	ResultDenied
+	// ResultSkipped: the call did not run because the turn stopped first
+	// (a tool call limit was reached). Skipped calls do not count against
+	// limits. JSON "skipped".
+	ResultSkipped
+)
+
+var resultStatusNames = [...]string{"ok", "error", "denied", "skipped"}
+
+// String returns the JSON name of the status.
+func (s ResultStatus) String() string {
+	if int(s) < len(resultStatusNames) {
+		return resultStatusNames[s]
+	}
+	return fmt.Sprintf("ResultStatus(%d)", uint8(s))
+}
+
+// Ran reports whether a result with this status comes from a call that was
+// allowed to run (ok or error). Limits count exactly these calls.
+func (s ResultStatus) Ran() bool { return s == ResultOK || s == ResultError }
+
+// MarshalText implements [encoding.TextMarshaler].
+func (s ResultStatus) MarshalText() ([]byte, error) {
+	if int(s) >= len(resultStatusNames) {
+		return nil, fmt.Errorf("toolgate: invalid result status %d", uint8(s))
+	}
+	return []byte(resultStatusNames[s]), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]. It accepts only the
+// four names; anything else is an error.
+func (s *ResultStatus) UnmarshalText(b []byte) error {
+	for i, n := range resultStatusNames {
+		if string(b) == n {
+			*s = ResultStatus(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("toolgate: unknown result status %q", b)
+}
+
+func (*SystemMessage) Role() Role    { return RoleSystem }
+func (*UserMessage) Role() Role      { return RoleUser }
+func (*AssistantMessage) Role() Role { return RoleAssistant }
+func (*ToolMessage) Role() Role      { return RoleTool }
+
+func (*SystemMessage) isMessage()    {}
+func (*UserMessage) isMessage()      {}
+func (*AssistantMessage) isMessage() {}
+func (*ToolMessage) isMessage()      {}
+
+// HasToolCalls reports whether the reply asks for at least one tool call.
+// It is false for a nil message.
+func (m *AssistantMessage) HasToolCalls() bool { return m != nil && len(m.ToolCalls) > 0 }
+
+// textJSON is the wire form shared by system and user messages.
+type textJSON struct {
+	Role Role   `json:"role"`
+	Text string `json:"text"`
+}
+
+type assistantJSON struct {
+	Role      Role       `json:"role"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+type toolJSON struct {
+	Role    Role         `json:"role"`
+	Results []ToolResult `json:"results"`
+}
+
+// MarshalJSON implements [json.Marshaler].
+func (m *SystemMessage) MarshalJSON() ([]byte, error) {
+	return json.Marshal(textJSON{RoleSystem, m.Text})
+}
+
+// MarshalJSON implements [json.Marshaler].
+func (m *UserMessage) MarshalJSON() ([]byte, error) {
+	return json.Marshal(textJSON{RoleUser, m.Text})
+}
+
+// MarshalJSON implements [json.Marshaler].
+func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
+	return json.Marshal(assistantJSON{RoleAssistant, m.Text, m.ToolCalls})
+}
+
+// MarshalJSON implements [json.Marshaler]. Results is always an array.
+func (m *ToolMessage) MarshalJSON() ([]byte, error) {
+	rs := m.Results
+	if rs == nil {
+		rs = []ToolResult{}
+	}
+	return json.Marshal(toolJSON{RoleTool, rs})
+}
+
+// ErrInvalidMessage is wrapped by every error of [UnmarshalMessage] and
+// [UnmarshalMessages] about a message that is not well formed.
+var ErrInvalidMessage = errors.New("toolgate: invalid message")
+
+// UnmarshalMessage decodes one message from its JSON form. The "role" field
+// selects the kind; an unknown or missing role, a field of the wrong type or
+// a value that is not an object is an error wrapping [ErrInvalidMessage].
+func UnmarshalMessage(data []byte) (Message, error) {
+	var head struct {
+		Role *Role `json:"role"`
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidMessage)
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+	}
+	if head.Role == nil {
+		return nil, fmt.Errorf("%w: missing role", ErrInvalidMessage)
+	}
+	switch *head.Role {
+	case RoleSystem, RoleUser:
+		var v textJSON
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("%w: %s message: %v", ErrInvalidMessage, v.Role, err)
+		}
+		if v.Role == RoleSystem {
+			return &SystemMessage{Text: v.Text}, nil
+		}
+		return &UserMessage{Text: v.Text}, nil
+	case RoleAssistant:
+		var v assistantJSON
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("%w: assistant message: %v", ErrInvalidMessage, err)
+		}
+		return &AssistantMessage{Text: v.Text, ToolCalls: v.ToolCalls}, nil
+	case RoleTool:
+		var v toolJSON
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("%w: tool message: %v", ErrInvalidMessage, err)
+		}
+		if v.Results == nil {
+			v.Results = []ToolResult{}
+		}
+		return &ToolMessage{Results: v.Results}, nil
+	default:
+		return nil, fmt.Errorf("%w: unknown role %q", ErrInvalidMessage, *head.Role)
+	}
+}
+
+// UnmarshalMessages decodes a JSON array of messages. A null element is an
+// error; a JSON null or empty array gives an empty list.
+func UnmarshalMessages(data []byte) ([]Message, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, fmt.Errorf("%w: messages: %v", ErrInvalidMessage, err)
+	}
+	return decodeMessages(raws)
+}
+
+func decodeMessages(raws []json.RawMessage) ([]Message, error) {
+	if len(raws) == 0 {
+		return nil, nil
+	}
+	msgs := make([]Message, len(raws))
+	for i, raw := range raws {
+		m, err := UnmarshalMessage(raw)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		msgs[i] = m
+	}
+	return msgs, nil
+}
+
+// checkMessages reports an error for a nil entry (a typed nil pointer or a
+// nil interface), which cannot be marshalled or sent to a model.
+func checkMessages(msgs []Message) error {
+	for i, m := range msgs {
+		if isNilMessage(m) {
+			return fmt.Errorf("%w: message %d is nil", ErrInvalidMessage, i)
+		}
+	}
+	return nil
+}
+
+func isNilMessage(m Message) bool {
+	switch m := m.(type) {
+	case nil:
+		return true
+	case *SystemMessage:
+		return m == nil
+	case *UserMessage:
+		return m == nil
+	case *AssistantMessage:
+		return m == nil
+	case *ToolMessage:
+		return m == nil
+	}
+	return false
+}

@@ -1,0 +1,229 @@
+package toolgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ConversationStore keeps conversations: their messages in order, and at
+// most one unresolved pause each. It is the state that lets a paused turn be
+// resumed by another process, with the paused reply read from the store and
+// never from a client.
+//
+// The store enforces the rules that make a pause safe:
+//   - while a pause is unresolved, only the append that resolves it is
+//     accepted (new user input is refused with [ErrPauseOpen]);
+//   - a pause is claimed once ([ConversationStore.ClaimPause]), so two
+//     resumptions of the same pause cannot both run tools;
+//   - appends are optimistic: [AppendParams.At] must equal the number of
+//     stored messages, so two writers cannot interleave a conversation.
+//
+// Implementations must be safe for concurrent use; [toolgatetest.TestStore]
+// checks the contract. Stored messages are shared with callers: neither side
+// may modify them.
+type ConversationStore interface {
+	// Load returns the conversation with the given id. A conversation that
+	// was never written is returned empty, with no error.
+	Load(ctx context.Context, id string) (*Conversation, error)
+	// Append adds messages at the end of a conversation, atomically (all or
+	// none), creating it when needed.
+	Append(ctx context.Context, id string, p *AppendParams) error
+	// ClaimPause marks the conversation's open pause as being resolved. It
+	// succeeds for exactly one caller per pause: it fails with
+	// [ErrNoOpenPause] when the conversation has no open pause with that id
+	// (none, another one, or already claimed).
+	ClaimPause(ctx context.Context, id, pauseID string) error
+}
+
+// Conversation is a stored conversation.
+type Conversation struct {
+	ID       string
+	Messages []Message
+	// Pause is the unresolved pause, or nil.
+	Pause *PauseRecord
+}
+
+// PauseRecord describes a pause kept by a [ConversationStore].
+//
+// JSON: {"id","index","awaiting","claimed","created_at"}.
+type PauseRecord struct {
+	// ID identifies the pause; resumption names it.
+	ID string `json:"id"`
+	// Index is the position of the paused reply in the conversation's
+	// messages.
+	Index int `json:"index"`
+	// Awaiting are the keys that wait for a decision.
+	Awaiting []string `json:"awaiting"`
+	// Claimed is true once a resumption has claimed the pause and is
+	// running its decisions.
+	Claimed bool `json:"claimed,omitempty"`
+	// CreatedAt is when the pause was stored.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AppendParams describe one append to a conversation.
+type AppendParams struct {
+	// At is the number of messages the caller has seen stored; the append
+	// fails with [ErrConflict] when the store holds another number.
+	At int
+	// Messages are appended in order. None may be nil.
+	Messages []Message
+	// Pause, when non-nil, opens a pause on the last appended message,
+	// which must be an assistant reply with tool calls. Its Index and
+	// Claimed fields are set by the store.
+	Pause *PauseRecord
+	// Resolves is the id of the claimed pause this append resolves; its
+	// first message must be the tool message answering the paused reply.
+	// "" for an ordinary append.
+	Resolves string
+}
+
+// Store errors. Implementations return them wrapped with %w, so callers
+// check them with [errors.Is].
+var (
+	// ErrPauseOpen: the conversation has an unresolved pause, and the
+	// append does not resolve it.
+	ErrPauseOpen = errors.New("toolgate: the conversation has an unresolved pause")
+	// ErrNoOpenPause: there is no open pause with that id (none, another
+	// one, already claimed or resolved).
+	ErrNoOpenPause = errors.New("toolgate: no open pause with that id")
+	// ErrConflict: the conversation changed since the caller loaded it.
+	ErrConflict = errors.New("toolgate: the conversation changed concurrently")
+	// ErrInvalidAppend: the append is malformed (nil message, a pause on a
+	// message that is not a reply with tool calls, a resolution that does
+	// not start with a tool message, an empty id).
+	ErrInvalidAppend = errors.New("toolgate: invalid append")
+	// ErrCorrupt: stored data cannot be read back (a damaged row, a schema
+	// or format version this build does not know).
+	ErrCorrupt = errors.New("toolgate: stored conversation is corrupt")
+)
+
+// ValidateAppend applies the rules every store enforces for an append to a
+// conversation currently holding n messages and the given unresolved pause
+// (nil for none). Stores call it inside their transaction; it returns an
+// error wrapping one of the store errors.
+func ValidateAppend(id string, n int, pause *PauseRecord, p *AppendParams) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty conversation id", ErrInvalidAppend)
+	case p == nil || len(p.Messages) == 0:
+		return fmt.Errorf("%w: no messages", ErrInvalidAppend)
+	case p.At != n:
+		return fmt.Errorf("%w: conversation %q holds %d messages, the append expected %d", ErrConflict, id, n, p.At)
+	}
+	if err := checkMessages(p.Messages); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidAppend, err)
+	}
+	if p.Resolves != "" {
+		if pause == nil || pause.ID != p.Resolves {
+			return fmt.Errorf("%w: conversation %q: pause %q is not unresolved", ErrNoOpenPause, id, p.Resolves)
+		}
+		if !pause.Claimed {
+			return fmt.Errorf("%w: pause %q must be claimed before it is resolved", ErrInvalidAppend, p.Resolves)
+		}
+		if _, ok := p.Messages[0].(*ToolMessage); !ok {
+			return fmt.Errorf("%w: a resolution must start with the tool message", ErrInvalidAppend)
+		}
+	} else if pause != nil {
+		return fmt.Errorf("%w: conversation %q, pause %q", ErrPauseOpen, id, pause.ID)
+	}
+	if p.Pause != nil {
+		last, ok := p.Messages[len(p.Messages)-1].(*AssistantMessage)
+		if !ok || !last.HasToolCalls() {
+			return fmt.Errorf("%w: a pause must be opened on a reply with tool calls", ErrInvalidAppend)
+		}
+		if p.Pause.ID == "" {
+			return fmt.Errorf("%w: empty pause id", ErrInvalidAppend)
+		}
+	}
+	return nil
+}
+
+// MemoryStore is a [ConversationStore] kept in memory, for tests and
+// single-process programs. The zero value is ready to use; a MemoryStore is
+// safe for concurrent use.
+type MemoryStore struct {
+	mu    sync.Mutex
+	convs map[string]*Conversation // guarded by mu
+}
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+// Load implements [ConversationStore].
+func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	if c == nil {
+		return &Conversation{ID: id}, nil
+	}
+	out := &Conversation{ID: id, Messages: slices.Clone(c.Messages)}
+	if c.Pause != nil {
+		pr := *c.Pause
+		pr.Awaiting = slices.Clone(pr.Awaiting)
+		out.Pause = &pr
+	}
+	return out, nil
+}
+
+// Append implements [ConversationStore].
+func (s *MemoryStore) Append(ctx context.Context, id string, p *AppendParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	var n int
+	var pause *PauseRecord
+	if c != nil {
+		n, pause = len(c.Messages), c.Pause
+	}
+	if err := ValidateAppend(id, n, pause, p); err != nil {
+		return err
+	}
+	if c == nil {
+		if s.convs == nil {
+			s.convs = make(map[string]*Conversation)
+		}
+		c = &Conversation{ID: id}
+		s.convs[id] = c
+	}
+	if p.Resolves != "" {
+		c.Pause = nil
+	}
+	c.Messages = append(c.Messages, p.Messages...)
+	if p.Pause != nil {
+		pr := *p.Pause
+		pr.Awaiting = slices.Clone(pr.Awaiting)
+		pr.Index, pr.Claimed = len(c.Messages)-1, false
+		if pr.CreatedAt.IsZero() {
+			pr.CreatedAt = time.Now()
+		}
+		c.Pause = &pr
+	}
+	return nil
+}
+
+// ClaimPause implements [ConversationStore].
+func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.convs[id]
+	if c == nil || c.Pause == nil || c.Pause.ID != pauseID || c.Pause.Claimed {
+		return fmt.Errorf("%w: conversation %q, pause %q", ErrNoOpenPause, id, pauseID)
+	}
+	c.Pause.Claimed = true
+	return nil
+}

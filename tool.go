@@ -1,0 +1,328 @@
+package toolgate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// ToolDefinition is what a model sees of a tool.
+//
+// JSON: {"name":"...","description":"...","input_schema":{...}}.
+type ToolDefinition struct {
+	// Name is the name the model calls the tool by. It must match
+	// [ValidToolName].
+	Name string `json:"name"`
+	// Description tells the model what the tool does.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON schema of the arguments; nil means any object.
+	InputSchema *jsonschema.Schema `json:"input_schema,omitempty"`
+}
+
+// ToolMetadata is what toolgate knows about a tool beyond its definition.
+// The zero value means: the result goes back to the model, and no
+// confirmation is needed.
+//
+// JSON: {"return_direct":true,"requires_confirmation":true}; false fields
+// are omitted.
+type ToolMetadata struct {
+	// ReturnDirect: the tool's result is the answer of the turn and is not
+	// sent back to the model (see [RunResult.ReturnDirect]).
+	ReturnDirect bool `json:"return_direct,omitempty"`
+	// RequiresConfirmation: a call needs a person's decision before it runs
+	// (honoured by [FromMetadata], the default policy).
+	RequiresConfirmation bool `json:"requires_confirmation,omitempty"`
+}
+
+// Principal is the identity a call is made for: the end user, a service
+// account, an approver. It is passed explicitly with each call of the
+// [Client] and reaches tools in [ToolRequest.Principal]; nothing looks it up
+// from ambient state.
+//
+// JSON: {"id":"...","roles":[...],"attributes":{...}}.
+type Principal struct {
+	ID         string            `json:"id"`
+	Roles      []string          `json:"roles,omitempty"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+// ToolRequest is what a tool receives besides its context: the call, the
+// key that decisions used for it, the conversation and the principal. A
+// tool may use the conversation id and the key (or the call id) as an
+// idempotency key.
+//
+// The request is owned by the manager; a tool must not keep it after it
+// returns.
+type ToolRequest struct {
+	// Call is the call as the model made it.
+	Call ToolCall
+	// Key is the call's key in its reply (see [ToolCallKeys]).
+	Key string
+	// ConversationID is "" outside a conversation.
+	ConversationID string
+	// Principal is nil when the caller gave none.
+	Principal *Principal
+	// Arguments is the call's arguments as JSON: "{}" when the model sent
+	// none, and always syntactically valid JSON.
+	Arguments json.RawMessage
+}
+
+// ToolFunc runs a tool call and returns the content the model reads. It is
+// the raw tier of tools (JSON in, text out, no schema validation) and the
+// type that tool middleware wraps: func(next ToolFunc) ToolFunc.
+//
+// A returned error becomes an error result for the model (see
+// [ManagerOptions.ErrorHandler]); it does not end the turn.
+type ToolFunc func(ctx context.Context, req *ToolRequest) (string, error)
+
+// Tool is a tool the model can call: its definition, its metadata and the
+// function that runs it. Build one with [NewTool] (raw tier) or [NewToolFor]
+// (typed tier). A Tool is immutable and safe for concurrent use.
+type Tool struct {
+	def      ToolDefinition
+	meta     ToolMetadata
+	run      ToolFunc // nil for a tool decoded from JSON
+	resolved *jsonschema.Resolved
+}
+
+// Errors a tool call can end with. Each is wrapped with details and reaches
+// the model as an error result through [ManagerOptions.ErrorHandler].
+var (
+	// ErrInvalidArguments: the arguments are not valid JSON or do not match
+	// the tool's input schema. The tool's function did not run.
+	ErrInvalidArguments = errors.New("invalid arguments")
+	// ErrUnknownTool: the call names a tool the prompt does not carry.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrNoImplementation: the tool was decoded from JSON and has no
+	// function to run.
+	ErrNoImplementation = errors.New("tool has no implementation")
+)
+
+// ValidToolName reports whether name can name a tool: 1 to 64 characters,
+// each an ASCII letter, digit, '_', '-' or '.'. This is the intersection of
+// what the major providers accept.
+func ValidToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// NewTool returns a raw-tier tool: fn receives the arguments as JSON (checked
+// only to be well-formed JSON) and returns the text the model reads. The
+// definition's schema is shown to the model but not enforced.
+//
+// NewTool panics if the name is not valid (see [ValidToolName]) or fn is
+// nil: these are programming errors. Use [CheckToolDefinition] first for
+// definitions that come from outside the program.
+func NewTool(def ToolDefinition, meta ToolMetadata, fn ToolFunc) *Tool {
+	if err := CheckToolDefinition(def); err != nil {
+		panic(err)
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("toolgate: NewTool(%q): nil function", def.Name))
+	}
+	return &Tool{def: def, meta: meta, run: fn}
+}
+
+// CheckToolDefinition reports whether def can be used for a tool: its name
+// must be valid (see [ValidToolName]).
+func CheckToolDefinition(def ToolDefinition) error {
+	if !ValidToolName(def.Name) {
+		return fmt.Errorf("toolgate: invalid tool name %q: want 1-64 of [A-Za-z0-9_.-]", def.Name)
+	}
+	return nil
+}
+
+// ToolOptions configure a typed tool built by [NewToolFor]. A nil
+// *ToolOptions means all defaults.
+type ToolOptions struct {
+	// InputSchema replaces the schema inferred from the input type. nil:
+	// inferred with [jsonschema.For], field descriptions taken from the
+	// `jsonschema:"..."` struct tags.
+	InputSchema *jsonschema.Schema
+	// Metadata is the tool's metadata; zero: no confirmation, not
+	// return-direct.
+	Metadata ToolMetadata
+}
+
+// NewToolFor returns a typed-tier tool that runs fn. The input schema is
+// inferred from In (unless opts gives one); before fn runs, the arguments
+// are validated against it and decoded into In, and invalid arguments
+// become an error result for the model without fn running. fn's output is
+// encoded as JSON for the model.
+//
+// NewToolFor panics if the name is invalid, fn is nil, or the schema cannot
+// be inferred or resolved: these are programming errors.
+func NewToolFor[In, Out any](name, description string, fn func(ctx context.Context, req *ToolRequest, in In) (Out, error), opts *ToolOptions) *Tool {
+	if opts == nil {
+		opts = &ToolOptions{}
+	}
+	if fn == nil {
+		panic(fmt.Sprintf("toolgate: NewToolFor(%q): nil function", name))
+	}
+	schema := opts.InputSchema
+	if schema == nil {
+		var err error
+		schema, err = jsonschema.For[In](nil)
+		if err != nil {
+			panic(fmt.Sprintf("toolgate: NewToolFor(%q): %v", name, err))
+		}
+	}
+	def := ToolDefinition{Name: name, Description: description, InputSchema: schema}
+	if err := CheckToolDefinition(def); err != nil {
+		panic(err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("toolgate: NewToolFor(%q): schema: %v", name, err))
+	}
+	t := &Tool{def: def, meta: opts.Metadata, resolved: resolved}
+	t.run = func(ctx context.Context, req *ToolRequest) (string, error) {
+		in, err := decodeInput[In](resolved, req.Arguments)
+		if err != nil {
+			return "", err
+		}
+		out, err := fn(ctx, req, in)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return "", fmt.Errorf("encoding the output of %s: %w", name, err)
+		}
+		return string(b), nil
+	}
+	return t
+}
+
+// decodeInput validates args against the schema and decodes them into an
+// In. The instance is decoded twice (into any for the validator, into In for
+// the function); that keeps validation exact (json.Number-free) and simple.
+func decodeInput[In any](resolved *jsonschema.Resolved, args json.RawMessage) (In, error) {
+	var in In
+	var instance any
+	if err := json.Unmarshal(args, &instance); err != nil {
+		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	if err := resolved.Validate(instance); err != nil {
+		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	// A pointer input type gets a fresh value to decode into.
+	if rt := reflect.TypeFor[In](); rt.Kind() == reflect.Pointer {
+		in = reflect.New(rt.Elem()).Interface().(In)
+		if err := json.Unmarshal(args, in); err != nil {
+			return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		}
+		return in, nil
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return in, nil
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.def.Name }
+
+// Definition returns the tool's definition. The schema is shared: do not
+// modify it.
+func (t *Tool) Definition() ToolDefinition { return t.def }
+
+// Metadata returns the tool's metadata.
+func (t *Tool) Metadata() ToolMetadata { return t.meta }
+
+// WithMetadata returns a copy of t with other metadata; t is unchanged.
+func (t *Tool) WithMetadata(meta ToolMetadata) *Tool {
+	c := *t
+	c.meta = meta
+	return &c
+}
+
+// Call runs the tool for req. Empty arguments are treated as "{}";
+// arguments that are not valid JSON, or (typed tier) do not match the
+// schema, give an error wrapping [ErrInvalidArguments] and the tool's
+// function does not run.
+//
+// Call does not consult any confirmation policy: it is the raw way in.
+// Agents should run calls through a [Manager] or a [Client].
+func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
+	if t.run == nil {
+		return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
+	}
+	args, err := normalizeArguments(req.Call.Arguments)
+	if err != nil {
+		return "", err
+	}
+	req.Arguments = args
+	return t.run(ctx, req)
+}
+
+var emptyObject = json.RawMessage("{}")
+
+func normalizeArguments(s string) (json.RawMessage, error) {
+	if isBlank(s) {
+		return emptyObject, nil
+	}
+	b := []byte(s)
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidArguments)
+	}
+	return b, nil
+}
+
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+type toolJSON2 struct {
+	ToolDefinition
+	Metadata *ToolMetadata `json:"metadata,omitempty"`
+}
+
+// MarshalJSON writes the tool's definition and metadata:
+// {"name","description","input_schema","metadata":{...}}. The function is
+// not part of the JSON form.
+func (t *Tool) MarshalJSON() ([]byte, error) {
+	v := toolJSON2{ToolDefinition: t.def}
+	if t.meta != (ToolMetadata{}) {
+		m := t.meta
+		v.Metadata = &m
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads the form written by [Tool.MarshalJSON]. The decoded
+// tool has no function: calling it gives [ErrNoImplementation]. This lets a
+// stored prompt be inspected without letting stored data decide what runs.
+func (t *Tool) UnmarshalJSON(data []byte) error {
+	var v toolJSON2
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("toolgate: tool: %w", err)
+	}
+	if err := CheckToolDefinition(v.ToolDefinition); err != nil {
+		return err
+	}
+	*t = Tool{def: v.ToolDefinition}
+	if v.Metadata != nil {
+		t.meta = *v.Metadata
+	}
+	return nil
+}
