@@ -1,0 +1,608 @@
+package toolgate
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"slices"
+)
+
+// Client runs turns of a conversation: it sends the conversation to the
+// model, runs the tool calls of its replies through a [Manager], and repeats
+// until the model answers without tool calls, a tool returns directly, a
+// call needs a person's decision (the turn pauses), a limit is reached, or
+// the context is canceled.
+//
+// A paused turn is kept in the client's [ConversationStore] and resumed with
+// [Client.Resume], in this process or another one, from the stored reply:
+// the caller passes only the conversation id and the decisions.
+//
+// A Client is immutable and safe for concurrent use. Turns on the same
+// conversation are serialised by the store: a second concurrent turn fails
+// with [ErrConflict].
+type Client struct {
+	// fixed at creation
+	model     Model
+	tools     []*Tool
+	manager   *Manager
+	store     ConversationStore
+	memory    MemoryPlacement
+	system    string
+	maxRounds int
+	options   *ModelOptions
+	modelMW   []func(ModelFunc) ModelFunc
+	logger    *slog.Logger
+}
+
+// MemoryPlacement says which messages of a turn the client stores.
+type MemoryPlacement int
+
+const (
+	// MemoryOutsideLoop stores the user message and the turn's final
+	// response: the paused reply, the model's last answer, or (for turns
+	// ended by return-direct or a limit) the last reply with its results.
+	// Earlier rounds of a turn are not stored, so a resumed turn does not
+	// show the model the tool results it based the paused call on. It is
+	// the default: conversations stay short.
+	MemoryOutsideLoop MemoryPlacement = iota
+	// MemoryInsideLoop stores every round as it completes: the user
+	// message, each reply and each tool message. Choose it when turns run
+	// tools before a gated one, so that a resumed turn carries the whole
+	// turn.
+	MemoryInsideLoop
+)
+
+// ModelFunc is one model call in the form model middleware wraps:
+// func(next ModelFunc) ModelFunc. In streaming turns the text has already
+// reached the caller when the response is returned.
+type ModelFunc func(ctx context.Context, p *Prompt) (*Response, error)
+
+// ClientOptions configure a [Client]. A nil *ClientOptions means all
+// defaults. The options are copied by [NewClient].
+type ClientOptions struct {
+	// Manager runs tool calls. nil: NewManager(nil), which asks for
+	// confirmation of the tools whose metadata requires it.
+	Manager *Manager
+	// SystemPrompt is sent before the conversation in every model call. It
+	// is not stored. "": none.
+	SystemPrompt string
+	// Store keeps conversations and pauses. nil: a new [MemoryStore]
+	// private to the client.
+	Store ConversationStore
+	// Memory says which messages of a turn are stored. Zero:
+	// [MemoryOutsideLoop].
+	Memory MemoryPlacement
+	// MaxRounds caps the model calls of one turn. 0: 16.
+	MaxRounds int
+	// ModelOptions are sent with every prompt. nil: the model's defaults.
+	ModelOptions *ModelOptions
+	// ModelMiddleware wraps every model call; the first is outermost.
+	// Middleware sees the prompt and the complete response of each round.
+	ModelMiddleware []func(next ModelFunc) ModelFunc
+	// ToolMiddleware wraps every tool's function; the first is outermost.
+	// It runs after the manager's checks (confirmation, decisions, limits)
+	// and after argument normalisation, around the tool's own validation.
+	ToolMiddleware []func(next ToolFunc) ToolFunc
+	// Logger receives warnings. nil: [slog.Default].
+	Logger *slog.Logger
+}
+
+// DefaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
+const DefaultMaxRounds = 16
+
+// NewClient returns a client for model with tools. It panics when model is
+// nil, a tool is nil, or two tools share a name: these are programming
+// errors. Names in the manager's ConfirmTools that match no tool are logged
+// as warnings.
+func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
+	if model == nil {
+		panic("toolgate: NewClient: nil model")
+	}
+	if opts == nil {
+		opts = &ClientOptions{}
+	}
+	c := &Client{
+		model:     model,
+		manager:   opts.Manager,
+		store:     opts.Store,
+		memory:    opts.Memory,
+		system:    opts.SystemPrompt,
+		maxRounds: opts.MaxRounds,
+		options:   opts.ModelOptions,
+		modelMW:   slices.Clone(opts.ModelMiddleware),
+		logger:    opts.Logger,
+	}
+	if c.manager == nil {
+		c.manager = NewManager(nil)
+	}
+	if c.store == nil {
+		c.store = NewMemoryStore()
+	}
+	if c.maxRounds <= 0 {
+		c.maxRounds = DefaultMaxRounds
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	seen := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			panic(fmt.Sprintf("toolgate: NewClient: tool %d is nil", i))
+		}
+		if seen[t.def.Name] {
+			panic(fmt.Sprintf("toolgate: NewClient: two tools named %q", t.def.Name))
+		}
+		seen[t.def.Name] = true
+		c.tools = append(c.tools, t.wrap(opts.ToolMiddleware))
+	}
+	for _, name := range c.manager.UnmatchedConfirmTools(tools) {
+		c.logger.Warn("toolgate: a tool named for confirmation matches no tool of the client", "tool", name)
+	}
+	return c
+}
+
+// Tools returns the client's tools (wrapped by its tool middleware).
+func (c *Client) Tools() []*Tool { return slices.Clone(c.tools) }
+
+// Store returns the client's conversation store.
+func (c *Client) Store() ConversationStore { return c.store }
+
+// CallParams are the inputs of [Client.Call] and [Client.Stream].
+type CallParams struct {
+	// ConversationID names the conversation; "" starts a new one with a
+	// random id, returned in [Response.ConversationID].
+	ConversationID string
+	// Principal is who the turn runs for; tools receive it. nil: nobody.
+	Principal *Principal
+	// Input is the user's message.
+	Input string
+}
+
+// ResumeTurnParams are the inputs of [Client.Resume] and
+// [Client.ResumeStream].
+type ResumeTurnParams struct {
+	// ConversationID names the paused conversation.
+	ConversationID string
+	// Principal is who the resumed turn runs for; tools receive it.
+	Principal *Principal
+	// Decisions holds one decision per call of the paused reply.
+	Decisions []Decision
+}
+
+// Call runs one turn for the user's input and returns its response. When
+// the turn paused, the response is the paused reply with
+// [Response.Paused] true and the awaiting keys in [Response.Awaiting]; the
+// pause is stored and can be resumed with [Client.Resume].
+//
+// Errors are infrastructure failures (model, store, canceled context) and
+// [ErrPauseOpen] when the conversation has an unresolved pause: resolve it
+// first, for example with [Client.DenyOpenPause].
+func (c *Client) Call(ctx context.Context, p *CallParams) (*Response, error) {
+	t, err := c.startTurn(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return t.loop(ctx)
+}
+
+// Stream runs one turn like [Client.Call] and yields it as it happens: the
+// text deltas of every round, a chunk with the results of each round's tool
+// calls, and a last chunk with the finish reason and the usage of the turn.
+// The last chunk of a paused turn also carries the paused reply's tool calls
+// and the awaiting keys. No tool runs before its reply is complete. Breaking
+// out of the loop cancels the turn; nothing of an unfinished round is
+// stored.
+func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, error] {
+	return func(yield func(*Chunk, error) bool) {
+		t, err := c.startTurn(ctx, p)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		c.streamTurn(ctx, t, yield, t.loop)
+	}
+}
+
+// Resume continues a paused turn with decisions, one per call of the
+// paused reply. The reply and the prompt it answered are read from the
+// store. The decisions are checked ([CheckDecisions] and the limits) before
+// anything runs; then the pause is claimed, so that it is consumed once: a
+// second resumption, concurrent or later, fails with [ErrNoOpenPause] and
+// runs nothing. The turn then continues and may pause again.
+func (c *Client) Resume(ctx context.Context, p *ResumeTurnParams) (*Response, error) {
+	t, err := c.resumeTurn(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return t.resume(ctx)
+}
+
+// ResumeStream is [Client.Resume] yielding the continued turn like
+// [Client.Stream].
+func (c *Client) ResumeStream(ctx context.Context, p *ResumeTurnParams) iter.Seq2[*Chunk, error] {
+	return func(yield func(*Chunk, error) bool) {
+		t, err := c.resumeTurn(ctx, p)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		c.streamTurn(ctx, t, yield, t.resume)
+	}
+}
+
+// DenyOpenPause resolves the conversation's open pause by denying every
+// call with message (DefaultDenyMessage when ""), without calling the
+// model, so that new input is accepted and the stored conversation stays
+// valid for providers (every tool call has a result). It fails with
+// [ErrNoOpenPause] when there is no open pause.
+func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message string) error {
+	conv, err := c.store.Load(ctx, conversationID)
+	if err != nil {
+		return err
+	}
+	reply, err := pausedReply(conv)
+	if err != nil {
+		return err
+	}
+	t := &turn{c: c, convID: conversationID, stored: len(conv.Messages)}
+	prompt := c.prompt(conv.Messages[:conv.Pause.Index])
+	if err := c.store.ClaimPause(ctx, conversationID, conv.Pause.ID); err != nil {
+		return err
+	}
+	res, err := c.manager.Resume(ctx, &ResumeParams{Prompt: prompt, Reply: reply, Decisions: DenyAll(reply, message), ConversationID: conversationID})
+	if err != nil {
+		return err
+	}
+	return t.save(ctx, []Message{res.Message}, nil, conv.Pause.ID)
+}
+
+// streamTurn runs a turn with a streaming model stage and yields its
+// chunks, ending with the turn's last chunk.
+func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, error) bool, run func(context.Context) (*Response, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopped := false
+	t.emit = func(ch *Chunk) bool {
+		if stopped || !yield(ch, nil) {
+			stopped = true
+			cancel()
+			return false
+		}
+		return true
+	}
+	resp, err := run(ctx)
+	if stopped {
+		return
+	}
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	last := &Chunk{FinishReason: resp.FinishReason(), Awaiting: resp.Awaiting, ID: resp.ID, Model: resp.Model}
+	u := resp.Usage
+	last.Usage = &u
+	if resp.Paused() {
+		last.ToolCalls = resp.Message().ToolCalls
+	}
+	yield(last, nil)
+}
+
+// errStreamStopped ends a turn whose consumer stopped reading.
+var errStreamStopped = errors.New("toolgate: stream consumer stopped")
+
+// turn is the state of one running turn.
+type turn struct {
+	c         *Client
+	convID    string
+	principal *Principal
+	stored    int       // messages in the store
+	history   []Message // the conversation as the model sees it, without the system prompt
+	pending   []Message // messages of the turn not yet stored
+	usage     Usage
+	results   []ToolResult // results of the turn's rounds
+	emit      func(*Chunk) bool
+	// for resumption
+	pause     *PauseRecord
+	reply     *AssistantMessage
+	decisions []Decision
+}
+
+func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
+	if p == nil {
+		p = &CallParams{}
+	}
+	id := p.ConversationID
+	if id == "" {
+		id = "conv_" + rand.Text()
+	}
+	conv, err := c.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if conv.Pause != nil {
+		return nil, fmt.Errorf("%w: conversation %q, pause %q: resume it or deny it first", ErrPauseOpen, id, conv.Pause.ID)
+	}
+	user := &UserMessage{Text: p.Input}
+	t := &turn{c: c, convID: id, principal: p.Principal, stored: len(conv.Messages)}
+	t.history = append(slices.Clip(conv.Messages), user)
+	t.pending = []Message{user}
+	return t, nil
+}
+
+func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, error) {
+	if p == nil {
+		p = &ResumeTurnParams{}
+	}
+	conv, err := c.store.Load(ctx, p.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := pausedReply(conv)
+	if err != nil {
+		return nil, err
+	}
+	return &turn{
+		c: c, convID: p.ConversationID, principal: p.Principal, stored: len(conv.Messages),
+		history: slices.Clip(conv.Messages[:conv.Pause.Index]), pause: conv.Pause, reply: reply,
+		decisions: p.Decisions,
+	}, nil
+}
+
+// pausedReply returns the reply of the conversation's open pause.
+func pausedReply(conv *Conversation) (*AssistantMessage, error) {
+	pr := conv.Pause
+	if pr == nil || pr.Claimed {
+		return nil, fmt.Errorf("%w: conversation %q", ErrNoOpenPause, conv.ID)
+	}
+	if pr.Index < 0 || pr.Index != len(conv.Messages)-1 {
+		return nil, fmt.Errorf("%w: conversation %q: pause at message %d of %d", ErrCorrupt, conv.ID, pr.Index, len(conv.Messages))
+	}
+	reply, ok := conv.Messages[pr.Index].(*AssistantMessage)
+	if !ok || !reply.HasToolCalls() {
+		return nil, fmt.Errorf("%w: conversation %q: the paused message is not a reply with tool calls", ErrCorrupt, conv.ID)
+	}
+	return reply, nil
+}
+
+// prompt builds the prompt for the conversation messages.
+func (c *Client) prompt(msgs []Message) *Prompt {
+	all := msgs
+	if c.system != "" {
+		all = make([]Message, 0, len(msgs)+1)
+		all = append(all, &SystemMessage{Text: c.system})
+		all = append(all, msgs...)
+	}
+	return &Prompt{Messages: all, Tools: c.tools, Options: c.options}
+}
+
+// save stores msgs (and opens or resolves a pause) and counts them.
+func (t *turn) save(ctx context.Context, msgs []Message, pause *PauseRecord, resolves string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	// Stored records outlive the turn: keep writing after a cancellation
+	// that arrived once the round's work was done.
+	ctx = context.WithoutCancel(ctx)
+	err := t.c.store.Append(ctx, t.convID, &AppendParams{At: t.stored, Messages: msgs, Pause: pause, Resolves: resolves})
+	if err != nil {
+		return err
+	}
+	t.stored += len(msgs)
+	return nil
+}
+
+// flush stores the pending messages plus more.
+func (t *turn) flush(ctx context.Context, pause *PauseRecord, more ...Message) error {
+	msgs := append(t.pending, more...)
+	t.pending = nil
+	return t.save(ctx, msgs, pause, "")
+}
+
+// resume runs the decisions on the paused reply and continues the turn.
+func (t *turn) resume(ctx context.Context) (*Response, error) {
+	c := t.c
+	prompt := c.prompt(t.history)
+	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, ConversationID: t.convID, Principal: t.principal}
+	if err := c.manager.CheckResume(params); err != nil {
+		return nil, err
+	}
+	if err := c.store.ClaimPause(ctx, t.convID, t.pause.ID); err != nil {
+		return nil, err
+	}
+	res, err := c.manager.Resume(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete: %w", t.convID, t.pause.ID, err)
+	}
+	if err := t.save(ctx, []Message{res.Message}, nil, t.pause.ID); err != nil {
+		return nil, err
+	}
+	t.history = append(t.history, t.reply, res.Message)
+	t.results = append(t.results, res.Message.Results...)
+	if t.emit != nil && !t.emit(&Chunk{Results: res.Message.Results}) {
+		return nil, errStreamStopped
+	}
+	if res.ReturnDirect {
+		return t.returnDirect(res), nil
+	}
+	return t.loop(ctx)
+}
+
+// loop runs rounds until the turn ends.
+func (t *turn) loop(ctx context.Context) (*Response, error) {
+	c := t.c
+	var last *Response
+	for round := 0; round < c.maxRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		prompt := c.prompt(t.history)
+		resp, err := t.callModel(ctx, prompt)
+		if err != nil {
+			return nil, err
+		}
+		t.usage = t.usage.Add(resp.Usage)
+		last = resp
+		reply := resp.Message()
+		if reply == nil {
+			return nil, fmt.Errorf("toolgate: the model returned no message")
+		}
+		if !reply.HasToolCalls() {
+			if err := t.flush(ctx, nil, reply); err != nil {
+				return nil, err
+			}
+			return t.response(resp, resp.FinishReason()), nil
+		}
+		res, err := c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
+		var pe *PauseError
+		var le *LimitError
+		switch {
+		case errors.As(err, &pe):
+			pr := &PauseRecord{ID: "pause_" + rand.Text(), Awaiting: pe.Awaiting}
+			if err := t.flush(ctx, pr, reply); err != nil {
+				return nil, err
+			}
+			out := t.response(resp, FinishToolCalls)
+			out.Awaiting = pe.Awaiting
+			return out, nil
+		case errors.As(err, &le):
+			return t.endWithSkipped(ctx, resp, reply, le)
+		case err != nil:
+			return nil, err
+		}
+		t.history = append(t.history, reply, res.Message)
+		t.results = append(t.results, res.Message.Results...)
+		if c.memory == MemoryInsideLoop || res.ReturnDirect {
+			if err := t.flush(ctx, nil, reply, res.Message); err != nil {
+				return nil, err
+			}
+		}
+		if t.emit != nil && !t.emit(&Chunk{Results: res.Message.Results}) {
+			return nil, errStreamStopped
+		}
+		if res.ReturnDirect {
+			return t.returnDirect(res), nil
+		}
+	}
+	// The round limit: the last round ran tools and the model has not
+	// answered them.
+	if c.memory == MemoryOutsideLoop {
+		n := len(t.history)
+		if err := t.flush(ctx, nil, t.history[n-2], t.history[n-1]); err != nil {
+			return nil, err
+		}
+	}
+	out := t.response(last, FinishRoundLimit)
+	out.Results = t.results
+	out.Metadata = maps.Clone(out.Metadata)
+	if out.Metadata == nil {
+		out.Metadata = map[string]string{}
+	}
+	out.Metadata["limit"] = fmt.Sprintf("the turn reached its limit of %d model calls", c.maxRounds)
+	return out, nil
+}
+
+// endWithSkipped ends a turn whose next reply would exceed a tool call
+// limit: its calls answer "skipped" so that the stored conversation stays
+// valid, and the response says which limit was hit.
+func (t *turn) endWithSkipped(ctx context.Context, resp *Response, reply *AssistantMessage, le *LimitError) (*Response, error) {
+	msg := &ToolMessage{Results: make([]ToolResult, len(reply.ToolCalls))}
+	for i, call := range reply.ToolCalls {
+		msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Status: ResultSkipped,
+			Content: "This call did not run: the tool call limit of the turn was reached."}
+	}
+	if err := t.flush(ctx, nil, reply, msg); err != nil {
+		return nil, err
+	}
+	t.results = append(t.results, msg.Results...)
+	out := t.response(resp, FinishToolLimit)
+	out.Results = t.results
+	out.Metadata = map[string]string{"limit": le.Error()}
+	return out, nil
+}
+
+func (t *turn) returnDirect(res *RunResult) *Response {
+	return &Response{
+		ConversationID: t.convID,
+		Generations:    res.Generations(),
+		Usage:          t.usage,
+		Results:        res.Message.Results,
+	}
+}
+
+// response is the turn's response ending with resp's reply.
+func (t *turn) response(resp *Response, finish FinishReason) *Response {
+	out := &Response{
+		ID:             resp.ID,
+		Model:          resp.Model,
+		ConversationID: t.convID,
+		Generations:    []Generation{{Message: resp.Message(), FinishReason: finish}},
+		Usage:          t.usage,
+		Metadata:       resp.Metadata,
+	}
+	return out
+}
+
+// callModel runs the model stage through the middleware.
+func (t *turn) callModel(ctx context.Context, p *Prompt) (*Response, error) {
+	c := t.c
+	var call ModelFunc = c.model.Generate
+	if t.emit != nil {
+		call = t.streamModel
+	}
+	for i := len(c.modelMW) - 1; i >= 0; i-- {
+		call = c.modelMW[i](call)
+	}
+	resp, err := call(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("toolgate: the model returned a nil response")
+	}
+	return resp, nil
+}
+
+// streamModel is the streaming model stage: it forwards text as it
+// arrives and returns the aggregated reply.
+func (t *turn) streamModel(ctx context.Context, p *Prompt) (*Response, error) {
+	var a accumulator
+	for ch, err := range t.c.model.Stream(ctx, p) {
+		if err != nil {
+			return nil, err
+		}
+		if err := a.add(ch); err != nil {
+			return nil, err
+		}
+		if ch != nil && ch.Text != "" && !t.emit(&Chunk{Text: ch.Text}) {
+			return nil, errStreamStopped
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return a.response(), nil
+}
+
+// wrap returns t with its function wrapped by middleware (first outermost).
+func (t *Tool) wrap(mw []func(ToolFunc) ToolFunc) *Tool {
+	if len(mw) == 0 {
+		return t
+	}
+	run := t.run
+	if run == nil {
+		name := t.def.Name
+		run = func(context.Context, *ToolRequest) (string, error) {
+			return "", fmt.Errorf("%s: %w", name, ErrNoImplementation)
+		}
+	}
+	for i := len(mw) - 1; i >= 0; i-- {
+		run = mw[i](run)
+	}
+	c := *t
+	c.run = run
+	return &c
+}

@@ -1,0 +1,129 @@
+package toolgate
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+)
+
+// maxStreamedCalls bounds the tool-call index a stream may use, so that a
+// hostile or broken stream cannot make the client allocate without limit.
+const maxStreamedCalls = 512
+
+// ErrBadStream is wrapped by errors about malformed streams (a tool-call
+// fragment with an out-of-range index).
+var ErrBadStream = errors.New("toolgate: malformed stream")
+
+// accumulator builds a reply (or a whole turn's last reply) from chunks.
+type accumulator struct {
+	text      strings.Builder
+	calls     []callBuilder // by index, from deltas
+	toolCalls []ToolCall    // complete calls (client streams)
+	results   []ToolResult
+	finish    FinishReason
+	awaiting  []string
+	usage     Usage
+	id, model string
+}
+
+type callBuilder struct {
+	seen     bool
+	id, name string
+	args     strings.Builder
+}
+
+func (a *accumulator) add(c *Chunk) error {
+	if c == nil {
+		return nil
+	}
+	a.text.WriteString(c.Text)
+	for _, d := range c.ToolCallDeltas {
+		if d.Index < 0 || d.Index >= maxStreamedCalls {
+			return fmt.Errorf("%w: tool call index %d out of range [0, %d)", ErrBadStream, d.Index, maxStreamedCalls)
+		}
+		if d.Index >= len(a.calls) {
+			a.calls = slices.Grow(a.calls, d.Index+1-len(a.calls))[:d.Index+1]
+		}
+		b := &a.calls[d.Index]
+		b.seen = true
+		if d.ID != "" {
+			b.id = d.ID
+		}
+		if d.Name != "" {
+			b.name = d.Name
+		}
+		b.args.WriteString(d.Arguments)
+	}
+	if len(c.ToolCalls) > 0 {
+		a.toolCalls = append(a.toolCalls, c.ToolCalls...)
+	}
+	a.results = append(a.results, c.Results...)
+	if c.FinishReason != "" {
+		a.finish = c.FinishReason
+	}
+	if len(c.Awaiting) > 0 {
+		a.awaiting = slices.Clone(c.Awaiting)
+	}
+	if c.Usage != nil {
+		a.usage = a.usage.Add(*c.Usage)
+	}
+	if c.ID != "" {
+		a.id = c.ID
+	}
+	if c.Model != "" {
+		a.model = c.Model
+	}
+	return nil
+}
+
+// reply returns the assistant message built so far.
+func (a *accumulator) reply() *AssistantMessage {
+	m := &AssistantMessage{Text: a.text.String()}
+	for i := range a.calls {
+		if b := &a.calls[i]; b.seen {
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: b.args.String()})
+		}
+	}
+	m.ToolCalls = append(m.ToolCalls, a.toolCalls...)
+	return m
+}
+
+func (a *accumulator) response() *Response {
+	reply := a.reply()
+	finish := a.finish
+	if finish == "" {
+		finish = FinishStop
+		if reply.HasToolCalls() {
+			finish = FinishToolCalls
+		}
+	}
+	return &Response{
+		ID:          a.id,
+		Model:       a.model,
+		Generations: []Generation{{Message: reply, FinishReason: finish}},
+		Usage:       a.usage,
+		Awaiting:    a.awaiting,
+		Results:     a.results,
+	}
+}
+
+// Collect reads a stream to its end and returns the response it makes up:
+// the text joined, tool-call fragments assembled in index order, complete
+// tool calls, the finish reason, the awaiting keys of a paused turn and the
+// summed usage. It works on model streams and on [Client] streams; the
+// response of a paused client stream is [Response.Paused], like the one of
+// [Client.Call].
+func Collect(stream iter.Seq2[*Chunk, error]) (*Response, error) {
+	var a accumulator
+	for c, err := range stream {
+		if err != nil {
+			return nil, err
+		}
+		if err := a.add(c); err != nil {
+			return nil, err
+		}
+	}
+	return a.response(), nil
+}
