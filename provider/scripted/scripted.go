@@ -46,6 +46,7 @@ type Reply struct {
 // Model replays a script. It is safe for concurrent use; concurrent calls
 // take replies in the order they acquire the model's lock.
 type Model struct {
+	respond func(*toolgate.Prompt) (Reply, error) // fixed at creation; nil for a script
 	mu      sync.Mutex
 	replies []Reply            // guarded by mu
 	next    int                // guarded by mu
@@ -55,6 +56,17 @@ type Model struct {
 // New returns a model that replays replies in order.
 func New(replies ...Reply) *Model {
 	return &Model{replies: slices.Clone(replies)}
+}
+
+// NewFunc returns a model that answers each prompt with respond's reply,
+// for stories whose replies depend on the conversation (such as the tool
+// results a person allowed). respond must be safe for concurrent use; an
+// error it returns is the model's error.
+func NewFunc(respond func(p *toolgate.Prompt) (Reply, error)) *Model {
+	if respond == nil {
+		panic("scripted: NewFunc: nil function")
+	}
+	return &Model{respond: respond}
 }
 
 // Append adds replies to the end of the script.
@@ -71,7 +83,8 @@ func (m *Model) Prompts() []*toolgate.Prompt {
 	return slices.Clone(m.prompts)
 }
 
-// Remaining reports how many replies are left in the script.
+// Remaining reports how many replies are left in the script (0 for a
+// model built by NewFunc).
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -89,6 +102,9 @@ func (m *Model) take(p *toolgate.Prompt) (Reply, error) {
 		cp.Options = p.Options
 	}
 	m.prompts = append(m.prompts, cp)
+	if m.respond != nil {
+		return m.respond(cp)
+	}
 	if m.next >= len(m.replies) {
 		return Reply{}, fmt.Errorf("%w (%d replies)", ErrExhausted, len(m.replies))
 	}

@@ -1,0 +1,74 @@
+// Package toolgate runs LLM tool calls that can wait for a person's
+// decision.
+//
+// A tool (or a policy over a call's arguments) can require confirmation.
+// When a model reply holds such a call, the whole reply pauses: none of its
+// calls runs, the caller gets the reply back with the keys of the calls that
+// await a decision, a person allows or denies every call, and the turn
+// resumes from the stored conversation.
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"fmt"
+//
+//		"github.com/toolgate/toolgate"
+//		"github.com/toolgate/toolgate/provider/scripted"
+//	)
+//
+//	type flight struct {
+//		Flight string `json:"flight" jsonschema:"the flight number"`
+//	}
+//
+//	func main() {
+//		ctx := context.Background()
+//		book := toolgate.NewToolFor("bookFlight", "Book a flight",
+//			func(ctx context.Context, req *toolgate.ToolRequest, in flight) (string, error) {
+//				return "Booked " + in.Flight, nil
+//			},
+//			&toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}})
+//		model := scripted.New(
+//			scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
+//			scripted.Reply{Text: "Your seat is booked."},
+//		)
+//		client := toolgate.NewClient(model, []*toolgate.Tool{book}, nil)
+//
+//		resp, _ := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: "Book VX205"})
+//		fmt.Println(resp.Paused(), resp.Awaiting) // true [c1]: nothing ran
+//
+//		resp, _ = client.Resume(ctx, &toolgate.ResumeTurnParams{
+//			ConversationID: "c",
+//			Decisions:      []toolgate.Decision{toolgate.Allow("c1")},
+//		})
+//		fmt.Println(resp.Text()) // Your seat is booked.
+//	}
+//
+// # Pieces
+//
+//   - Messages ([Message]: [SystemMessage], [UserMessage], [AssistantMessage],
+//     [ToolMessage]), [Prompt], [Response] and [Chunk] are plain data with a
+//     stable JSON form, so a paused conversation written by one process
+//     resumes in another.
+//   - [Model] is the interface providers implement: a blocking call and a
+//     stream ([iter.Seq2]).
+//   - Tools come in two tiers: [NewTool] (raw JSON in, text out) and
+//     [NewToolFor] (typed: the input schema is inferred from a Go struct and
+//     arguments are validated before the function runs).
+//   - [Manager] runs the calls of one reply: it asks its
+//     [ConfirmationPolicy] about every call first and returns a
+//     [*PauseError] when any needs a decision; [Manager.Resume] runs a paused
+//     reply with one [Decision] per call, after checking the rules of
+//     [CheckDecisions]. Keys name calls ([ToolCallKeys]).
+//   - [Client] runs whole turns (model, tools, model, …), blocking or
+//     streaming, keeps conversations in a [ConversationStore] and resumes
+//     paused turns from it, consuming each pause once.
+//
+// # Security
+//
+// The manager runs the calls of the reply it is given. Always read a paused
+// reply from storage the end user cannot change, as [Client.Resume] does,
+// never from a client request. A deny message reaches the model as a tool
+// result: treat it as untrusted input. The [Manager] alone does not prevent
+// replays; the [Client] and its stores do, by claiming a pause once.
+package toolgate

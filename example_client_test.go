@@ -1,0 +1,87 @@
+package toolgate_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/scripted"
+)
+
+type flightNumber struct {
+	Flight string `json:"flight" jsonschema:"the flight number"`
+}
+
+// A turn pauses on a gated call; a person's decisions resume it from the
+// store.
+func ExampleClient_Resume() {
+	ctx := context.Background()
+	status := toolgate.NewToolFor("flightStatus", "Get the status of a flight",
+		func(_ context.Context, _ *toolgate.ToolRequest, in flightNumber) (string, error) {
+			return "Flight " + in.Flight + " is on time", nil
+		}, nil)
+	book := toolgate.NewToolFor("bookFlight", "Book a flight",
+		func(_ context.Context, _ *toolgate.ToolRequest, in flightNumber) (string, error) {
+			return "Booked " + in.Flight, nil
+		}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}})
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{
+			{ID: "c1", Name: "flightStatus", Arguments: `{"flight":"VX205"}`},
+			{ID: "c2", Name: "bookFlight", Arguments: `{"flight":"VX205"}`},
+		}},
+		scripted.Reply{Text: "VX205 is on time, but I did not book it."},
+	)
+	client := toolgate.NewClient(model, []*toolgate.Tool{status, book}, nil)
+
+	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205 if it is on time"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("paused:", resp.Paused(), "awaiting:", resp.Awaiting)
+
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{
+		ConversationID: "trip",
+		Decisions: []toolgate.Decision{
+			toolgate.Allow("c1"),
+			toolgate.DenyWithMessage("c2", "User cancelled the booking."),
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	conv, _ := client.Store().Load(ctx, "trip")
+	for _, r := range conv.Messages[2].(*toolgate.ToolMessage).Results {
+		fmt.Printf("%s %s: %s\n", r.Name, r.Status, r.Content)
+	}
+	fmt.Println(resp.Text())
+	// Output:
+	// paused: true awaiting: [c2]
+	// flightStatus ok: "Flight VX205 is on time"
+	// bookFlight denied: User cancelled the booking.
+	// VX205 is on time, but I did not book it.
+}
+
+// A streamed turn ends with a chunk that carries the pause.
+func ExampleClient_Stream() {
+	ctx := context.Background()
+	del := toolgate.NewTool(toolgate.ToolDefinition{Name: "deleteFile"}, toolgate.ToolMetadata{RequiresConfirmation: true},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { return "deleted", nil })
+	model := scripted.New(scripted.Reply{Text: "Deleting it now.", ToolCalls: []toolgate.ToolCall{{Name: "deleteFile", Arguments: `{"path":"a.txt"}`}}})
+	client := toolgate.NewClient(model, []*toolgate.Tool{del}, nil)
+	for chunk, err := range client.Stream(ctx, &toolgate.CallParams{Input: "delete a.txt"}) {
+		if err != nil {
+			panic(err)
+		}
+		if chunk.Text != "" {
+			fmt.Printf("text %q\n", chunk.Text)
+		}
+		if len(chunk.Awaiting) > 0 {
+			fmt.Println("awaiting", chunk.Awaiting, "for", chunk.ToolCalls[0].Name)
+		}
+	}
+	// Output:
+	// text "Deleting "
+	// text "it "
+	// text "now."
+	// awaiting [#0] for deleteFile
+}
