@@ -22,8 +22,18 @@ func ToolCallKeys(reply *AssistantMessage) []string {
 	if reply == nil || len(reply.ToolCalls) == 0 {
 		return nil
 	}
+	return appendToolCallKeys(make([]string, 0, len(reply.ToolCalls)), reply)
+}
+
+// appendToolCallKeys appends the keys of reply's calls to dst.
+func appendToolCallKeys(dst []string, reply *AssistantMessage) []string {
+	if reply == nil {
+		return dst
+	}
 	calls := reply.ToolCalls
-	keys := make([]string, len(calls))
+	base := len(dst)
+	dst = slices.Grow(dst, len(calls))[:base+len(calls)]
+	keys := dst[base:]
 	var seen map[string]int // only for long replies
 	if len(calls) > smallReply {
 		seen = make(map[string]int, len(calls))
@@ -38,7 +48,7 @@ func ToolCallKeys(reply *AssistantMessage) []string {
 			keys[i] = positionalKey(i)
 		}
 	}
-	return keys
+	return dst
 }
 
 // smallReply is the size up to which replies are scanned pairwise instead of

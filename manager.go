@@ -261,8 +261,10 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 		return nil, ErrNoToolCalls
 	}
 	reply := p.Reply
-	keys := ToolCallKeys(reply)
-	var awaiting []string
+	n := len(reply.ToolCalls)
+	// One allocation holds the keys and, after them, the awaiting keys.
+	buf := appendToolCallKeys(make([]string, 0, 2*n), reply)
+	keys, awaiting := buf[:n:n], buf[n:]
 	for i, c := range reply.ToolCalls {
 		if m.NeedsConfirmation(p.Prompt, c) {
 			awaiting = append(awaiting, keys[i])
@@ -372,61 +374,94 @@ func lastUserIndex(msgs []Message) int {
 // decisions (every call allowed).
 func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
 	calls := reply.ToolCalls
+	// The result, its tool message and the results share one allocation,
+	// and the requests of all calls another.
+	out := &struct {
+		res RunResult
+		msg ToolMessage
+	}{}
 	results := make([]ToolResult, len(calls))
-	allowed := func(i int) bool { return decisions == nil || decisions[which[i]].Verdict == VerdictAllow }
+	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal}
 	returnDirect := true
-	var todo []int
+	allowed := 0
 	for i, c := range calls {
 		results[i] = ToolResult{CallID: c.ID, Name: c.Name}
-		if !allowed(i) {
-			results[i].Content = decisions[which[i]].Message
-			results[i].Status = ResultDenied
-			returnDirect = false
-			continue
+		if decisions != nil {
+			if d := &decisions[which[i]]; d.Verdict != VerdictAllow {
+				results[i].Content = d.Message
+				results[i].Status = ResultDenied
+				returnDirect = false
+				continue
+			}
 		}
 		if t := p.Tool(c.Name); t == nil || !t.meta.ReturnDirect {
 			returnDirect = false
 		}
-		todo = append(todo, i)
-	}
-	run := func(ctx context.Context, i int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		content, status, err := m.callOne(ctx, p, calls[i], keys[i], convID, principal)
-		if err != nil {
-			return err
-		}
-		results[i].Content, results[i].Status = content, status
-		return nil
+		results[i].Status = ResultSkipped // until it runs
+		allowed++
 	}
 	var err error
-	if m.concurrency <= 1 || len(todo) <= 1 {
-		for _, i := range todo {
-			if err = run(ctx, i); err != nil {
+	if m.concurrency <= 1 || allowed <= 1 {
+		for i := range calls {
+			if results[i].Status != ResultSkipped {
+				continue
+			}
+			if err = b.run(ctx, i); err != nil {
 				break
 			}
 		}
 	} else {
-		err = runBounded(ctx, m.concurrency, todo, run)
+		todo := make([]int, 0, allowed)
+		for i := range calls {
+			if results[i].Status == ResultSkipped {
+				todo = append(todo, i)
+			}
+		}
+		bc := b // only the concurrent path lets the batch escape
+		err = runBounded(ctx, m.concurrency, todo, bc.run)
 	}
 	if err != nil {
 		return nil, err
 	}
-	msg := &ToolMessage{Results: results}
-	history := historyWith(p, reply, msg)
-	return &RunResult{History: history, Message: msg, ReturnDirect: returnDirect}, nil
+	out.msg.Results = results
+	out.res = RunResult{History: historyWith(p, reply, &out.msg), Message: &out.msg, ReturnDirect: returnDirect}
+	return &out.res, nil
+}
+
+// batch is the state of one execution that each call's run needs.
+type batch struct {
+	m         *Manager
+	p         *Prompt
+	calls     []ToolCall
+	keys      []string
+	results   []ToolResult
+	reqs      []ToolRequest
+	convID    string
+	principal *Principal
+}
+
+// run runs the allowed call i and stores its result.
+func (b *batch) run(ctx context.Context, i int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i])
+	if err != nil {
+		return err
+	}
+	b.results[i].Content, b.results[i].Status = content, status
+	return nil
 }
 
 // callOne runs one allowed call and maps failures through the handler.
-func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal) (string, ResultStatus, error) {
+func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest) (string, ResultStatus, error) {
 	t := p.Tool(call.Name)
 	var content string
 	var err error
 	if t == nil {
 		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
 	} else {
-		req := &ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
+		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
 		content, err = m.safeCall(ctx, t, req)
 	}
 	if err == nil {

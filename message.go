@@ -203,6 +203,46 @@ func (m *ToolMessage) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toolJSON{RoleTool, rs})
 }
 
+// UnmarshalJSON implements [json.Unmarshaler]. It reads the form written by
+// [SystemMessage.MarshalJSON]; the role must be "system".
+func (m *SystemMessage) UnmarshalJSON(data []byte) error {
+	return unmarshalKind(data, m)
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]. It reads the form written by
+// [UserMessage.MarshalJSON]; the role must be "user".
+func (m *UserMessage) UnmarshalJSON(data []byte) error {
+	return unmarshalKind(data, m)
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]. It reads the form written by
+// [AssistantMessage.MarshalJSON] (as in [Generation]); the role must be
+// "assistant".
+func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
+	return unmarshalKind(data, m)
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]. It reads the form written by
+// [ToolMessage.MarshalJSON]; the role must be "tool".
+func (m *ToolMessage) UnmarshalJSON(data []byte) error {
+	return unmarshalKind(data, m)
+}
+
+// unmarshalKind decodes data with [UnmarshalMessage] into dst, which must
+// be of the kind the role names.
+func unmarshalKind[T SystemMessage | UserMessage | AssistantMessage | ToolMessage](data []byte, dst *T) error {
+	msg, err := UnmarshalMessage(data)
+	if err != nil {
+		return err
+	}
+	got, ok := any(msg).(*T)
+	if !ok {
+		return fmt.Errorf("%w: got a %s message, want %s", ErrInvalidMessage, msg.Role(), any(dst).(Message).Role())
+	}
+	*dst = *got
+	return nil
+}
+
 // ErrInvalidMessage is wrapped by every error of [UnmarshalMessage] and
 // [UnmarshalMessages] about a message that is not well formed.
 var ErrInvalidMessage = errors.New("toolgate: invalid message")

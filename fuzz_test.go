@@ -1,0 +1,320 @@
+package toolgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolgate/toolgate"
+)
+
+// fuzzIDs are the ids a fuzzed reply draws from: usable ids, empty ids,
+// ids that look positional, and ids that repeat.
+var fuzzIDs = []string{"", "a", "b", "call_1", "call_2", "#0", "#1", "#", "#a", " ", "toolu_01", "a"}
+
+// fuzzReply builds a reply from bytes, two bytes a call: the id and the
+// tool. Tools are "plain", "gated" (requires confirmation), "failing" and
+// "ghost" (not in the prompt).
+func fuzzReply(data []byte) *toolgate.AssistantMessage {
+	tools := []string{"plain", "gated", "failing", "ghost"}
+	args := []string{"", "{}", `{"x":1}`, "{"}
+	r := &toolgate.AssistantMessage{}
+	for i := 0; i+1 < len(data) && len(r.ToolCalls) < 64; i += 2 {
+		id := fuzzIDs[int(data[i])%len(fuzzIDs)]
+		if data[i] >= 0xf0 {
+			id = "id" + strconv.Itoa(int(data[i]&0x3)) // repeats among long replies
+		}
+		r.ToolCalls = append(r.ToolCalls, toolgate.ToolCall{
+			ID:        id,
+			Name:      tools[int(data[i+1])%len(tools)],
+			Arguments: args[int(data[i+1]>>2)%len(args)],
+		})
+	}
+	return r
+}
+
+func FuzzToolCallKeys(f *testing.F) {
+	f.Add([]byte{}, "")
+	f.Add([]byte{1, 0}, "")
+	f.Add([]byte{1, 0, 2, 1}, "call_9")
+	f.Add([]byte{1, 0, 1, 1}, "")                 // duplicated ids
+	f.Add([]byte{0, 0, 0, 1, 0, 2}, "")           // empty ids
+	f.Add([]byte{5, 0, 6, 0, 7, 0}, "#2")         // ids starting with '#'
+	f.Add(make([]byte, 80), "x")                  // a long reply of empty ids
+	f.Add([]byte{0xf0, 0, 0xf1, 0, 0xf0, 1}, "a") // repeated generated ids
+	f.Fuzz(func(t *testing.T, data []byte, extra string) {
+		r := fuzzReply(data)
+		if len(r.ToolCalls) > 0 {
+			// One call takes an arbitrary id.
+			r.ToolCalls[int(uint(len(extra)))%len(r.ToolCalls)].ID = extra
+		}
+		before := cloneReply(r)
+		keys := toolgate.ToolCallKeys(r)
+		if len(keys) != len(r.ToolCalls) {
+			t.Fatalf("got %d keys for %d calls", len(keys), len(r.ToolCalls))
+		}
+		checkDistinct(t, keys)
+		for i, c := range r.ToolCalls {
+			unique := true
+			for j, d := range r.ToolCalls {
+				if j != i && d.ID == c.ID {
+					unique = false
+				}
+			}
+			want := "#" + strconv.Itoa(i)
+			if unique && c.ID != "" && c.ID[0] != '#' {
+				want = c.ID
+			}
+			if keys[i] != want {
+				t.Errorf("call %d (id %q): got key %q, want %q", i, c.ID, keys[i], want)
+			}
+		}
+		if diff := cmp.Diff(before, r); diff != "" {
+			t.Errorf("ToolCallKeys changed the reply (-before +after):\n%s", diff)
+		}
+	})
+}
+
+// fuzzDecisions builds decisions from bytes, two bytes a decision: which
+// key (one of the reply's, or one naming no call) and which verdict.
+func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
+	var ds []toolgate.Decision
+	for i := 0; i+1 < len(data) && len(ds) < 80; i += 2 {
+		var key string
+		switch k := int(data[i]); {
+		case k == 0xff:
+			key = "#99"
+		case k == 0xfe:
+			key = "nobody"
+		case len(keys) > 0:
+			key = keys[k%len(keys)]
+		}
+		var d toolgate.Decision
+		switch data[i+1] % 8 {
+		case 0, 1, 2:
+			d = toolgate.Allow(key)
+		case 3, 4:
+			d = toolgate.Deny(key)
+		case 5:
+			d = toolgate.DenyWithMessage(key, "no "+key)
+		case 6:
+			d = toolgate.Decision{Key: key} // no verdict
+		case 7:
+			d = toolgate.Decision{Key: key, Verdict: toolgate.VerdictAllow, Message: "ok"}
+		}
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+// allDecided returns one well-formed decision bytes pair per call, for
+// seeds that pass the checks.
+func allDecided(calls int, verdict byte) []byte {
+	b := make([]byte, 0, 2*calls)
+	for i := range calls {
+		b = append(b, byte(i), verdict)
+	}
+	return b
+}
+
+func FuzzResume(f *testing.F) {
+	f.Add([]byte{2, 0, 4, 1}, allDecided(2, 0), false)                       // S3 allowed
+	f.Add([]byte{2, 0, 4, 1}, []byte{0, 0, 1, 5}, true)                      // S4
+	f.Add([]byte{2, 1}, allDecided(1, 0), false)                             // S5
+	f.Add([]byte{1, 0, 1, 1, 0, 2}, allDecided(3, 3), false)                 // duplicated ids, all denied
+	f.Add([]byte{1, 0, 2, 3}, []byte{0, 0, 1, 3}, false)                     // ghost denied
+	f.Add([]byte{1, 0, 2, 3}, allDecided(2, 0), true)                        // ghost allowed: refused
+	f.Add([]byte{1, 0, 2, 1}, []byte{0, 0}, false)                           // missing decision
+	f.Add([]byte{1, 0}, []byte{0, 0, 0, 0}, false)                           // duplicate decision
+	f.Add([]byte{1, 0}, []byte{0, 0, 0xfe, 0}, false)                        // unknown key
+	f.Add([]byte{1, 0}, []byte{0, 6}, false)                                 // no verdict
+	f.Add([]byte{1, 0}, []byte{0, 7}, false)                                 // message on allow
+	f.Add([]byte{}, []byte{}, false)                                         // no calls
+	f.Add(make([]byte, 90), allDecided(45, 0), true)                         // long reply
+	f.Add([]byte{0, 8, 0, 12, 0, 2}, []byte{0, 0, 1, 0, 2, 0}, false)        // arguments
+	f.Add([]byte{0xf0, 0, 0xf0, 1, 0xf1, 2}, allDecided(3, 1), false)        // repeated generated ids
+	f.Add([]byte{3, 0, 4, 0, 2, 0}, []byte{2, 3, 1, 0, 0, 0, 0xff, 0}, true) // extra positional key
+	f.Fuzz(func(t *testing.T, replyBytes, decisionBytes []byte, concurrent bool) {
+		r := fuzzReply(replyBytes)
+		keys := toolgate.ToolCallKeys(r)
+		ds := fuzzDecisions(keys, decisionBytes)
+
+		var mu sync.Mutex
+		runs := map[string]int{}
+		count := func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[req.Key]++
+			if req.Call.Name == "failing" {
+				return "", errors.New("failed")
+			}
+			return "ran " + req.Key, nil
+		}
+		p := &toolgate.Prompt{Tools: []*toolgate.Tool{
+			toolgate.NewTool(toolgate.ToolDefinition{Name: "plain"}, toolgate.ToolMetadata{}, count),
+			toolgate.NewTool(toolgate.ToolDefinition{Name: "gated"}, toolgate.ToolMetadata{RequiresConfirmation: true}, count),
+			toolgate.NewTool(toolgate.ToolDefinition{Name: "failing"}, toolgate.ToolMetadata{}, count),
+		}}
+		conc := 1
+		if concurrent {
+			conc = 3
+		}
+		m := toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: conc})
+		params := &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds}
+		checkErr := toolgate.CheckDecisions(p, r, ds)
+		res, err := m.Resume(context.Background(), params)
+		if checkErr != nil {
+			if !errors.Is(checkErr, toolgate.ErrInvalidDecisions) {
+				t.Fatalf("CheckDecisions: got %v, want an error matching ErrInvalidDecisions", checkErr)
+			}
+			if err == nil || err.Error() != checkErr.Error() {
+				t.Fatalf("Resume: got %v, want the CheckDecisions error %v", err, checkErr)
+			}
+			if res != nil || len(runs) != 0 {
+				t.Fatalf("decisions were refused but %d tools ran", len(runs))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("CheckDecisions passed but Resume failed: %v", err)
+		}
+		if len(res.Message.Results) != len(r.ToolCalls) {
+			t.Fatalf("got %d results for %d calls", len(res.Message.Results), len(r.ToolCalls))
+		}
+		byKey := map[string]toolgate.Decision{}
+		for _, d := range ds {
+			byKey[d.Key] = d
+		}
+		for i, c := range r.ToolCalls {
+			d, ok := byKey[keys[i]]
+			if !ok {
+				t.Fatalf("call %d (key %q) has no decision but the checks passed", i, keys[i])
+			}
+			got := res.Message.Results[i]
+			if got.CallID != c.ID || got.Name != c.Name {
+				t.Errorf("result %d is for %q/%s, want %q/%s", i, got.CallID, got.Name, c.ID, c.Name)
+			}
+			switch d.Verdict {
+			case toolgate.VerdictAllow:
+				// Arguments that are not JSON stop the call before the tool.
+				want := 1
+				if c.Arguments != "" && !json.Valid([]byte(c.Arguments)) {
+					want = 0
+				}
+				if runs[keys[i]] != want {
+					t.Errorf("allowed call %q (arguments %q) ran %d times, want %d", keys[i], c.Arguments, runs[keys[i]], want)
+				}
+				if !got.Status.Ran() {
+					t.Errorf("allowed call %q has status %v", keys[i], got.Status)
+				}
+			case toolgate.VerdictDeny:
+				if runs[keys[i]] != 0 {
+					t.Errorf("denied call %q ran %d times, want 0", keys[i], runs[keys[i]])
+				}
+				if got.Status != toolgate.ResultDenied || got.Content != d.Message {
+					t.Errorf("denied call %q: got %+v, want status denied and content %q", keys[i], got, d.Message)
+				}
+			default:
+				t.Errorf("decision %+v passed the checks", d)
+			}
+		}
+	})
+}
+
+func FuzzUnmarshalMessage(f *testing.F) {
+	for _, m := range allMessages() {
+		b, _ := json.Marshal(m)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		`{"role":"user","text":"hi"}`,
+		`{"role":"assistant"}`,
+		`{"role":"assistant","tool_calls":[]}`,
+		`{"role":"assistant","tool_calls":[{"name":"x","arguments":"{\"a\":1}"}]}`,
+		`{"role":"tool"}`,
+		`{"role":"tool","results":null}`,
+		`{"role":"tool","results":[{"name":"x","content":"y","status":"denied"}]}`,
+		`{"role":"tool","results":[{"name":"x","status":"nope"}]}`,
+		`{"ROLE":"user","TEXT":"shouting"}`,
+		`{"role":"user","role":"system","text":"twice"}`,
+		`{"role":"user","text":"\ud800"}`,
+		`{"role":"robot"}`,
+		`{"text":"no role"}`,
+		`[]`, `null`, `"user"`, ``, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := toolgate.UnmarshalMessage(data)
+		if err != nil {
+			if !errors.Is(err, toolgate.ErrInvalidMessage) {
+				t.Fatalf("got error %v, want one wrapping ErrInvalidMessage", err)
+			}
+			if m != nil {
+				t.Fatalf("got message %v with error %v", m, err)
+			}
+			return
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("Marshal(%#v): %v", m, err)
+		}
+		m2, err := toolgate.UnmarshalMessage(b)
+		if err != nil {
+			t.Fatalf("decoding the re-encoded %s: %v", b, err)
+		}
+		if diff := cmp.Diff(m, m2, equateEmptyMessages); diff != "" {
+			t.Fatalf("round trip through %s (-first +second):\n%s", b, diff)
+		}
+		b2, err := json.Marshal(m2)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("encoding is not stable: %s then %s (%v)", b, b2, err)
+		}
+	})
+}
+
+func FuzzPromptJSON(f *testing.F) {
+	for _, p := range []*toolgate.Prompt{samplePrompt(), {}, {Messages: allMessages()}} {
+		b, _ := json.Marshal(p)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		`{"messages":[]}`,
+		`{"messages":null,"tools":[]}`,
+		`{"messages":[{"role":"user","text":"hi"}],"tools":[{"name":"t","metadata":{"requires_confirmation":true}}]}`,
+		`{"tools":[{"name":"t","input_schema":{"type":"object","properties":{"a":{"type":"integer","minimum":1}},"required":["a"]}}]}`,
+		`{"tools":[{"name":"t","input_schema":true}]}`,
+		`{"tools":[null]}`,
+		`{"options":{"temperature":0.1,"stop":[],"parallel_tool_calls":true}}`,
+		`{"messages":[{"role":"tool","results":[{"name":"x","content":"","status":"skipped"}]}]}`,
+		`null`, `[]`, `{"messages":[null]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p toolgate.Prompt
+		if err := json.Unmarshal(data, &p); err != nil {
+			return
+		}
+		b, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatalf("Marshal of a decoded prompt: %v", err)
+		}
+		var p2 toolgate.Prompt
+		if err := json.Unmarshal(b, &p2); err != nil {
+			t.Fatalf("decoding the re-encoded %s: %v", b, err)
+		}
+		if diff := cmp.Diff(&p, &p2, toolsByJSON, equateEmptyMessages); diff != "" {
+			t.Fatalf("round trip through %s (-first +second):\n%s", b, diff)
+		}
+		for _, tool := range p2.Tools {
+			if _, err := tool.Call(context.Background(), &toolgate.ToolRequest{}); !errors.Is(err, toolgate.ErrNoImplementation) {
+				t.Fatalf("a decoded tool ran: %v", err)
+			}
+		}
+	})
+}
