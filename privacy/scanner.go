@@ -1,0 +1,224 @@
+package privacy
+
+import (
+	"cmp"
+	"context"
+	"math/bits"
+	"slices"
+)
+
+// Limits bound the work done for one input. Exceeding one makes the call
+// fail with a [*LimitError].
+type Limits struct {
+	// MaxBytes is the largest text or JSON payload accepted; 0 means 1 MiB.
+	MaxBytes int
+	// MaxDepth is the deepest nesting of JSON arrays and objects; 0 means 64.
+	MaxDepth int
+	// MaxNodes is the largest number of JSON values in a payload; 0 means
+	// 100000.
+	MaxNodes int
+	// MaxFindings is the largest number of findings (after merging) in one
+	// text or payload; 0 means 10000.
+	MaxFindings int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes == 0 {
+		l.MaxBytes = 1 << 20
+	}
+	if l.MaxDepth == 0 {
+		l.MaxDepth = 64
+	}
+	if l.MaxNodes == 0 {
+		l.MaxNodes = 100000
+	}
+	if l.MaxFindings == 0 {
+		l.MaxFindings = 10000
+	}
+	return l
+}
+
+// ScannerOptions configure a [Scanner]. The zero value (or nil) means all
+// built-in recognizers and default limits.
+type ScannerOptions struct {
+	// Recognizers are the recognizers to run; nil means [Builtins](). Add
+	// custom recognizers with append(privacy.Builtins(), ...).
+	Recognizers []Recognizer
+	// MinScore drops findings with a lower score; 0 means 0.5.
+	MinScore float64
+	// Limits bound the inputs; the zero value means the defaults.
+	Limits Limits
+}
+
+// Scanner finds personal data and secrets in text. The built-in
+// recognizers it holds run fused in a single pass over the text that looks
+// closer only at a few trigger bytes (digits, '@', ':', '.', ...); other
+// recognizers run one after another. Overlapping findings are merged.
+//
+// A Scanner is immutable and safe for concurrent use.
+type Scanner struct {
+	table    [256]uint16
+	fused    []*builtin
+	others   []Recognizer
+	minScore float64
+	limits   Limits
+}
+
+// NewScanner returns a scanner; opts may be nil.
+func NewScanner(opts *ScannerOptions) *Scanner {
+	var o ScannerOptions
+	if opts != nil {
+		o = *opts
+	}
+	rs := o.Recognizers
+	if rs == nil {
+		rs = Builtins()
+	}
+	s := &Scanner{minScore: o.MinScore, limits: o.Limits.withDefaults()}
+	if s.minScore == 0 {
+		s.minScore = 0.5
+	}
+	for _, r := range rs {
+		if r == nil {
+			panic("privacy: nil recognizer")
+		}
+		b, ok := r.(*builtin)
+		if !ok || len(s.fused) == 16 {
+			s.others = append(s.others, r)
+			continue
+		}
+		if slices.Contains(s.fused, b) {
+			continue
+		}
+		for k := 0; k < len(b.triggers); k++ {
+			s.table[b.triggers[k]] |= 1 << len(s.fused)
+		}
+		s.fused = append(s.fused, b)
+	}
+	return s
+}
+
+// Limits returns the scanner's limits with defaults filled in.
+func (s *Scanner) Limits() Limits { return s.limits }
+
+// Scan returns the findings in text: sorted by offset, not overlapping,
+// each with a score of at least the minimum. Where findings overlap, one
+// finding covers their union (so no part of a value is left out), labelled
+// by the finding with the highest score, then the most specific type.
+//
+// Scan fails when text is longer than the byte limit, when there are more
+// findings than the limit, or when a recognizer fails.
+func (s *Scanner) Scan(ctx context.Context, text string) ([]Finding, error) {
+	return s.scan(ctx, text, nil)
+}
+
+func (s *Scanner) scan(ctx context.Context, text string, dst []Finding) ([]Finding, error) {
+	if len(text) > s.limits.MaxBytes {
+		return dst, &LimitError{Limit: "bytes", Max: s.limits.MaxBytes}
+	}
+	base := len(dst)
+	dst = s.scanFused(text, dst)
+	for _, r := range s.others {
+		if err := ctx.Err(); err != nil {
+			return dst[:base], err
+		}
+		var err error
+		n := len(dst)
+		dst, err = r.Recognize(ctx, text, dst)
+		if err != nil {
+			return dst[:base], err
+		}
+		// Drop malformed findings of custom recognizers.
+		out := dst[:n]
+		for _, f := range dst[n:] {
+			if f.Start >= 0 && f.Start < f.End && f.End <= len(text) {
+				out = append(out, f)
+			}
+		}
+		dst = out
+	}
+	merged := merge(dst[base:], s.minScore)
+	dst = dst[:base+len(merged)]
+	if len(merged) > s.limits.MaxFindings {
+		return dst[:base], &LimitError{Limit: "findings", Max: s.limits.MaxFindings}
+	}
+	return dst, nil
+}
+
+// scanFused runs the built-in finders in one pass.
+func (s *Scanner) scanFused(text string, dst []Finding) []Finding {
+	if len(s.fused) == 0 {
+		return dst
+	}
+	var next [16]int
+	tab := &s.table
+	for i := 0; i < len(text); i++ {
+		m := tab[text[i]]
+		if m == 0 {
+			continue
+		}
+		for m != 0 {
+			k := bits.TrailingZeros16(m)
+			m &= m - 1
+			if i >= next[k] {
+				dst, next[k] = s.fused[k].find(text, i, dst)
+			}
+		}
+	}
+	return dst
+}
+
+// better reports whether a should label a merged span rather than b.
+func better(a, b Finding) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return specificity(a.Type) > specificity(b.Type)
+}
+
+// merge drops findings under min, sorts the rest and merges overlapping
+// ones in place; it returns the merged prefix of fs.
+func merge(fs []Finding, min float64) []Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Score >= min {
+			out = append(out, f)
+		}
+	}
+	fs = out
+	if len(fs) < 2 {
+		return fs
+	}
+	slices.SortFunc(fs, func(a, b Finding) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.End, a.End)
+	})
+	out = fs[:1]
+	for _, f := range fs[1:] {
+		cur := &out[len(out)-1]
+		if f.Start < cur.End {
+			end := max(cur.End, f.End)
+			if better(f, *cur) {
+				cur.Type, cur.Score = f.Type, f.Score
+			}
+			cur.End = end
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// holdback returns how much of the end of text a recognizer needs to see
+// continued before it can decide (a dictionary term cut short).
+func (s *Scanner) holdback(text string) int {
+	n := 0
+	for _, r := range s.others {
+		if h, ok := r.(interface{ holdback(string) int }); ok {
+			n = max(n, h.holdback(text))
+		}
+	}
+	return n
+}

@@ -1,0 +1,162 @@
+package privacy
+
+import (
+	"context"
+	"strings"
+)
+
+// maxHold is the most a [Stream] holds back. Past it, the stream cuts at
+// the last white space even where a value might continue.
+const maxHold = 8 << 10
+
+// historyLen is how much already emitted input a [Stream] keeps to give
+// context to the next segment (context words before a value).
+const historyLen = 64
+
+// Stream rewrites a text that arrives in chunks (a streamed model reply)
+// the way [Rewriter.Output] rewrites it whole. [Stream.Write] returns at
+// once all text that can no longer change and holds back only the suffix
+// that could still become part of a token or of a value; [Stream.Flush]
+// returns the rest. With the built-in recognizers, the concatenated output
+// equals what Output returns for the whole text. Values that contain white
+// space (phone and card numbers in groups, IBANs in groups of four,
+// private-key blocks) are held until they are complete; custom recognizers
+// see the text in pieces cut at white space.
+//
+// A Stream is not safe for concurrent use; after an error it keeps
+// returning that error.
+type Stream struct {
+	r       *Rewriter
+	mode    OutputMode
+	grant   Grant
+	pending string
+	history string
+	err     error
+}
+
+// Stream returns a stream rewriter in mode m for a reader with grant g.
+func (r *Rewriter) Stream(m OutputMode, g Grant) *Stream {
+	return &Stream{r: r, mode: m, grant: g}
+}
+
+// Write adds a chunk and returns the rewritten text that is now final.
+func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
+	if s.err != nil {
+		return "", s.err
+	}
+	s.pending += chunk
+	cut := safeCut(s.pending[:len(s.pending)-s.r.scanner.holdback(s.pending)])
+	if cut == 0 {
+		return "", nil
+	}
+	return s.emit(ctx, cut)
+}
+
+// Flush returns the rewritten rest of the text. The stream can be used
+// again afterwards, as if newly made (the vault keeps its tokens).
+func (s *Stream) Flush(ctx context.Context) (string, error) {
+	if s.err != nil {
+		return "", s.err
+	}
+	out, err := s.emit(ctx, len(s.pending))
+	s.history = ""
+	return out, err
+}
+
+func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
+	seg := s.pending[:cut]
+	text := s.history + seg
+	fs, err := s.r.scanner.Scan(ctx, text)
+	if err != nil {
+		s.err = err
+		return "", err
+	}
+	h := len(s.history)
+	k := 0
+	for _, f := range fs {
+		if f.Start < h {
+			continue
+		}
+		f.Start -= h
+		f.End -= h
+		fs[k] = f
+		k++
+	}
+	out, err := s.r.output(seg, fs[:k], s.mode, s.grant)
+	if err != nil {
+		s.err = err
+		return "", err
+	}
+	s.pending = s.pending[cut:]
+	if len(text) > historyLen {
+		text = text[len(text)-historyLen:]
+	}
+	s.history = strings.Clone(text)
+	return out, nil
+}
+
+// safeCut returns the largest offset at which text can be cut so that no
+// token and no value detected by the built-in recognizers spans the cut,
+// whatever follows: a cut right after white space that ends a word that
+// cannot continue into the next one. The last word is always held.
+func safeCut(text string) int {
+	limit := len(text)
+	// A private-key block is held until its END line.
+	if k := strings.LastIndex(text, "-----BEGIN "); k >= 0 && !strings.Contains(text[k:], "-----END ") && len(text)-k < maxPEM {
+		limit = k
+	}
+	for p := limit; p > 0; p-- {
+		c := text[p-1]
+		if !isSpace(c) {
+			continue
+		}
+		if c == '\n' {
+			return p
+		}
+		// The word before the space.
+		e := p - 1
+		for e > 0 && isSpace(text[e-1]) && text[e-1] != '\n' {
+			e--
+		}
+		if e == 0 || text[e-1] == '\n' {
+			return p
+		}
+		s := e
+		for s > 0 && !isSpace(text[s-1]) {
+			s--
+		}
+		if !joinable(text[s:e]) {
+			return p
+		}
+	}
+	if len(text) > maxHold {
+		if k := strings.LastIndexAny(text, " \t\r\n"); k >= 0 {
+			return k + 1
+		}
+		return len(text)
+	}
+	return 0
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// joinable reports whether a word could be one group of a value written
+// in groups separated by spaces (a phone or card number, an IBAN, an SSN,
+// "ext."): made of letters, digits and ()+.- only, and holding a digit or
+// no more than four bytes.
+func joinable(w string) bool {
+	digit := false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case isDigit(c):
+			digit = true
+		case isAlpha(c) || strings.IndexByte("()+.-", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return digit || len(w) <= 4
+}
