@@ -34,15 +34,34 @@ func appendToolCallKeys(dst []string, reply *AssistantMessage) []string {
 	base := len(dst)
 	dst = slices.Grow(dst, len(calls))[:base+len(calls)]
 	keys := dst[base:]
-	var seen map[string]int // only for long replies
-	if len(calls) > smallReply {
-		seen = make(map[string]int, len(calls))
-		for _, c := range calls {
-			seen[c.ID]++
+	if len(calls) <= smallReply {
+		// Pairwise, each pair once; bit i is set when call i shares its id.
+		var shared uint32
+		for i := range calls {
+			if shared&(1<<i) != 0 || !usableID(calls[i].ID) {
+				continue
+			}
+			for j := i + 1; j < len(calls); j++ {
+				if calls[j].ID == calls[i].ID {
+					shared |= 1<<i | 1<<j
+				}
+			}
 		}
+		for i, c := range calls {
+			if usableID(c.ID) && shared&(1<<i) == 0 {
+				keys[i] = c.ID
+			} else {
+				keys[i] = positionalKey(i)
+			}
+		}
+		return dst
+	}
+	seen := make(map[string]int, len(calls))
+	for _, c := range calls {
+		seen[c.ID]++
 	}
 	for i, c := range calls {
-		if usableID(c.ID) && countID(calls, seen, c.ID) == 1 {
+		if usableID(c.ID) && seen[c.ID] == 1 {
 			keys[i] = c.ID
 		} else {
 			keys[i] = positionalKey(i)
@@ -52,23 +71,11 @@ func appendToolCallKeys(dst []string, reply *AssistantMessage) []string {
 }
 
 // smallReply is the size up to which replies are scanned pairwise instead of
-// through a map: replies are short, and the scan does not allocate.
+// through a map: replies are short, and the scan does not allocate. It must
+// not exceed the 32 bits of the scan's mask.
 const smallReply = 32
 
 func usableID(id string) bool { return id != "" && id[0] != '#' }
-
-func countID(calls []ToolCall, seen map[string]int, id string) int {
-	if seen != nil {
-		return seen[id]
-	}
-	n := 0
-	for _, c := range calls {
-		if c.ID == id {
-			n++
-		}
-	}
-	return n
-}
 
 var positionalKeys = func() (ks [16]string) {
 	for i := range ks {
