@@ -112,9 +112,13 @@ const (
 	// (a tool call limit was reached). Skipped calls do not count against
 	// limits. JSON "skipped".
 	ResultSkipped
+	// ResultRefused: an authorization guard refused the call (or another
+	// call of its reply); it did not run. Refused calls do not count
+	// against limits. JSON "refused".
+	ResultRefused
 )
 
-var resultStatusNames = [...]string{"ok", "error", "denied", "skipped"}
+var resultStatusNames = [...]string{"ok", "error", "denied", "skipped", "refused"}
 
 // String returns the JSON name of the status.
 func (s ResultStatus) String() string {
@@ -137,7 +141,7 @@ func (s ResultStatus) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler]. It accepts only the
-// four names; anything else is an error.
+// five names; anything else is an error.
 func (s *ResultStatus) UnmarshalText(b []byte) error {
 	for i, n := range resultStatusNames {
 		if string(b) == n {

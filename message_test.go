@@ -63,6 +63,7 @@ func TestResultStatus(t *testing.T) {
 		{toolgate.ResultError, "error", true},
 		{toolgate.ResultDenied, "denied", false},
 		{toolgate.ResultSkipped, "skipped", false},
+		{toolgate.ResultRefused, "refused", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,7 +207,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, m := range allMessages() {
 		cases = append(cases, jsonCase{"message " + string(m.Role()), m, decodeMessage})
 	}
-	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped} {
+	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused} {
 		r := &toolgate.ToolResult{CallID: "c", Name: "n", Content: "text \"quoted\" <b>", Status: st}
 		cases = append(cases, jsonCase{"result " + st.String(), r, decodeAs[toolgate.ToolResult]})
 	}

@@ -292,7 +292,7 @@ func (rg *requestGuard) CheckReply(ctx context.Context, _ *toolgate.Prompt, repl
 		if i == refused {
 			msg = rg.g.refusal
 		}
-		results[i] = toolgate.ToolResult{CallID: c.ID, Name: c.Name, Content: msg, Status: toolgate.ResultSkipped}
+		results[i] = toolgate.ToolResult{CallID: c.ID, Name: c.Name, Content: msg, Status: toolgate.ResultRefused}
 	}
 	return results, nil
 }

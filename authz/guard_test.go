@@ -355,7 +355,7 @@ func TestNeutralRefusal(t *testing.T) {
 		t.Error("a tool ran")
 	}
 	tm := model.Prompts()[1].Messages[2].(*toolgate.ToolMessage)
-	if tm.Results[1].Content != authz.DefaultRefusal || tm.Results[1].Status == toolgate.ResultOK || tm.Results[0].Status == toolgate.ResultOK {
+	if tm.Results[1].Content != authz.DefaultRefusal || tm.Results[1].Status != toolgate.ResultRefused || tm.Results[0].Status != toolgate.ResultRefused {
 		t.Errorf("results %+v", tm.Results)
 	}
 	var sawNotExposed bool
