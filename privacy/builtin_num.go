@@ -408,8 +408,7 @@ func findIBAN(text string, i int, dst []Finding) ([]Finding, int) {
 	if s > 0 && wordChar(text[s-1]) {
 		return dst, i + 1
 	}
-	cc := string([]byte{text[s] &^ 0x20, text[s+1] &^ 0x20})
-	want, ok := ibanLengths[cc]
+	want, ok := ibanLengths[string([]byte{text[s] &^ 0x20, text[s+1] &^ 0x20})]
 	if !ok {
 		return dst, i + 1
 	}
@@ -444,6 +443,14 @@ func findIBAN(text string, i int, dst []Finding) ([]Finding, int) {
 	}
 	if !boundaryAfter(text, p) || !mod97(buf[:n]) {
 		return dst, i + 1
+	}
+	// In groups of four, an IBAN is written in upper case.
+	if p-s > n {
+		for k := s; k < p; k++ {
+			if text[k] >= 'a' && text[k] <= 'z' {
+				return dst, i + 1
+			}
+		}
 	}
 	score := 0.9
 	if hasContext(text, s, ibanContext) {

@@ -100,14 +100,14 @@ func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 // whatever follows: a cut right after white space that ends a word that
 // cannot continue into the next one. The last word is always held.
 func safeCut(text string) int {
-	limit := len(text)
-	// A private-key block is held until its END line.
-	if k := strings.LastIndex(text, "-----BEGIN "); k >= 0 && !strings.Contains(text[k:], "-----END ") && len(text)-k < maxPEM {
-		limit = k
-	}
-	for p := limit; p > 0; p-- {
+	for p := len(text); p > 0; p-- {
 		c := text[p-1]
 		if !isSpace(c) {
+			continue
+		}
+		// A private-key block is cut neither inside nor before its END line.
+		if k := pemStart(text, p); k >= 0 {
+			p = k + 1
 			continue
 		}
 		if c == '\n' {
@@ -125,7 +125,7 @@ func safeCut(text string) int {
 		for s > 0 && !isSpace(text[s-1]) {
 			s--
 		}
-		if !joinable(text[s:e]) {
+		if !joinable(text[s:e]) || p < len(text) && !continues(text[p]) {
 			return p
 		}
 	}
@@ -138,25 +138,59 @@ func safeCut(text string) int {
 	return 0
 }
 
+// pemStart returns the start of the private-key block that a cut at p
+// would split, or -1: a block whose END line is not complete before p
+// (unless it has grown past the size of the longest block).
+func pemStart(text string, p int) int {
+	k := strings.LastIndex(text[:p], "-----BEGIN ")
+	if k < 0 {
+		return -1
+	}
+	if e := strings.Index(text[k:], "-----END "); e >= 0 {
+		if f := strings.Index(text[k+e+9:], "-----"); f >= 0 && k+e+9+f+5 <= p {
+			return -1
+		}
+	}
+	if len(text)-k >= maxPEM {
+		return -1
+	}
+	return k
+}
+
+// continues reports whether a word that starts with c could continue a
+// value across a space: a digit group, "(415)", an upper-case IBAN group,
+// "x12", "ext.".
+func continues(c byte) bool {
+	return isDigit(c) || c >= 'A' && c <= 'Z' || c == '(' || c == 'x' || c == 'e'
+}
+
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // joinable reports whether a word could be one group of a value written
-// in groups separated by spaces (a phone or card number, an IBAN, an SSN,
-// "ext."): made of letters, digits and ()+.- only, and holding a digit or
-// no more than four bytes.
+// in groups separated by spaces (a phone or card number, an IBAN, an SSN, a
+// phone extension): made of letters, digits and ()+.- only, and holding a
+// digit, or being an upper-case group of an IBAN, or "x" / "ext".
 func joinable(w string) bool {
-	digit := false
+	digit, low := false, false
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		switch {
 		case isDigit(c):
 			digit = true
-		case isAlpha(c) || strings.IndexByte("()+.-", c) >= 0:
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= 'A' && c <= 'Z' || strings.IndexByte("()+.-", c) >= 0:
 		default:
 			return false
 		}
 	}
-	return digit || len(w) <= 4
+	switch {
+	case digit:
+		return true
+	case !low:
+		return len(w) <= 4
+	}
+	return strings.EqualFold(w, "x") || strings.EqualFold(w, "ext") || strings.EqualFold(w, "ext.")
 }

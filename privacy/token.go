@@ -77,36 +77,3 @@ func tokenAt(text string, i int) int {
 	}
 	return j + 1 - i
 }
-
-// tokenPrefixLen returns the length of the longest suffix of text that is
-// a proper prefix of some token (and so could still become one), or 0.
-func tokenPrefixLen(text string) int {
-	lo := max(0, len(text)-maxTokenLen)
-	for i := lo; i < len(text); i++ {
-		if text[i] == tokenOpen && couldBeToken(text[i:]) {
-			return len(text) - i
-		}
-	}
-	return 0
-}
-
-// couldBeToken reports whether s (which starts with '[' and has no ']')
-// can be extended into a token.
-func couldBeToken(s string) bool {
-	if len(s) >= maxTokenLen {
-		return false
-	}
-	if len(s) == 1 {
-		return true
-	}
-	if s[1] < 'A' || s[1] > 'Z' {
-		return false
-	}
-	for k := 2; k < len(s); k++ {
-		c := s[k]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
