@@ -1,0 +1,463 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Options configure [Open]. A nil *Options means all defaults.
+type Options struct {
+	// BusyTimeout is how long an operation waits for a lock held by
+	// another connection or process before it fails. Zero (or negative)
+	// means 5 seconds.
+	BusyTimeout time.Duration
+}
+
+// Store is a [toolgate.ConversationStore] kept in a SQLite database file.
+//
+// A Store is safe for concurrent use by several goroutines, and several
+// Stores, in one process or in several, may open the same file: appends and
+// claims are serialized by SQLite's write lock, so the rules of
+// [toolgate.ValidateAppend] and the single claim of a pause hold across all
+// of them. Close it when done.
+type Store struct {
+	// Fixed at creation.
+	write *sql.DB // one connection; every transaction begins IMMEDIATE
+	read  *sql.DB // read-only transactions
+
+	// Prepared statements, fixed at creation: on read, for Load; on
+	// write, for Append and ClaimPause.
+	readPause, readMessages                                            *sql.Stmt
+	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
+	claimPause                                                         *sql.Stmt
+}
+
+// The statements of a [Store].
+const (
+	selectPauseSQL    = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos FROM pauses WHERE conversation_id = ?"
+	selectMessagesSQL = "SELECT seq, format, body FROM messages WHERE conversation_id = ? ORDER BY seq"
+	countMessagesSQL  = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
+	insertMessageSQL  = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
+	insertPauseSQL    = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
+	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
+	claimPauseSQL     = "UPDATE pauses SET claimed = 1 WHERE conversation_id = ? AND id = ? AND claimed = 0"
+)
+
+// formatJSON is the value of messages.format for a body holding the
+// message's JSON form (what json.Marshal gives and
+// [toolgate.UnmarshalMessage] reads).
+const formatJSON = 1
+
+// migrations bring the schema from version i to i+1 (the database's
+// user_version). Append to the list; never change an entry.
+var migrations = []string{
+	// 1: messages and pauses.
+	`CREATE TABLE messages (
+		conversation_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		format INTEGER NOT NULL,
+		body TEXT NOT NULL,
+		PRIMARY KEY (conversation_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE pauses (
+		conversation_id TEXT NOT NULL PRIMARY KEY,
+		id TEXT NOT NULL,
+		msg_index INTEGER NOT NULL,
+		awaiting TEXT NOT NULL,
+		claimed INTEGER NOT NULL DEFAULT 0,
+		created_at INTEGER NOT NULL,
+		created_at_nanos INTEGER NOT NULL
+	) WITHOUT ROWID;`,
+}
+
+// SchemaVersion is the version of the database schema this package writes
+// (the database's user_version). [Open] upgrades an older database and
+// refuses a newer one.
+const SchemaVersion = 1
+
+// Open opens the database file at path, creating it when it does not
+// exist, and brings its schema up to [SchemaVersion]. The file is put in
+// WAL journal mode. A file that is not a SQLite database, or whose schema
+// is newer than this package knows, gives an error wrapping
+// [toolgate.ErrCorrupt]. opts may be nil.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open %q: want the path of a database file", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	dsn := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	write, err := sql.Open("sqlite", dsn.String())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	// One writer connection: goroutines of this process queue for it
+	// instead of polling SQLite's lock.
+	write.SetMaxOpenConns(1)
+	q.Set("_query_only", "1")
+	dsn.RawQuery = q.Encode()
+	read, err := sql.Open("sqlite", dsn.String())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	s := &Store{write: write, read: read}
+	if err := s.setup(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// prepare prepares the statements of s.
+func (s *Store) prepare(ctx context.Context) error {
+	for _, st := range []struct {
+		db    *sql.DB
+		stmt  **sql.Stmt
+		query string
+	}{
+		{s.read, &s.readPause, selectPauseSQL},
+		{s.read, &s.readMessages, selectMessagesSQL},
+		{s.write, &s.writePause, selectPauseSQL},
+		{s.write, &s.countMessages, countMessagesSQL},
+		{s.write, &s.insertMessage, insertMessageSQL},
+		{s.write, &s.insertPause, insertPauseSQL},
+		{s.write, &s.deletePause, deletePauseSQL},
+		{s.write, &s.claimPause, claimPauseSQL},
+	} {
+		stmt, err := st.db.PrepareContext(ctx, st.query)
+		if err != nil {
+			return dbErr(err)
+		}
+		*st.stmt = stmt
+	}
+	return nil
+}
+
+// setup turns on WAL and applies the missing migrations.
+func (s *Store) setup(ctx context.Context) error {
+	var mode string
+	if err := s.write.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return dbErr(err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, not wal", mode)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(migrations) {
+			return fmt.Errorf("%w: schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
+			}
+		}
+		if v != len(migrations) {
+			// PRAGMA takes no parameters; the value is an int.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
+
+// Close closes the database. Operations in progress may fail.
+func (s *Store) Close() error {
+	var errs []error
+	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
+	}
+	errs = append(errs, s.read.Close(), s.write.Close())
+	return errors.Join(errs...)
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE), committing when fn
+// returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return dbErr(tx.Commit())
+}
+
+// Load implements [toolgate.ConversationStore]. A row that cannot be read
+// back gives an error wrapping [toolgate.ErrCorrupt].
+func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, dbErr(err))
+	}
+	defer tx.Rollback()
+	pause, err := loadPause(ctx, tx.StmtContext(ctx, s.readPause), id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	msgs, err := loadMessages(ctx, tx.StmtContext(ctx, s.readMessages), id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	if pause != nil {
+		if pause.Index < 0 || pause.Index >= len(msgs) {
+			return nil, fmt.Errorf("sqlite: load %q: %w: pause %q at message %d of %d", id, toolgate.ErrCorrupt, pause.ID, pause.Index, len(msgs))
+		}
+		if r, ok := msgs[pause.Index].(*toolgate.AssistantMessage); !ok || !r.HasToolCalls() {
+			return nil, fmt.Errorf("sqlite: load %q: %w: pause %q is on message %d, not a reply with tool calls", id, toolgate.ErrCorrupt, pause.ID, pause.Index)
+		}
+	}
+	return &toolgate.Conversation{ID: id, Messages: msgs, Pause: pause}, nil
+}
+
+// loadMessages reads the messages of a conversation with
+// [selectMessagesSQL].
+func loadMessages(ctx context.Context, stmt *sql.Stmt, id string) ([]toolgate.Message, error) {
+	rows, err := stmt.QueryContext(ctx, id)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	var msgs []toolgate.Message
+	for rows.Next() {
+		var (
+			seq, format int64
+			body        sql.RawBytes
+		)
+		if err := rows.Scan(&seq, &format, &body); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", toolgate.ErrCorrupt, len(msgs), err)
+		}
+		if seq != int64(len(msgs)) {
+			return nil, fmt.Errorf("%w: message %d is stored as number %d", toolgate.ErrCorrupt, len(msgs), seq)
+		}
+		m, err := decodeMessage(format, body)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", seq, err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err)
+	}
+	return msgs, nil
+}
+
+// decodeMessage decodes a stored message body. Any failure wraps
+// [toolgate.ErrCorrupt].
+func decodeMessage(format int64, body []byte) (toolgate.Message, error) {
+	if format != formatJSON {
+		return nil, fmt.Errorf("%w: unknown message format %d", toolgate.ErrCorrupt, format)
+	}
+	m, err := toolgate.UnmarshalMessage(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+	}
+	return m, nil
+}
+
+// loadPause reads the conversation's unresolved pause, or nil, with
+// [selectPauseSQL].
+func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, error) {
+	rows, err := stmt.QueryContext(ctx, id)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, dbErr(rows.Err())
+	}
+	var (
+		pr                toolgate.PauseRecord
+		awaiting          sql.RawBytes
+		claimed           int64
+		created, createdN int64
+	)
+	// The row has been read: a Scan error is a value of the wrong type.
+	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN); err != nil {
+		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+	}
+	if err := json.Unmarshal(awaiting, &pr.Awaiting); err != nil {
+		return nil, fmt.Errorf("%w: pause %q: awaiting: %v", toolgate.ErrCorrupt, pr.ID, err)
+	}
+	if claimed != 0 && claimed != 1 {
+		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
+	}
+	if createdN < 0 || createdN >= 1e9 {
+		return nil, fmt.Errorf("%w: pause %q: created_at_nanos is %d", toolgate.ErrCorrupt, pr.ID, createdN)
+	}
+	pr.Claimed = claimed == 1
+	pr.CreatedAt = time.Unix(created, createdN).UTC()
+	return &pr, nil
+}
+
+// countMessages returns the number of messages stored for id, checking
+// that they are numbered from 0 without gaps, with [countMessagesSQL].
+func countMessages(ctx context.Context, stmt *sql.Stmt, id string) (int, error) {
+	rows, err := stmt.QueryContext(ctx, id)
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return 0, dbErr(rows.Err())
+	}
+	var n, last int64
+	if err := rows.Scan(&n, &last); err != nil {
+		return 0, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
+	}
+	if last != n-1 {
+		return 0, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
+	}
+	return int(n), nil
+}
+
+// Append implements [toolgate.ConversationStore]. The rules are those of
+// [toolgate.ValidateAppend], checked inside the write transaction; a
+// message that cannot be encoded as JSON (a result status out of range)
+// gives an error wrapping [toolgate.ErrInvalidAppend].
+func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p == nil {
+		return toolgate.ValidateAppend(id, 0, nil, p)
+	}
+	// Encode before taking the write lock; report a failure only once the
+	// rules have passed, so that the error is the one ValidateAppend gives.
+	bodies := make([]string, len(p.Messages))
+	var encErr error
+	for i, m := range p.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			encErr = fmt.Errorf("%w: message %d: %v", toolgate.ErrInvalidAppend, i, err)
+			break
+		}
+		bodies[i] = string(b)
+	}
+	var awaiting []byte
+	if p.Pause != nil && encErr == nil {
+		var err error
+		if awaiting, err = json.Marshal(p.Pause.Awaiting); err != nil {
+			encErr = fmt.Errorf("%w: awaiting: %v", toolgate.ErrInvalidAppend, err)
+		}
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		n, err := countMessages(ctx, tx.StmtContext(ctx, s.countMessages), id)
+		if err != nil {
+			return err
+		}
+		pause, err := loadPause(ctx, tx.StmtContext(ctx, s.writePause), id)
+		if err != nil {
+			return err
+		}
+		if err := toolgate.ValidateAppend(id, n, pause, p); err != nil {
+			return err
+		}
+		if encErr != nil {
+			return encErr
+		}
+		if p.Resolves != "" {
+			if _, err := tx.StmtContext(ctx, s.deletePause).ExecContext(ctx, id); err != nil {
+				return dbErr(err)
+			}
+		}
+		ins := tx.StmtContext(ctx, s.insertMessage)
+		for i, b := range bodies {
+			if _, err := ins.ExecContext(ctx, id, n+i, formatJSON, b); err != nil {
+				return dbErr(err)
+			}
+		}
+		if p.Pause != nil {
+			created := p.Pause.CreatedAt
+			if created.IsZero() {
+				created = time.Now()
+			}
+			_, err := tx.StmtContext(ctx, s.insertPause).ExecContext(ctx,
+				id, p.Pause.ID, n+len(bodies)-1, string(awaiting), created.Unix(), created.Nanosecond())
+			if err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: append to %q: %w", id, err)
+	}
+	return nil
+}
+
+// ClaimPause implements [toolgate.ConversationStore].
+func (s *Store) ClaimPause(ctx context.Context, id, pauseID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res, err := s.claimPause.ExecContext(ctx, id, pauseID)
+	if err != nil {
+		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, dbErr(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, dbErr(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, toolgate.ErrNoOpenPause)
+	}
+	return nil
+}
+
+// dbErr marks SQLite's reports of a damaged file or of a file that is not
+// a database as [toolgate.ErrCorrupt]; other errors are returned as they are.
+func dbErr(err error) error {
+	var e *msqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+		}
+	}
+	return err
+}

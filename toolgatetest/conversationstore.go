@@ -1,0 +1,671 @@
+package toolgatetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/toolgate/toolgate"
+)
+
+// TestStore runs the conformance tests of a [toolgate.ConversationStore] as
+// subtests of t: loading, appending, the optimistic At check, the append
+// rules of [toolgate.ValidateAppend], pauses and their single claim, and
+// behaviour under concurrent use and cancellation.
+//
+// newStore is called once per subtest, with the subtest's t, and must
+// return a new store holding no conversation; it may register cleanups on
+// that t (to close the store, say). A store that is shared between
+// processes is tested the same way: the kit uses only the interface.
+//
+// Messages are compared with [cmp.Diff], treating a nil slice and an empty
+// one as equal, and times with [time.Time.Equal].
+func TestStore(t *testing.T, newStore func(t *testing.T) toolgate.ConversationStore) {
+	t.Helper()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s toolgate.ConversationStore)
+	}{
+		{"LoadUnknown", testLoadUnknown},
+		{"RoundTrip", testRoundTrip},
+		{"Conflict", testConflict},
+		{"InvalidAppend", testInvalidAppend},
+		{"OpenPause", testOpenPause},
+		{"PauseBlocksInput", testPauseBlocksInput},
+		{"ClaimOnce", testClaimOnce},
+		{"ClaimConcurrent", testClaimConcurrent},
+		{"Resolve", testResolve},
+		{"ResolveAndPauseAgain", testResolveAndPauseAgain},
+		{"AppendConcurrent", testAppendConcurrent},
+		{"AppendConcurrentRetry", testAppendConcurrentRetry},
+		{"Independent", testIndependent},
+		{"Canceled", testCanceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			if s == nil {
+				t.Fatal("newStore returned nil")
+			}
+			tt.run(t, s)
+		})
+	}
+}
+
+// goroutines is how many goroutines the concurrency tests start.
+const goroutines = 16
+
+// allKinds returns messages of the four kinds, with the awkward cases a
+// store must keep: calls without ids or with duplicated ids, arguments that
+// are not JSON, and results of every status.
+func allKinds() []toolgate.Message {
+	return []toolgate.Message{
+		&toolgate.SystemMessage{Text: "You are a travel assistant."},
+		&toolgate.UserMessage{Text: "Is VX205 on time? \"quoted\", <b>tags</b> & ünïcödé,\nsecond line\ttab"},
+		&toolgate.AssistantMessage{Text: "Let me check."},
+		&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{
+			{ID: "c1", Name: "flightStatus", Arguments: `{"flight":"VX205"}`},
+			{Name: "noID", Arguments: `{}`},
+			{ID: "dup", Name: "broken", Arguments: `{"flight":`},
+			{ID: "dup", Name: "prose", Arguments: `not JSON at all`},
+			{ID: "c5", Name: "noArguments"},
+			{ID: "c6", Name: "spaced", Arguments: " { \"a\" : [1, 2.50, 1e3] }\n"},
+		}},
+		&toolgate.ToolMessage{Results: []toolgate.ToolResult{
+			{CallID: "c1", Name: "flightStatus", Content: `{"status":"on time"}`, Status: toolgate.ResultOK},
+			{Name: "noID", Content: "tool failed: boom", Status: toolgate.ResultError},
+			{CallID: "dup", Name: "broken", Content: "denied by alice: not today", Status: toolgate.ResultDenied},
+			{CallID: "dup", Name: "prose", Status: toolgate.ResultSkipped},
+			{CallID: "c5", Name: "noArguments", Content: "null", Status: toolgate.ResultOK},
+			{CallID: "c6", Name: "spaced", Content: `"ok"`, Status: toolgate.ResultError},
+		}},
+		&toolgate.AssistantMessage{
+			Text:      "VX205 is on time; logging that.",
+			ToolCalls: []toolgate.ToolCall{{ID: "c7", Name: "log", Arguments: `{"line":"VX205 on time"}`}},
+		},
+		&toolgate.ToolMessage{Results: []toolgate.ToolResult{}},
+		&toolgate.UserMessage{},
+		&toolgate.SystemMessage{},
+	}
+}
+
+// user returns a user message.
+func user(text string) toolgate.Message { return &toolgate.UserMessage{Text: text} }
+
+// reply returns a reply that calls the named tools, with ids c1, c2, ...
+func reply(tools ...string) *toolgate.AssistantMessage {
+	m := &toolgate.AssistantMessage{}
+	for i, name := range tools {
+		m.ToolCalls = append(m.ToolCalls, toolgate.ToolCall{ID: fmt.Sprintf("c%d", i+1), Name: name, Arguments: "{}"})
+	}
+	return m
+}
+
+// results answers every call of r with an ok result.
+func results(r *toolgate.AssistantMessage) *toolgate.ToolMessage {
+	m := &toolgate.ToolMessage{Results: []toolgate.ToolResult{}}
+	for _, c := range r.ToolCalls {
+		m.Results = append(m.Results, toolgate.ToolResult{CallID: c.ID, Name: c.Name, Content: `"done"`})
+	}
+	return m
+}
+
+var equateEmpty = cmpopts.EquateEmpty()
+
+func mustAppend(t *testing.T, s toolgate.ConversationStore, id string, p *toolgate.AppendParams) {
+	t.Helper()
+	if err := s.Append(t.Context(), id, p); err != nil {
+		t.Fatalf("Append(%q, At %d): %v", id, p.At, err)
+	}
+}
+
+func mustLoad(t *testing.T, s toolgate.ConversationStore, id string) *toolgate.Conversation {
+	t.Helper()
+	c, err := s.Load(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", id, err)
+	}
+	if c == nil {
+		t.Fatalf("Load(%q) returned a nil conversation and no error", id)
+	}
+	if c.ID != id {
+		t.Errorf("Load(%q).ID = %q, want %q", id, c.ID, id)
+	}
+	return c
+}
+
+// checkStored loads id and compares its messages and pause with want.
+func checkStored(t *testing.T, s toolgate.ConversationStore, id string, wantMsgs []toolgate.Message, wantPause *toolgate.PauseRecord) {
+	t.Helper()
+	c := mustLoad(t, s, id)
+	if diff := cmp.Diff(wantMsgs, c.Messages, equateEmpty); diff != "" {
+		t.Errorf("Load(%q) messages mismatch (-want +got):\n%s", id, diff)
+	}
+	if diff := cmp.Diff(wantPause, c.Pause, equateEmpty); diff != "" {
+		t.Errorf("Load(%q) pause mismatch (-want +got):\n%s", id, diff)
+	}
+}
+
+// checkErr reports an error unless err wraps want.
+func checkErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("%s: got error %v, want one wrapping %v", what, err, want)
+	}
+}
+
+// openPause stores [user, reply with calls] in id with an open pause
+// pauseID and returns the stored messages and pause.
+func openPause(t *testing.T, s toolgate.ConversationStore, id, pauseID string) ([]toolgate.Message, *toolgate.PauseRecord) {
+	t.Helper()
+	created := time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+	msgs := []toolgate.Message{user("book a flight"), reply("search", "book")}
+	mustAppend(t, s, id, &toolgate.AppendParams{
+		Messages: msgs,
+		Pause:    &toolgate.PauseRecord{ID: pauseID, Awaiting: []string{"c2"}, CreatedAt: created},
+	})
+	return msgs, &toolgate.PauseRecord{ID: pauseID, Index: 1, Awaiting: []string{"c2"}, CreatedAt: created}
+}
+
+func testLoadUnknown(t *testing.T, s toolgate.ConversationStore) {
+	checkStored(t, s, "never-written", nil, nil)
+	mustAppend(t, s, "written", &toolgate.AppendParams{Messages: []toolgate.Message{user("hi")}})
+	checkStored(t, s, "never-written", nil, nil)
+	checkStored(t, s, "writte", nil, nil)
+	checkStored(t, s, "written ", nil, nil)
+}
+
+func testRoundTrip(t *testing.T, s toolgate.ConversationStore) {
+	msgs := allKinds()
+
+	// All at once.
+	mustAppend(t, s, "whole", &toolgate.AppendParams{Messages: msgs})
+	checkStored(t, s, "whole", msgs, nil)
+
+	// One per append.
+	for i, m := range msgs {
+		mustAppend(t, s, "single", &toolgate.AppendParams{At: i, Messages: []toolgate.Message{m}})
+	}
+	checkStored(t, s, "single", msgs, nil)
+
+	// Appended after the first batch.
+	more := []toolgate.Message{user("and tomorrow?"), &toolgate.AssistantMessage{Text: "Also on time."}}
+	mustAppend(t, s, "whole", &toolgate.AppendParams{At: len(msgs), Messages: more})
+	checkStored(t, s, "whole", append(allKinds(), more...), nil)
+
+	// Every status on its own, in a fresh conversation.
+	for i, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped} {
+		m := &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "x", Name: "t", Content: st.String(), Status: st}}}
+		mustAppend(t, s, "statuses", &toolgate.AppendParams{At: i, Messages: []toolgate.Message{m}})
+		c := mustLoad(t, s, "statuses")
+		if len(c.Messages) != i+1 {
+			t.Fatalf("after %d appends Load holds %d messages", i+1, len(c.Messages))
+		}
+		if diff := cmp.Diff(toolgate.Message(m), c.Messages[i], equateEmpty); diff != "" {
+			t.Errorf("status %v mismatch (-want +got):\n%s", st, diff)
+		}
+	}
+}
+
+func testConflict(t *testing.T, s toolgate.ConversationStore) {
+	stored := []toolgate.Message{user("one"), &toolgate.AssistantMessage{Text: "two"}}
+	mustAppend(t, s, "conv", &toolgate.AppendParams{Messages: stored})
+	for _, at := range []int{0, 1, 3, 100, -1} {
+		err := s.Append(t.Context(), "conv", &toolgate.AppendParams{At: at, Messages: []toolgate.Message{user("late")}})
+		checkErr(t, fmt.Sprintf("Append at %d to a conversation of 2", at), err, toolgate.ErrConflict)
+	}
+	checkStored(t, s, "conv", stored, nil)
+
+	err := s.Append(t.Context(), "new", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{user("late")}})
+	checkErr(t, "Append at 1 to an unknown conversation", err, toolgate.ErrConflict)
+	checkStored(t, s, "new", nil, nil)
+
+	// The stored count is still right: the next append at 2 works.
+	mustAppend(t, s, "conv", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{user("three")}})
+	checkStored(t, s, "conv", append(stored, user("three")), nil)
+}
+
+func testInvalidAppend(t *testing.T, s toolgate.ConversationStore) {
+	pause := &toolgate.PauseRecord{ID: "p1", Awaiting: []string{"c1"}}
+	tests := []struct {
+		name string
+		id   string
+		p    func(at int) *toolgate.AppendParams
+	}{
+		{"nil params", "conv", func(int) *toolgate.AppendParams { return nil }},
+		{"nil messages", "conv", func(at int) *toolgate.AppendParams { return &toolgate.AppendParams{At: at} }},
+		{"empty messages", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{}}
+		}},
+		{"nil message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{user("x"), nil}}
+		}},
+		{"nil system message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{(*toolgate.SystemMessage)(nil)}}
+		}},
+		{"nil user message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{(*toolgate.UserMessage)(nil)}}
+		}},
+		{"nil assistant message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{user("x"), (*toolgate.AssistantMessage)(nil)}}
+		}},
+		{"nil tool message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{(*toolgate.ToolMessage)(nil)}}
+		}},
+		{"empty id", "", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: 0, Messages: []toolgate.Message{user("x")}}
+		}},
+		{"pause on a user message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{user("x")}, Pause: pause}
+		}},
+		{"pause on a reply without calls", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{&toolgate.AssistantMessage{Text: "x"}}, Pause: pause}
+		}},
+		{"pause on a tool message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{reply("a"), results(reply("a"))}, Pause: pause}
+		}},
+		{"pause not on the last message", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{reply("a"), user("x")}, Pause: pause}
+		}},
+		{"pause without id", "conv", func(at int) *toolgate.AppendParams {
+			return &toolgate.AppendParams{At: at, Messages: []toolgate.Message{reply("a")}, Pause: &toolgate.PauseRecord{Awaiting: []string{"c1"}}}
+		}},
+	}
+	stored := []toolgate.Message{user("hello")}
+	mustAppend(t, s, "existing", &toolgate.AppendParams{Messages: stored})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Once on a conversation that exists, once on a new one.
+			for _, target := range []struct {
+				id string
+				at int
+			}{{"existing", 1}, {"new", 0}} {
+				id := target.id
+				if tt.id == "" {
+					id = ""
+				}
+				err := s.Append(t.Context(), id, tt.p(target.at))
+				checkErr(t, fmt.Sprintf("Append(%q)", id), err, toolgate.ErrInvalidAppend)
+			}
+			checkStored(t, s, "existing", stored, nil)
+			checkStored(t, s, "new", nil, nil)
+			checkStored(t, s, "", nil, nil)
+		})
+	}
+}
+
+func testOpenPause(t *testing.T, s toolgate.ConversationStore) {
+	t.Run("fields", func(t *testing.T) {
+		created := time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.FixedZone("CET", 3600))
+		first := []toolgate.Message{&toolgate.SystemMessage{Text: "be brief"}, user("book VX205")}
+		mustAppend(t, s, "kept", &toolgate.AppendParams{Messages: first})
+		r := reply("search", "book", "pay")
+		mustAppend(t, s, "kept", &toolgate.AppendParams{
+			At:       2,
+			Messages: []toolgate.Message{&toolgate.AssistantMessage{Text: "searching"}, r},
+			// Index and Claimed are set by the store.
+			Pause: &toolgate.PauseRecord{ID: "p1", Index: 42, Awaiting: []string{"c2", "c3"}, Claimed: true, CreatedAt: created},
+		})
+		want := &toolgate.PauseRecord{ID: "p1", Index: 3, Awaiting: []string{"c2", "c3"}, CreatedAt: created}
+		checkStored(t, s, "kept", append(first, &toolgate.AssistantMessage{Text: "searching"}, r), want)
+	})
+
+	t.Run("created now", func(t *testing.T) {
+		before := time.Now()
+		mustAppend(t, s, "now", &toolgate.AppendParams{
+			Messages: []toolgate.Message{user("pay"), reply("pay")},
+			Pause:    &toolgate.PauseRecord{ID: "p1"},
+		})
+		after := time.Now()
+		c := mustLoad(t, s, "now")
+		if c.Pause == nil {
+			t.Fatal("Load: no pause after opening one")
+		}
+		got := c.Pause.CreatedAt
+		// Stores may keep coarser times; allow a second either side.
+		if got.IsZero() || got.Before(before.Add(-time.Second)) || got.After(after.Add(time.Second)) {
+			t.Errorf("Pause.CreatedAt = %v, want the time of the append (between %v and %v)", got, before, after)
+		}
+		if c.Pause.Index != 1 || c.Pause.ID != "p1" || c.Pause.Claimed || len(c.Pause.Awaiting) != 0 {
+			t.Errorf("Pause = %+v, want id p1, index 1, unclaimed, awaiting nothing", c.Pause)
+		}
+	})
+
+	t.Run("loaded copy", func(t *testing.T) {
+		msgs, want := openPause(t, s, "copy", "p1")
+		c := mustLoad(t, s, "copy")
+		if c.Pause == nil {
+			t.Fatal("Load: no pause after opening one")
+		}
+		// Changing what Load returned must not change the store.
+		c.Pause.Claimed = true
+		c.Pause.Awaiting[0] = "changed"
+		c.Pause.Index = 7
+		checkStored(t, s, "copy", msgs, want)
+		if err := s.ClaimPause(t.Context(), "copy", "p1"); err != nil {
+			t.Errorf("ClaimPause after changing a loaded copy: %v", err)
+		}
+	})
+}
+
+func testPauseBlocksInput(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	tries := []struct {
+		name string
+		p    *toolgate.AppendParams
+	}{
+		{"user input", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{user("hello?")}}},
+		{"tool message without Resolves", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{results(reply("search", "book"))}}},
+		{"another pause", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{reply("x")}, Pause: &toolgate.PauseRecord{ID: "p2"}}},
+	}
+	for _, claimed := range []bool{false, true} {
+		if claimed {
+			if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+				t.Fatalf("ClaimPause: %v", err)
+			}
+			pause.Claimed = true
+		}
+		for _, tt := range tries {
+			err := s.Append(t.Context(), "conv", tt.p)
+			checkErr(t, fmt.Sprintf("%s (claimed %v)", tt.name, claimed), err, toolgate.ErrPauseOpen)
+		}
+		checkStored(t, s, "conv", msgs, pause)
+	}
+}
+
+func testClaimOnce(t *testing.T, s toolgate.ConversationStore) {
+	mustAppend(t, s, "plain", &toolgate.AppendParams{Messages: []toolgate.Message{user("hi")}})
+	msgs, pause := openPause(t, s, "conv", "p1")
+
+	for _, c := range []struct{ id, pauseID, what string }{
+		{"unknown", "p1", "unknown conversation"},
+		{"plain", "p1", "conversation without a pause"},
+		{"conv", "p2", "wrong pause id"},
+		{"conv", "", "empty pause id"},
+	} {
+		err := s.ClaimPause(t.Context(), c.id, c.pauseID)
+		checkErr(t, "ClaimPause on "+c.what, err, toolgate.ErrNoOpenPause)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+		t.Fatalf("first ClaimPause: %v", err)
+	}
+	pause.Claimed = true
+	checkStored(t, s, "conv", msgs, pause)
+
+	err := s.ClaimPause(t.Context(), "conv", "p1")
+	checkErr(t, "second ClaimPause", err, toolgate.ErrNoOpenPause)
+	checkStored(t, s, "conv", msgs, pause)
+	checkStored(t, s, "unknown", nil, nil)
+}
+
+func testClaimConcurrent(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	ctx := t.Context()
+	errs := make([]error, goroutines)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.ClaimPause(ctx, "conv", "p1")
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, toolgate.ErrNoOpenPause):
+			t.Errorf("claim %d: got error %v, want nil or one wrapping %v", i, err, toolgate.ErrNoOpenPause)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d concurrent claims succeeded, want exactly 1", won, goroutines)
+	}
+	pause.Claimed = true
+	checkStored(t, s, "conv", msgs, pause)
+}
+
+func testResolve(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	r := msgs[1].(*toolgate.AssistantMessage)
+	answer := results(r)
+
+	err := s.Append(t.Context(), "conv", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer}, Resolves: "p1"})
+	checkErr(t, "resolving an unclaimed pause", err, toolgate.ErrInvalidAppend)
+	checkStored(t, s, "conv", msgs, pause)
+
+	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	pause.Claimed = true
+
+	tests := []struct {
+		name string
+		p    *toolgate.AppendParams
+		want error
+	}{
+		{"another pause id", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer}, Resolves: "p2"}, toolgate.ErrNoOpenPause},
+		{"starting with a user message", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{user("x"), answer}, Resolves: "p1"}, toolgate.ErrInvalidAppend},
+		{"starting with a reply", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{reply("x")}, Resolves: "p1"}, toolgate.ErrInvalidAppend},
+		{"nil tool message", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{(*toolgate.ToolMessage)(nil)}, Resolves: "p1"}, toolgate.ErrInvalidAppend},
+		{"stale At", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{answer}, Resolves: "p1"}, toolgate.ErrConflict},
+	}
+	for _, tt := range tests {
+		err := s.Append(t.Context(), "conv", tt.p)
+		checkErr(t, "resolution "+tt.name, err, tt.want)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	final := &toolgate.AssistantMessage{Text: "Booked."}
+	mustAppend(t, s, "conv", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer, final}, Resolves: "p1"})
+	msgs = append(msgs, answer, final)
+	checkStored(t, s, "conv", msgs, nil)
+
+	err = s.ClaimPause(t.Context(), "conv", "p1")
+	checkErr(t, "ClaimPause of a resolved pause", err, toolgate.ErrNoOpenPause)
+	err = s.Append(t.Context(), "conv", &toolgate.AppendParams{At: 4, Messages: []toolgate.Message{answer}, Resolves: "p1"})
+	checkErr(t, "resolving a resolved pause", err, toolgate.ErrNoOpenPause)
+	checkStored(t, s, "conv", msgs, nil)
+
+	mustAppend(t, s, "conv", &toolgate.AppendParams{At: 4, Messages: []toolgate.Message{user("thanks")}})
+	checkStored(t, s, "conv", append(msgs, user("thanks")), nil)
+
+	// Resolving in a conversation that never paused.
+	mustAppend(t, s, "plain", &toolgate.AppendParams{Messages: []toolgate.Message{user("hi")}})
+	err = s.Append(t.Context(), "plain", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{answer}, Resolves: "p1"})
+	checkErr(t, "resolving where nothing paused", err, toolgate.ErrNoOpenPause)
+	checkStored(t, s, "plain", []toolgate.Message{user("hi")}, nil)
+}
+
+func testResolveAndPauseAgain(t *testing.T, s toolgate.ConversationStore) {
+	msgs, _ := openPause(t, s, "conv", "p1")
+	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	answer := results(msgs[1].(*toolgate.AssistantMessage))
+	next := reply("pay")
+	mustAppend(t, s, "conv", &toolgate.AppendParams{
+		At:       2,
+		Messages: []toolgate.Message{answer, next},
+		Resolves: "p1",
+		Pause:    &toolgate.PauseRecord{ID: "p2", Awaiting: []string{"c1"}, CreatedAt: time.Unix(1700000000, 0)},
+	})
+	msgs = append(msgs, answer, next)
+	checkStored(t, s, "conv", msgs, &toolgate.PauseRecord{ID: "p2", Index: 3, Awaiting: []string{"c1"}, CreatedAt: time.Unix(1700000000, 0)})
+
+	err := s.ClaimPause(t.Context(), "conv", "p1")
+	checkErr(t, "ClaimPause of the resolved pause", err, toolgate.ErrNoOpenPause)
+	err = s.Append(t.Context(), "conv", &toolgate.AppendParams{At: 4, Messages: []toolgate.Message{user("x")}})
+	checkErr(t, "input while the new pause is open", err, toolgate.ErrPauseOpen)
+	if err := s.ClaimPause(t.Context(), "conv", "p2"); err != nil {
+		t.Errorf("ClaimPause of the new pause: %v", err)
+	}
+}
+
+func testAppendConcurrent(t *testing.T, s toolgate.ConversationStore) {
+	first := []toolgate.Message{user("start")}
+	mustAppend(t, s, "conv", &toolgate.AppendParams{Messages: first})
+	ctx := t.Context()
+	errs := make([]error, goroutines)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.Append(ctx, "conv", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{
+				user(fmt.Sprintf("writer %d", i)),
+				&toolgate.AssistantMessage{Text: fmt.Sprintf("reply %d", i)},
+			}})
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("appends %d and %d at the same At both succeeded", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, toolgate.ErrConflict):
+			t.Errorf("append %d: got error %v, want nil or one wrapping %v", i, err, toolgate.ErrConflict)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("none of %d concurrent appends succeeded", goroutines)
+	}
+	checkStored(t, s, "conv", append(first,
+		user(fmt.Sprintf("writer %d", winner)),
+		&toolgate.AssistantMessage{Text: fmt.Sprintf("reply %d", winner)},
+	), nil)
+}
+
+func testAppendConcurrentRetry(t *testing.T, s toolgate.ConversationStore) {
+	// Each writer appends its messages one at a time, reloading and retrying
+	// on conflict; in the end every message is stored exactly once, and each
+	// writer's messages are in its order.
+	const writers, each, maxTries = 8, 3, 1000
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			for k := range each {
+				m := user(fmt.Sprintf("%d/%d", w, k))
+				for try := 0; ; try++ {
+					if try == maxTries {
+						errs[w] = fmt.Errorf("message %d: no append succeeded in %d tries", k, maxTries)
+						return
+					}
+					c, err := s.Load(ctx, "conv")
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					err = s.Append(ctx, "conv", &toolgate.AppendParams{At: len(c.Messages), Messages: []toolgate.Message{m}})
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, toolgate.ErrConflict) {
+						errs[w] = fmt.Errorf("message %d: %w", k, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", w, err)
+		}
+	}
+	c := mustLoad(t, s, "conv")
+	if len(c.Messages) != writers*each {
+		t.Fatalf("Load holds %d messages, want %d", len(c.Messages), writers*each)
+	}
+	next := make([]int, writers)
+	for i, m := range c.Messages {
+		u, ok := m.(*toolgate.UserMessage)
+		if !ok {
+			t.Fatalf("message %d is a %T, want a user message", i, m)
+		}
+		var w, k int
+		if _, err := fmt.Sscanf(u.Text, "%d/%d", &w, &k); err != nil || w < 0 || w >= writers {
+			t.Fatalf("message %d has text %q, not one the writers sent", i, u.Text)
+		}
+		if k != next[w] {
+			t.Errorf("message %d is %q, want %d/%d", i, u.Text, w, next[w])
+		}
+		next[w] = k + 1
+	}
+}
+
+func testIndependent(t *testing.T, s toolgate.ConversationStore) {
+	// Ids that differ only slightly, or that would break naive quoting.
+	ids := []string{"a", "A", "a ", " a", "a/b", "a%", "a_", "a'; DROP TABLE messages; --", "ü"}
+	for i, id := range ids {
+		mustAppend(t, s, id, &toolgate.AppendParams{Messages: []toolgate.Message{user(fmt.Sprintf("conversation %d", i))}})
+	}
+	for i, id := range ids {
+		checkStored(t, s, id, []toolgate.Message{user(fmt.Sprintf("conversation %d", i))}, nil)
+	}
+
+	// A pause in one conversation does not block another, and pauses with
+	// the same id in two conversations are claimed separately.
+	msgsX, pauseX := openPause(t, s, "x", "p1")
+	msgsY, pauseY := openPause(t, s, "y", "p1")
+	mustAppend(t, s, "a", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{user("still open")}})
+	if err := s.ClaimPause(t.Context(), "x", "p1"); err != nil {
+		t.Fatalf("ClaimPause(x): %v", err)
+	}
+	pauseX.Claimed = true
+	checkStored(t, s, "x", msgsX, pauseX)
+	checkStored(t, s, "y", msgsY, pauseY)
+	if err := s.ClaimPause(t.Context(), "y", "p1"); err != nil {
+		t.Errorf("ClaimPause(y) after claiming x: %v", err)
+	}
+
+	answer := results(msgsX[1].(*toolgate.AssistantMessage))
+	mustAppend(t, s, "x", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer}, Resolves: "p1"})
+	pauseY.Claimed = true
+	checkStored(t, s, "x", append(msgsX, answer), nil)
+	checkStored(t, s, "y", msgsY, pauseY)
+	checkStored(t, s, "a", []toolgate.Message{user("conversation 0"), user("still open")}, nil)
+	checkStored(t, s, "A", []toolgate.Message{user("conversation 1")}, nil)
+}
+
+func testCanceled(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+
+	if _, err := s.Load(ctx, "conv"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Load with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
+	}
+	err := s.Append(ctx, "other", &toolgate.AppendParams{Messages: []toolgate.Message{user("x")}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Append with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
+	}
+	if err := s.ClaimPause(ctx, "conv", "p1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("ClaimPause with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
+	}
+	checkStored(t, s, "other", nil, nil)
+	checkStored(t, s, "conv", msgs, pause)
+	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+		t.Errorf("ClaimPause after a canceled one: %v", err)
+	}
+}

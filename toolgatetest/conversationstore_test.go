@@ -1,0 +1,113 @@
+package toolgatetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/toolgatetest"
+)
+
+// brokenEnv names, in a child process, the broken store to run the kit on.
+const brokenEnv = "TOOLGATETEST_BROKEN_STORE"
+
+// broken wraps a MemoryStore and breaks one rule of the contract.
+type broken struct {
+	*toolgate.MemoryStore
+	mode string
+}
+
+func (s *broken) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	if s.mode == "ignores context" {
+		ctx = context.Background()
+	}
+	return s.MemoryStore.Load(ctx, id)
+}
+
+func (s *broken) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	if p == nil {
+		return s.MemoryStore.Append(ctx, id, p)
+	}
+	q := *p
+	switch s.mode {
+	case "ignores context":
+		ctx = context.Background()
+	case "ignores At":
+		c, err := s.MemoryStore.Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		q.At = len(c.Messages)
+	case "drops pauses":
+		q.Pause = nil
+	case "trims arguments":
+		q.Messages = nil
+		for _, m := range p.Messages {
+			if a, ok := m.(*toolgate.AssistantMessage); ok && a != nil {
+				b := &toolgate.AssistantMessage{Text: a.Text}
+				for _, c := range a.ToolCalls {
+					c.Arguments = strings.TrimSpace(c.Arguments)
+					b.ToolCalls = append(b.ToolCalls, c)
+				}
+				m = b
+			}
+			q.Messages = append(q.Messages, m)
+		}
+	}
+	return s.MemoryStore.Append(ctx, id, &q)
+}
+
+func (s *broken) ClaimPause(ctx context.Context, id, pauseID string) error {
+	switch s.mode {
+	case "ignores context":
+		ctx = context.Background()
+	case "claims twice":
+		c, err := s.MemoryStore.Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.Pause != nil && c.Pause.ID == pauseID && c.Pause.Claimed {
+			return nil
+		}
+	}
+	return s.MemoryStore.ClaimPause(ctx, id, pauseID)
+}
+
+// TestKitCatchesBrokenStores runs the kit, in a child process, on stores
+// that each break one rule, and checks that the subtest for that rule fails.
+func TestKitCatchesBrokenStores(t *testing.T) {
+	if mode := os.Getenv(brokenEnv); mode != "" {
+		toolgatetest.TestStore(t, func(*testing.T) toolgate.ConversationStore {
+			return &broken{MemoryStore: toolgate.NewMemoryStore(), mode: mode}
+		})
+		return
+	}
+	tests := []struct {
+		mode     string
+		failures []string // subtests that must fail
+	}{
+		{"ignores context", []string{"Canceled"}},
+		{"ignores At", []string{"Conflict", "AppendConcurrent"}},
+		{"drops pauses", []string{"OpenPause", "PauseBlocksInput", "ClaimOnce", "Resolve"}},
+		{"trims arguments", []string{"RoundTrip"}},
+		{"claims twice", []string{"ClaimOnce"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestKitCatchesBrokenStores$", "-test.count=1")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+tt.mode)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the kit passed a store that %s; output:\n%s", tt.mode, out)
+			}
+			for _, name := range tt.failures {
+				if !strings.Contains(string(out), "--- FAIL: TestKitCatchesBrokenStores/"+name+" ") {
+					t.Errorf("subtest %s did not fail for a store that %s; output:\n%s", name, tt.mode, out)
+				}
+			}
+		})
+	}
+}
