@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+const demoInput = "Check flight VX205 and book it if it is on time."
+
+const demoUsage = `Usage: toolgate demo [flags]
+
+The flight-booking story, offline: a scripted model asks for flightStatus
+(runs at once) and bookFlight (needs your decision) in one reply. The whole
+reply pauses; you allow or deny each call; the turn resumes.
+
+Flags:
+`
+
+// demoTools are the story's tools with their run counters.
+type demoTools struct {
+	status, book atomic.Int32
+}
+
+type flightArgs struct {
+	Flight string `json:"flight" jsonschema:"the flight number, for example VX205"`
+}
+
+func (d *demoTools) tools() []*toolgate.Tool {
+	return []*toolgate.Tool{
+		toolgate.NewToolFor("flightStatus", "Get the status of a flight",
+			func(_ context.Context, _ *toolgate.ToolRequest, in flightArgs) (string, error) {
+				d.status.Add(1)
+				return "Flight " + in.Flight + " is on time", nil
+			}, nil),
+		toolgate.NewToolFor("bookFlight", "Book a seat on a flight",
+			func(_ context.Context, _ *toolgate.ToolRequest, in flightArgs) (string, error) {
+				d.book.Add(1)
+				return "Booked " + in.Flight, nil
+			}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}}),
+	}
+}
+
+// demoModel plays the model's part: it asks for both tools in one reply, and
+// answers from the tool results it gets back.
+func demoModel() *scripted.Model {
+	return scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		if len(p.Messages) == 0 {
+			return scripted.Reply{}, errors.New("demo model: empty prompt")
+		}
+		tm, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage)
+		if !ok {
+			return scripted.Reply{
+				Text: "I will check the flight and book it.",
+				ToolCalls: []toolgate.ToolCall{
+					{ID: "call_status", Name: "flightStatus", Arguments: `{"flight":"VX205"}`},
+					{ID: "call_book", Name: "bookFlight", Arguments: `{"flight":"VX205"}`},
+				},
+			}, nil
+		}
+		var parts []string
+		for _, r := range tm.Results {
+			switch {
+			case r.Name == "flightStatus" && r.Status == toolgate.ResultOK:
+				parts = append(parts, "VX205 is on time.")
+			case r.Name == "bookFlight" && r.Status == toolgate.ResultOK:
+				parts = append(parts, "Your seat on VX205 is booked.")
+			case r.Status == toolgate.ResultDenied:
+				parts = append(parts, fmt.Sprintf("I did not run %s: %s", r.Name, r.Content))
+			default:
+				parts = append(parts, fmt.Sprintf("%s failed: %s", r.Name, r.Content))
+			}
+		}
+		return scripted.Reply{Text: strings.Join(parts, " ")}, nil
+	})
+}
+
+type demoFlags struct {
+	yes          bool
+	no           string
+	noSet        bool
+	db           string
+	resume       bool
+	conversation string
+}
+
+func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, demoUsage)
+		fs.PrintDefaults()
+	}
+	var f demoFlags
+	fs.BoolVar(&f.yes, "yes", false, "allow every call that awaits a decision")
+	fs.Func("no", "deny every call that awaits a decision, with this `message` for the model", func(s string) error {
+		f.no, f.noSet = s, true
+		return nil
+	})
+	fs.StringVar(&f.db, "db", "", "keep the conversation in this SQLite `file`, so a pause survives the process")
+	fs.BoolVar(&f.resume, "resume", false, "resume the paused conversation kept in --db")
+	fs.StringVar(&f.conversation, "conversation", "demo", "conversation `id`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(e.stderr, "toolgate demo: unexpected argument %q\n", fs.Arg(0))
+		return nil, 2
+	case f.yes && f.noSet:
+		fmt.Fprintln(e.stderr, "toolgate demo: --yes and --no exclude each other")
+		return nil, 2
+	case f.resume && f.db == "":
+		fmt.Fprintln(e.stderr, "toolgate demo: --resume needs --db FILE, where the paused conversation is kept")
+		return nil, 2
+	case f.conversation == "":
+		fmt.Fprintln(e.stderr, "toolgate demo: --conversation must not be empty")
+		return nil, 2
+	}
+	return &f, -1
+}
+
+func runDemo(ctx context.Context, args []string, e *env) int {
+	f, code := parseDemoFlags(args, e)
+	if f == nil {
+		return code
+	}
+	var store toolgate.ConversationStore = toolgate.NewMemoryStore()
+	if f.db != "" {
+		s, err := sqlite.Open(ctx, f.db, nil)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
+			return 1
+		}
+		defer s.Close()
+		store = s
+	}
+	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin)}
+	d.client = toolgate.NewClient(demoModel(), d.tools.tools(), &toolgate.ClientOptions{
+		Store:        store,
+		SystemPrompt: "You are a travel agent. Check a flight before you book it.",
+	})
+	if err := d.run(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type demo struct {
+	flags  *demoFlags
+	env    *env
+	tools  *demoTools
+	client *toolgate.Client
+	in     *bufio.Reader
+}
+
+func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.env.stdout, format, args...) }
+
+func (d *demo) run(ctx context.Context) error {
+	d.printf("toolgate demo: a flight-booking agent on a scripted model (no network, no API key)\n\n")
+	id := d.flags.conversation
+	if d.flags.resume {
+		conv, err := d.client.Store().Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if conv.Pause == nil || conv.Pause.Claimed {
+			return fmt.Errorf("conversation %q in %s has no open pause to resume; run without --resume to start a turn", id, d.flags.db)
+		}
+		var reply *toolgate.AssistantMessage
+		if i := conv.Pause.Index; i >= 0 && i < len(conv.Messages) {
+			reply, _ = conv.Messages[i].(*toolgate.AssistantMessage)
+		}
+		if reply == nil {
+			return fmt.Errorf("conversation %q in %s: the paused message is not a reply", id, d.flags.db)
+		}
+		d.printf("Resuming conversation %q from %s.\n", id, d.flags.db)
+		return d.decide(ctx, reply, conv.Pause.Awaiting)
+	}
+	d.printf("user: %s\n", demoInput)
+	resp, err := d.client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: demoInput})
+	if errors.Is(err, toolgate.ErrPauseOpen) {
+		return fmt.Errorf("conversation %q already waits for a decision: run with --db %s --resume", id, d.flags.db)
+	}
+	if err != nil {
+		return err
+	}
+	if !resp.Paused() {
+		d.printf("assistant: %s\n", resp.Text())
+		return nil
+	}
+	return d.decide(ctx, resp.Message(), resp.Awaiting)
+}
+
+// decide shows the paused reply, collects decisions and resumes.
+func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awaiting []string) error {
+	if reply.Text != "" {
+		d.printf("assistant: %s\n", reply.Text)
+	}
+	keys := toolgate.ToolCallKeys(reply)
+	d.printf("\nThe reply paused: none of its %d tool calls has run.\n", len(keys))
+	for i, c := range reply.ToolCalls {
+		note := "runs without confirmation"
+		if slices.Contains(awaiting, keys[i]) {
+			note = "needs your decision"
+		}
+		d.printf("  [%s] %s %s  (%s)\n", keys[i], c.Name, c.Arguments, note)
+	}
+	d.printf("\n")
+
+	decisions, ok, err := d.collect(reply, keys, awaiting)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if d.flags.db == "" {
+			d.printf("Stopped at the pause. Nothing ran, and without --db the pause is not kept.\n")
+			d.printf("Try: toolgate demo --db demo.db, then toolgate demo --db demo.db --resume --yes\n")
+			return nil
+		}
+		d.printf("Stopped at the pause. Nothing ran; the pause is kept in %s.\n", d.flags.db)
+		d.printf("Resume with:  toolgate demo --db %s --resume --yes\n", d.flags.db)
+		d.printf("         or:  toolgate demo --db %s --resume --no \"MESSAGE\"\n", d.flags.db)
+		return nil
+	}
+	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: d.flags.conversation, Decisions: decisions})
+	if err != nil {
+		return err
+	}
+	conv, err := d.client.Store().Load(ctx, d.flags.conversation)
+	if err != nil {
+		return err
+	}
+	d.printf("Tool results:\n")
+	for _, r := range lastResults(conv.Messages) {
+		d.printf("  [%s] %s %s: %s\n", r.CallID, r.Name, r.Status, r.Content)
+	}
+	if resp.Paused() {
+		d.printf("The turn paused again, awaiting %v.\n", resp.Awaiting)
+		return nil
+	}
+	d.printf("assistant: %s\n\n", resp.Text())
+	d.printf("Tool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
+	return nil
+}
+
+// collect returns one decision per call: calls that await a decision are
+// decided by the flags or the person; the others are allowed. ok is false
+// when nobody can decide now (no flag, no terminal, or end of input).
+func (d *demo) collect(reply *toolgate.AssistantMessage, keys, awaiting []string) (ds []toolgate.Decision, ok bool, err error) {
+	for i, c := range reply.ToolCalls {
+		key := keys[i]
+		switch {
+		case !slices.Contains(awaiting, key):
+			ds = append(ds, toolgate.Allow(key))
+		case d.flags.yes:
+			ds = append(ds, toolgate.Allow(key))
+		case d.flags.noSet:
+			ds = append(ds, toolgate.DenyWithMessage(key, d.flags.no))
+		case !d.env.interactive:
+			return nil, false, nil
+		default:
+			dec, ok, err := d.ask(key, c)
+			if err != nil || !ok {
+				return nil, ok, err
+			}
+			ds = append(ds, dec)
+		}
+	}
+	return ds, true, nil
+}
+
+// ask asks the person about one call until the answer is understood.
+func (d *demo) ask(key string, c toolgate.ToolCall) (toolgate.Decision, bool, error) {
+	for {
+		d.printf("Allow %s %s [%s]? (y/n) ", c.Name, c.Arguments, key)
+		line, err := d.readLine()
+		if err != nil {
+			return toolgate.Decision{}, false, err
+		}
+		if line == nil {
+			d.printf("\n")
+			return toolgate.Decision{}, false, nil
+		}
+		switch strings.ToLower(*line) {
+		case "y", "yes", "allow":
+			return toolgate.Allow(key), true, nil
+		case "n", "no", "deny":
+			d.printf("Message for the model (Enter for the default): ")
+			msg, err := d.readLine()
+			if err != nil {
+				return toolgate.Decision{}, false, err
+			}
+			if msg == nil {
+				msg = new(string)
+			}
+			return toolgate.DenyWithMessage(key, *msg), true, nil
+		default:
+			d.printf("Please answer y (allow) or n (deny).\n")
+		}
+	}
+}
+
+// readLine reads one trimmed line; nil at the end of input.
+func (d *demo) readLine() (*string, error) {
+	line, err := d.in.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err != nil && line == "" {
+		return nil, nil
+	}
+	s := strings.TrimSpace(line)
+	return &s, nil
+}
+
+// lastResults returns the results of the last tool message.
+func lastResults(msgs []toolgate.Message) []toolgate.ToolResult {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if tm, ok := msgs[i].(*toolgate.ToolMessage); ok {
+			return tm.Results
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+// Command toolgate runs toolgate's demo and, as the project grows, its
+// service.
+//
+// Usage:
+//
+//	toolgate demo [flags]     the flight-booking story, offline
+//	toolgate help             this text
+//
+// Run "toolgate demo -h" for the demo's flags.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"golang.org/x/term"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, interactive: isTerminal(os.Stdin)}
+	os.Exit(run(ctx, os.Args[1:], env))
+}
+
+// env is what a command reads and writes; tests replace it.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// interactive is true when stdin is a terminal a person types at.
+	interactive bool
+}
+
+const usage = `toolgate: tool calls that wait for a person's decision
+
+Usage:
+  toolgate demo [flags]   run the flight-booking story offline (see toolgate demo -h)
+  toolgate help           show this text
+`
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "demo":
+		return runDemo(ctx, args[1:], e)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(e.stderr, "toolgate: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
