@@ -12,6 +12,28 @@ func digitRun(text string, i int) int {
 
 var addressContext = []string{"apt", "suite", "unit", "flat", "room", "box", "floor"}
 
+// addressBefore reports whether the word right before start (skipping
+// spaces, '.', '#' and ':') is one of the address words.
+func addressBefore(text string, start int) bool {
+	e := start
+	for e > 0 && (text[e-1] == ' ' || text[e-1] == '.' || text[e-1] == '#' || text[e-1] == ':') && start-e < 4 {
+		e--
+	}
+	s := e
+	for s > 0 && isAlpha(text[s-1]) && e-s < 6 {
+		s--
+	}
+	if s == e || s > 0 && isAlpha(text[s-1]) {
+		return false
+	}
+	for _, w := range addressContext {
+		if len(w) == e-s && hasContext(text[:e], e, []string{w}) {
+			return true
+		}
+	}
+	return false
+}
+
 var phoneContext = []string{"phone", "call", "tel", "mobile", "cell", "fax", "reach", "contact", "number", "dial", "answer", "office", "whatsapp", "sms"}
 
 // phoneShape is a candidate phone number: digit groups with separators.
@@ -95,7 +117,7 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 		return dst, end
 	}
 	// Numbers of a postal address: "Apt. 722 20 40", "Suite 680".
-	if hasContext(text, ps.start, addressContext) && ps.start >= 2 && !hasContext(text, ps.start, phoneContext) {
+	if addressBefore(text, ps.start) {
 		return dst, end
 	}
 	score := phoneScore(text, &ps)

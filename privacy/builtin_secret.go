@@ -233,7 +233,7 @@ func findSecret(text string, i int, dst []Finding) ([]Finding, int) {
 			}
 		}
 		if strings.HasPrefix(rest, "-----BEGIN ") && (i == 0 || text[i-1] != '-') {
-			if e := pemEnd(text, i); e > 0 {
+			if e, _ := pemEnd(text, i); e > 0 {
 				return append(dst, Finding{Start: i, End: e, Type: Secret, Score: 1}), e
 			}
 		}
@@ -278,23 +278,24 @@ func jwtEnd(text string, s int) int {
 // pemEnd returns the end of a private-key block starting at s, or 0 when
 // the header is not one of a private key. A block without its END line
 // ends after its base64 body.
-func pemEnd(text string, s int) int {
+// closed reports that the block ends with its END line.
+func pemEnd(text string, s int) (end int, closed bool) {
 	lim := text[s:min(len(text), s+maxPEM)]
 	hdrEnd := strings.Index(lim[11:], "-----")
 	if hdrEnd < 0 || hdrEnd > 40 {
-		return 0
+		return 0, false
 	}
 	label := lim[11 : 11+hdrEnd]
 	if !strings.HasSuffix(label, "PRIVATE KEY") {
-		return 0
+		return 0, false
 	}
 	body := 11 + hdrEnd + 5
 	if k := strings.Index(lim[body:], "-----END "+label+"-----"); k >= 0 {
-		return s + body + k + len("-----END "+label+"-----")
+		return s + body + k + len("-----END "+label+"-----"), true
 	}
 	e := body
 	for e < len(lim) && (isAlnum(lim[e]) || strings.IndexByte("+/=\r\n \t:,-", lim[e]) >= 0) {
 		e++
 	}
-	return s + e
+	return s + e, false
 }

@@ -7,7 +7,7 @@ import (
 
 // maxHold is the most a [Stream] holds back. Past it, the stream cuts at
 // the last white space even where a value might continue.
-const maxHold = 8 << 10
+const maxHold = 2 * maxPEM
 
 // historyLen is how much already emitted input a [Stream] keeps to give
 // context to the next segment (context words before a value).
@@ -121,9 +121,13 @@ func safeCut(text string) int {
 		if e == 0 || text[e-1] == '\n' {
 			return p
 		}
+		// Its tail that could be a group of a value ("!000" ends with "000").
 		s := e
-		for s > 0 && !isSpace(text[s-1]) {
+		for s > 0 && groupChar(text[s-1]) {
 			s--
+		}
+		if s == e {
+			return p
 		}
 		if !joinable(text[s:e]) || p < len(text) && !continues(text[p]) {
 			return p
@@ -139,20 +143,19 @@ func safeCut(text string) int {
 }
 
 // pemStart returns the start of the private-key block that a cut at p
-// would split, or -1: a block whose END line is not complete before p
-// (unless it has grown past the size of the longest block).
+// would split, or -1. A block is held until its END line is complete, or
+// until it is longer than the longest block the scanner reads.
 func pemStart(text string, p int) int {
 	k := strings.LastIndex(text[:p], "-----BEGIN ")
-	if k < 0 {
+	if k < 0 || len(text)-k >= maxPEM {
 		return -1
 	}
-	if e := strings.Index(text[k:], "-----END "); e >= 0 {
-		if f := strings.Index(text[k+e+9:], "-----"); f >= 0 && k+e+9+f+5 <= p {
-			return -1
-		}
-	}
-	if len(text)-k >= maxPEM {
+	e, closed := pemEnd(text, k)
+	switch {
+	case closed && e <= p:
 		return -1
+	case e == 0 && strings.Contains(text[k+11:], "-----"):
+		return -1 // a header, but not of a private key
 	}
 	return k
 }
@@ -163,6 +166,8 @@ func pemStart(text string, p int) int {
 func continues(c byte) bool {
 	return isDigit(c) || c >= 'A' && c <= 'Z' || c == '(' || c == 'x' || c == 'e'
 }
+
+func groupChar(c byte) bool { return isAlnum(c) || strings.IndexByte("()+.-", c) >= 0 }
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'

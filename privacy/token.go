@@ -27,7 +27,7 @@ func formatToken(label string, n int) string {
 // label and counter. It says nothing about whether any vault issued the
 // token.
 func ParseToken(s string) (t EntityType, n int, ok bool) {
-	if tokenAt(s, 0) != len(s) {
+	if len(s) == 0 || tokenAt(s, 0) != len(s) {
 		return "", 0, false
 	}
 	u := len(s) - 2
