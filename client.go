@@ -27,7 +27,10 @@ import (
 type Client struct {
 	// fixed at creation
 	model     Model
-	tools     []*Tool
+	tools     []*Tool // as given
+	wrapped   []*Tool // tools wrapped by toolMW, offered when no authorizer
+	toolMW    []func(ToolFunc) ToolFunc
+	authz     Authorizer
 	manager   *Manager
 	store     ConversationStore
 	memory    MemoryPlacement
@@ -87,6 +90,10 @@ type ClientOptions struct {
 	// It runs after the manager's checks (confirmation, decisions, limits)
 	// and after argument normalisation, around the tool's own validation.
 	ToolMiddleware []func(next ToolFunc) ToolFunc
+	// Authorizer guards every request: which tools the model sees and
+	// which calls may run (see package authz). nil: no authorization, every
+	// tool is offered and every call may run.
+	Authorizer Authorizer
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
@@ -114,6 +121,8 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		maxRounds: opts.MaxRounds,
 		options:   opts.ModelOptions,
 		modelMW:   slices.Clone(opts.ModelMiddleware),
+		toolMW:    slices.Clone(opts.ToolMiddleware),
+		authz:     opts.Authorizer,
 		logger:    opts.Logger,
 	}
 	if c.manager == nil {
@@ -137,7 +146,8 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 			panic(fmt.Sprintf("toolgate: NewClient: two tools named %q", t.def.Name))
 		}
 		seen[t.def.Name] = true
-		c.tools = append(c.tools, t.wrap(opts.ToolMiddleware))
+		c.tools = append(c.tools, t)
+		c.wrapped = append(c.wrapped, t.Wrap(c.toolMW...))
 	}
 	for _, name := range c.manager.UnmatchedConfirmTools(tools) {
 		c.logger.Warn("toolgate: a tool named for confirmation matches no tool of the client", "tool", name)
@@ -145,7 +155,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 	return c
 }
 
-// Tools returns the client's tools (wrapped by its tool middleware).
+// Tools returns the client's tools, as given to [NewClient].
 func (c *Client) Tools() []*Tool { return slices.Clone(c.tools) }
 
 // Store returns the client's conversation store.
@@ -249,7 +259,7 @@ func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message stri
 		return err
 	}
 	t := &turn{c: c, convID: conversationID, stored: len(conv.Messages)}
-	prompt := c.prompt(conv.Messages[:conv.Pause.Index])
+	prompt := c.prompt(conv.Messages[:conv.Pause.Index], nil)
 	if err := c.store.ClaimPause(ctx, conversationID, conv.Pause.ID); err != nil {
 		return err
 	}
@@ -305,6 +315,8 @@ type turn struct {
 	usage     Usage
 	results   []ToolResult // results of the turn's rounds
 	emit      func(*Chunk) bool
+	guard     RequestAuthorizer // nil without an authorizer
+	wrapped   map[*Tool]*Tool   // guard's tools wrapped by tool middleware
 	// for resumption
 	pause     *PauseRecord
 	reply     *AssistantMessage
@@ -328,9 +340,56 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 	}
 	user := &UserMessage{Text: p.Input}
 	t := &turn{c: c, convID: id, principal: p.Principal, stored: len(conv.Messages)}
+	if err := t.begin(ctx, false); err != nil {
+		return nil, err
+	}
 	t.history = append(slices.Clip(conv.Messages), user)
 	t.pending = []Message{user}
 	return t, nil
+}
+
+// begin starts the authorization guard of the request, if any.
+func (t *turn) begin(ctx context.Context, resume bool) error {
+	if t.c.authz == nil {
+		return nil
+	}
+	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: t.c.tools, ConversationID: t.convID, Resume: resume})
+	if err != nil {
+		return err
+	}
+	if g == nil {
+		return errors.New("toolgate: the authorizer returned no guard")
+	}
+	t.guard = g
+	return nil
+}
+
+// offer returns the tools to offer the model this round: the authorizer's
+// choice (each wrapped by tool middleware once per request), or all tools.
+func (t *turn) offer(ctx context.Context) ([]*Tool, error) {
+	if t.guard == nil {
+		return t.c.wrapped, nil
+	}
+	tools, err := t.guard.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.c.toolMW) == 0 {
+		return tools, nil
+	}
+	if t.wrapped == nil {
+		t.wrapped = make(map[*Tool]*Tool, len(tools))
+	}
+	out := make([]*Tool, len(tools))
+	for i, tool := range tools {
+		w, ok := t.wrapped[tool]
+		if !ok {
+			w = tool.Wrap(t.c.toolMW...)
+			t.wrapped[tool] = w
+		}
+		out[i] = w
+	}
+	return out, nil
 }
 
 func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, error) {
@@ -345,11 +404,15 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	if err != nil {
 		return nil, err
 	}
-	return &turn{
+	t := &turn{
 		c: c, convID: p.ConversationID, principal: p.Principal, stored: len(conv.Messages),
 		history: slices.Clip(conv.Messages[:conv.Pause.Index]), pause: conv.Pause, reply: reply,
 		decisions: p.Decisions,
-	}, nil
+	}
+	if err := t.begin(ctx, true); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // pausedReply returns the reply of the conversation's open pause.
@@ -368,15 +431,15 @@ func pausedReply(conv *Conversation) (*AssistantMessage, error) {
 	return reply, nil
 }
 
-// prompt builds the prompt for the conversation messages.
-func (c *Client) prompt(msgs []Message) *Prompt {
+// prompt builds the prompt for the conversation messages and tools.
+func (c *Client) prompt(msgs []Message, tools []*Tool) *Prompt {
 	all := msgs
 	if c.system != "" {
 		all = make([]Message, 0, len(msgs)+1)
 		all = append(all, &SystemMessage{Text: c.system})
 		all = append(all, msgs...)
 	}
-	return &Prompt{Messages: all, Tools: c.tools, Options: c.options}
+	return &Prompt{Messages: all, Tools: tools, Options: c.options}
 }
 
 // save stores msgs (and opens or resolves a pause) and counts them.
@@ -405,16 +468,37 @@ func (t *turn) flush(ctx context.Context, pause *PauseRecord, more ...Message) e
 // resume runs the decisions on the paused reply and continues the turn.
 func (t *turn) resume(ctx context.Context) (*Response, error) {
 	c := t.c
-	prompt := c.prompt(t.history)
-	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, ConversationID: t.convID, Principal: t.principal}
-	if err := c.manager.CheckResume(params); err != nil {
+	tools, err := t.offer(ctx)
+	if err != nil {
 		return nil, err
+	}
+	prompt := c.prompt(t.history, tools)
+	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, ConversationID: t.convID, Principal: t.principal}
+	// The decisions' own rules first (one per call, known keys), then the
+	// authorizer, then the rules that need the tools and the limits.
+	if err := CheckDecisions(&Prompt{}, t.reply, denyOnly(t.decisions)); err != nil {
+		return nil, err
+	}
+	var refused *ToolMessage
+	if t.guard != nil {
+		// Access may have been revoked while the pause waited: authorize the
+		// calls the person allowed again, before anything is claimed.
+		if refused, err = t.recheckAllowed(ctx, prompt); err != nil {
+			return nil, err
+		}
+	}
+	if refused == nil {
+		if err := c.manager.CheckResume(params); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.store.ClaimPause(ctx, t.convID, t.pause.ID); err != nil {
 		return nil, err
 	}
-	res, err := c.manager.Resume(ctx, params)
-	if err != nil {
+	var res *RunResult
+	if refused != nil {
+		res = &RunResult{Message: refused}
+	} else if res, err = c.manager.Resume(ctx, params); err != nil {
 		return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete: %w", t.convID, t.pause.ID, err)
 	}
 	if err := t.save(ctx, []Message{res.Message}, nil, t.pause.ID); err != nil {
@@ -439,7 +523,11 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		prompt := c.prompt(t.history)
+		tools, err := t.offer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		prompt := c.prompt(t.history, tools)
 		resp, err := t.callModel(ctx, prompt)
 		if err != nil {
 			return nil, err
@@ -456,7 +544,22 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 			}
 			return t.response(resp, resp.FinishReason()), nil
 		}
-		res, err := c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
+		var res *RunResult
+		if t.guard != nil {
+			refusals, err := t.guard.CheckReply(ctx, prompt, reply)
+			if err != nil {
+				return nil, err
+			}
+			if refusals != nil {
+				if len(refusals) != len(reply.ToolCalls) {
+					return nil, fmt.Errorf("toolgate: the authorizer refused %d calls with %d results", len(reply.ToolCalls), len(refusals))
+				}
+				res = &RunResult{Message: &ToolMessage{Results: refusals}}
+			}
+		}
+		if res == nil {
+			res, err = c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
+		}
 		var pe *PauseError
 		var le *LimitError
 		switch {
@@ -553,8 +656,25 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (*Response, error) {
 	if t.emit != nil {
 		call = t.streamModel
 	}
-	for i := len(c.modelMW) - 1; i >= 0; i-- {
-		call = c.modelMW[i](call)
+	if t.guard != nil {
+		offered, model := p.Tools, call
+		call = func(ctx context.Context, p *Prompt) (*Response, error) {
+			if err := t.guard.CheckPrompt(ctx, offered, p); err != nil {
+				return nil, err
+			}
+			return model(ctx, p)
+		}
+	}
+	if len(c.modelMW) > 0 {
+		// Middleware gets its own copy of the prompt: nothing it changes
+		// reaches the client's state.
+		cp := *p
+		cp.Messages = slices.Clone(p.Messages)
+		cp.Tools = slices.Clone(p.Tools)
+		p = &cp
+		for i := len(c.modelMW) - 1; i >= 0; i-- {
+			call = c.modelMW[i](call)
+		}
 	}
 	resp, err := call(ctx, p)
 	if err != nil {
@@ -587,22 +707,53 @@ func (t *turn) streamModel(ctx context.Context, p *Prompt) (*Response, error) {
 	return a.response(), nil
 }
 
-// wrap returns t with its function wrapped by middleware (first outermost).
-func (t *Tool) wrap(mw []func(ToolFunc) ToolFunc) *Tool {
-	if len(mw) == 0 {
-		return t
+// recheckAllowed authorizes the calls a person allowed in a paused reply.
+// When the authorizer refuses them neutrally, it returns the tool message
+// that answers the reply: denied calls keep their decision's message and the
+// allowed ones get the refusals.
+func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, error) {
+	keys := ToolCallKeys(t.reply)
+	verdict := make(map[string]Decision, len(t.decisions))
+	for _, d := range t.decisions {
+		verdict[d.Key] = d
 	}
-	run := t.run
-	if run == nil {
-		name := t.def.Name
-		run = func(context.Context, *ToolRequest) (string, error) {
-			return "", fmt.Errorf("%s: %w", name, ErrNoImplementation)
+	allowed := &AssistantMessage{Text: t.reply.Text}
+	var index []int
+	for i, call := range t.reply.ToolCalls {
+		if verdict[keys[i]].Verdict == VerdictAllow {
+			allowed.ToolCalls = append(allowed.ToolCalls, call)
+			index = append(index, i)
 		}
 	}
-	for i := len(mw) - 1; i >= 0; i-- {
-		run = mw[i](run)
+	if len(index) == 0 {
+		return nil, nil
 	}
-	c := *t
-	c.run = run
-	return &c
+	refusals, err := t.guard.CheckReply(ctx, p, allowed)
+	if err != nil || refusals == nil {
+		return nil, err
+	}
+	if len(refusals) != len(index) {
+		return nil, fmt.Errorf("toolgate: the authorizer refused %d calls with %d results", len(index), len(refusals))
+	}
+	msg := &ToolMessage{Results: make([]ToolResult, len(t.reply.ToolCalls))}
+	for i, call := range t.reply.ToolCalls {
+		msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Status: ResultDenied, Content: verdict[keys[i]].Message}
+	}
+	for j, i := range index {
+		msg.Results[i] = refusals[j]
+	}
+	return msg, nil
+}
+
+// denyOnly turns every decision into a denial, so that the rules of
+// [CheckDecisions] can be checked without requiring tools.
+func denyOnly(ds []Decision) []Decision {
+	out := make([]Decision, len(ds))
+	for i, d := range ds {
+		out[i] = d
+		if d.Verdict == VerdictAllow {
+			out[i] = Deny(d.Key)
+		}
+	}
+	return out
 }

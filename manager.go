@@ -435,6 +435,9 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return "", 0, ctxErr
 	}
+	if errors.Is(err, ErrAbortTurn) {
+		return "", 0, err
+	}
 	content, abort := m.onError(ctx, call, err)
 	if abort != nil {
 		return "", 0, abort

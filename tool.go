@@ -326,3 +326,27 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// Wrap returns a copy of t whose function is wrapped by middleware, the
+// first outermost; t is unchanged and Wrap() returns t itself. Middleware
+// sees each call after the arguments were normalised (see [Tool.Call]) and
+// before a typed tool's validation. Guards use it to check a call right
+// before it runs, whoever runs the tool.
+func (t *Tool) Wrap(mw ...func(next ToolFunc) ToolFunc) *Tool {
+	if len(mw) == 0 {
+		return t
+	}
+	run := t.run
+	if run == nil {
+		name := t.def.Name
+		run = func(context.Context, *ToolRequest) (string, error) {
+			return "", fmt.Errorf("%s: %w", name, ErrNoImplementation)
+		}
+	}
+	for i := len(mw) - 1; i >= 0; i-- {
+		run = mw[i](run)
+	}
+	c := *t
+	c.run = run
+	return &c
+}

@@ -1,0 +1,298 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/toolgate/toolgate"
+)
+
+// DefaultRefusal is what the model reads for a refused call when
+// [Options.RefuseNeutrally] is set and no message is configured.
+const DefaultRefusal = "This tool call is not allowed."
+
+// refusedSibling answers the other calls of a reply that had a refused call.
+const refusedSibling = "This call did not run: another call of the same reply is not allowed."
+
+// Options configure a [Guard]. A nil *Options means all defaults.
+type Options struct {
+	// RefuseNeutrally answers a refused call (not exposed, or denied in the
+	// execution phase) to the model with a neutral result and lets the turn
+	// go on; every call of that reply is answered and none runs. false:
+	// the request ends with a [*DenialError].
+	RefuseNeutrally bool
+	// RefusalMessage is the neutral result. "": [DefaultRefusal].
+	RefusalMessage string
+	// OnDecision receives every decision and refusal, synchronously. It
+	// must be fast and safe for concurrent use. nil: none.
+	OnDecision func(Event)
+	// SearchTool is the tool-search tool, recognised by identity: it is
+	// always offered, needs no policy decision, and may be added to a
+	// request's tools. nil: none.
+	SearchTool *toolgate.Tool
+	// Logger receives policy errors. nil: [slog.Default].
+	Logger *slog.Logger
+}
+
+// Guard is the authorization guard: a [toolgate.Authorizer] that filters
+// the tools shown to the model by the definition phase of its policy and
+// authorizes every call in the execution phase, for the whole reply before
+// any call runs and again right before each call runs. It is immutable and
+// safe for concurrent use.
+//
+// Pass it as [toolgate.ClientOptions.Authorizer]. The client calls it at
+// fixed stages; the only way around it is to call a tool's function
+// directly, outside any client or manager.
+type Guard struct {
+	policy  Policy
+	refuse  bool
+	refusal string
+	onEvent func(Event)
+	search  *toolgate.Tool
+	logger  *slog.Logger
+}
+
+// NewGuard returns a guard deciding with policy. It panics when policy is
+// nil: there is no implicit allow (use [AllowAll] deliberately).
+func NewGuard(policy Policy, opts *Options) *Guard {
+	if policy == nil {
+		panic("authz: NewGuard: nil policy")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	g := &Guard{policy: policy, refuse: opts.RefuseNeutrally, refusal: opts.RefusalMessage,
+		onEvent: opts.OnDecision, search: opts.SearchTool, logger: opts.Logger}
+	if g.refusal == "" {
+		g.refusal = DefaultRefusal
+	}
+	if g.logger == nil {
+		g.logger = slog.Default()
+	}
+	return g
+}
+
+// Begin implements [toolgate.Authorizer]. A request that carries tools but
+// no principal is refused with [CodeAuthenticationRequired]; the set of
+// tools it starts with is snapshotted.
+func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+	if r == nil {
+		r = &toolgate.AuthorizeRequest{}
+	}
+	if len(r.Tools) > 0 && r.Principal == nil {
+		g.emit(Event{Code: CodeAuthenticationRequired, ConversationID: r.ConversationID})
+		return nil, &DenialError{Code: CodeAuthenticationRequired, Reason: "the request carries tools but no principal"}
+	}
+	rg := &requestGuard{g: g, principal: r.Principal, convID: r.ConversationID,
+		snapshot: make(map[string]*toolgate.Tool, len(r.Tools)), order: make([]*toolgate.Tool, 0, len(r.Tools))}
+	for _, t := range r.Tools {
+		if t == nil {
+			continue
+		}
+		rg.snapshot[t.Name()] = t
+		rg.order = append(rg.order, t)
+	}
+	return rg, nil
+}
+
+func (g *Guard) emit(e Event) {
+	if g.onEvent != nil {
+		g.onEvent(e)
+	}
+}
+
+// requestGuard guards one request.
+type requestGuard struct {
+	// fixed at Begin
+	g         *Guard
+	principal *toolgate.Principal
+	convID    string
+	snapshot  map[string]*toolgate.Tool // name -> tool the request started with
+	order     []*toolgate.Tool
+
+	mu      sync.Mutex
+	exposed map[string]*toolgate.Tool         // guarded by mu: name -> offered (wrapped) tool
+	wrapped map[*toolgate.Tool]*toolgate.Tool // guarded by mu: original -> wrapped
+}
+
+func (rg *requestGuard) principalID() string {
+	if rg.principal == nil {
+		return ""
+	}
+	return rg.principal.ID
+}
+
+// decide asks the policy and reports the decision. req may be nil, or a
+// request to reuse (its fields are overwritten).
+func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.Tool, phase Phase, call *toolgate.ToolCall) (Decision, error) {
+	if req == nil {
+		req = new(Request)
+	}
+	*req = Request{Principal: rg.principal, Tool: t.Definition(), Metadata: t.Metadata(), Phase: phase, Call: call, ConversationID: rg.convID}
+	d, err := rg.g.policy.Authorize(ctx, req)
+	if err != nil {
+		rg.g.logger.Error("authz: the policy failed", "tool", t.Name(), "phase", string(phase), "principal", rg.principalID(), "error", err)
+		return Decision{}, fmt.Errorf("authz: policy for tool %q in %s: %w", t.Name(), phase, err)
+	}
+	rg.g.emit(Event{Phase: phase, Tool: t.Name(), Allowed: d.Allowed, Reason: d.Reason, PrincipalID: rg.principalID(), ConversationID: rg.convID})
+	return d, nil
+}
+
+// Tools implements [toolgate.RequestAuthorizer]: the definition phase, for
+// every tool of the snapshot, in order. The returned tools re-check the
+// execution phase right before they run. An empty result stays empty.
+func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
+	out := make([]*toolgate.Tool, 0, len(rg.order)+1)
+	exposed := make(map[string]*toolgate.Tool, len(rg.order)+1)
+	if s := rg.g.search; s != nil {
+		out = append(out, s)
+		exposed[s.Name()] = s
+	}
+	req := new(Request)
+	for _, t := range rg.order {
+		d, err := rg.decide(ctx, req, t, PhaseDefinition, nil)
+		if err != nil {
+			return nil, err
+		}
+		if d.Allowed {
+			out = append(out, t)
+		}
+	}
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	if rg.wrapped == nil {
+		rg.wrapped = make(map[*toolgate.Tool]*toolgate.Tool, len(out))
+	}
+	for i, t := range out {
+		if t == rg.g.search {
+			continue
+		}
+		w, ok := rg.wrapped[t]
+		if !ok {
+			w = rg.wrap(t)
+			rg.wrapped[t] = w
+		}
+		out[i] = w
+		exposed[t.Name()] = w
+	}
+	rg.exposed = exposed
+	return out, nil
+}
+
+// wrap returns t wrapped with the per-call recheck.
+func (rg *requestGuard) wrap(t *toolgate.Tool) *toolgate.Tool {
+	return t.Wrap(func(next toolgate.ToolFunc) toolgate.ToolFunc {
+		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
+			call := req.Call
+			d, err := rg.decide(ctx, nil, t, PhaseExecution, &call)
+			if err != nil {
+				return "", fmt.Errorf("%w: %w", toolgate.ErrAbortTurn, err)
+			}
+			if !d.Allowed {
+				return "", &DenialError{Code: CodeExecutionDenied, Phase: PhaseExecution, Tool: t.Name(), Reason: d.Reason}
+			}
+			return next(ctx, req)
+		}
+	})
+}
+
+// CheckPrompt implements [toolgate.RequestAuthorizer]: the prompt about to
+// reach the model may carry only the offered tools, the same instances.
+func (rg *requestGuard) CheckPrompt(_ context.Context, offered []*toolgate.Tool, p *toolgate.Prompt) error {
+	if p == nil {
+		return nil
+	}
+	for _, t := range p.Tools {
+		if t == nil {
+			return rg.refuse(CodeCallbackAdded, "", "a nil tool reached the model")
+		}
+		if containsTool(offered, t) {
+			continue
+		}
+		name := t.Name()
+		switch {
+		case rg.g.search != nil && name == rg.g.search.Name():
+			return rg.refuse(CodeToolSearchChanged, name, "the tool-search tool was replaced")
+		case hasName(offered, name):
+			return rg.refuse(CodeCallbackReplaced, name, "a different tool with an exposed name reached the model")
+		default:
+			return rg.refuse(CodeCallbackAdded, name, "a tool outside the request's tool set reached the model")
+		}
+	}
+	return nil
+}
+
+func (rg *requestGuard) refuse(code Code, tool, reason string) error {
+	rg.g.emit(Event{Code: code, Tool: tool, Reason: reason, PrincipalID: rg.principalID(), ConversationID: rg.convID})
+	return &DenialError{Code: code, Tool: tool, Reason: reason}
+}
+
+func containsTool(ts []*toolgate.Tool, t *toolgate.Tool) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func hasName(ts []*toolgate.Tool, name string) bool {
+	for _, x := range ts {
+		if x != nil && x.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckReply implements [toolgate.RequestAuthorizer]: every call must name
+// an exposed tool, and every call is authorized in the execution phase
+// before any runs. One refusal refuses the whole reply.
+func (rg *requestGuard) CheckReply(ctx context.Context, _ *toolgate.Prompt, reply *toolgate.AssistantMessage) ([]toolgate.ToolResult, error) {
+	if !reply.HasToolCalls() {
+		return nil, nil
+	}
+	rg.mu.Lock()
+	exposed := rg.exposed
+	rg.mu.Unlock()
+	calls := reply.ToolCalls
+	req := new(Request)
+	refused := -1
+	var denial *DenialError
+	for i := range calls {
+		call := &calls[i]
+		if rg.g.search != nil && exposed[call.Name] == rg.g.search {
+			continue
+		}
+		if _, ok := exposed[call.Name]; !ok {
+			rg.g.emit(Event{Phase: PhaseExecution, Tool: call.Name, Code: CodeToolNotExposed, PrincipalID: rg.principalID(), ConversationID: rg.convID})
+			refused, denial = i, &DenialError{Code: CodeToolNotExposed, Phase: PhaseExecution, Tool: call.Name, Reason: "the model called a tool it was not shown"}
+			break
+		}
+		d, err := rg.decide(ctx, req, rg.snapshot[call.Name], PhaseExecution, call)
+		if err != nil {
+			return nil, err
+		}
+		if !d.Allowed {
+			refused, denial = i, &DenialError{Code: CodeExecutionDenied, Phase: PhaseExecution, Tool: call.Name, Reason: d.Reason}
+			break
+		}
+	}
+	if denial == nil {
+		return nil, nil
+	}
+	if !rg.g.refuse {
+		return nil, denial
+	}
+	results := make([]toolgate.ToolResult, len(calls))
+	for i, c := range calls {
+		msg := refusedSibling
+		if i == refused {
+			msg = rg.g.refusal
+		}
+		results[i] = toolgate.ToolResult{CallID: c.ID, Name: c.Name, Content: msg, Status: toolgate.ResultSkipped}
+	}
+	return results, nil
+}

@@ -1,0 +1,60 @@
+package toolgate
+
+import (
+	"context"
+	"errors"
+)
+
+// Authorizer is the seam through which an authorization guard (package
+// authz) takes part in every request of a [Client]. The client calls it at
+// fixed stages; a client built with an Authorizer has no way to skip it.
+//
+// An Authorizer must be safe for concurrent use.
+type Authorizer interface {
+	// Begin starts authorizing one request: a turn of [Client.Call] or
+	// [Client.Stream], or a resumption. It may refuse the request (for
+	// example, tools but no principal). The returned guard serves that
+	// request only.
+	Begin(ctx context.Context, r *AuthorizeRequest) (RequestAuthorizer, error)
+}
+
+// AuthorizeRequest describes a request to an [Authorizer].
+type AuthorizeRequest struct {
+	// Principal is the caller; nil when the caller gave none.
+	Principal *Principal
+	// Tools is the set of tools the request starts with, in the client's
+	// order (after the privacy guard, before tool middleware).
+	Tools []*Tool
+	// ConversationID names the conversation.
+	ConversationID string
+	// Resume is true for a resumption after a pause.
+	Resume bool
+}
+
+// RequestAuthorizer guards one request. The client calls its methods in
+// this order, every round:
+//
+//  1. Tools, before every model call: the tools the model may see. The
+//     returned tools are what the client offers the model and what the
+//     manager runs, so each should re-check authorization right before it
+//     runs (also when a user-supplied manager runs it).
+//  2. CheckPrompt, innermost, after model middleware and just before the
+//     model is called: the prompt may carry only tools offered in step 1,
+//     the same instances.
+//  3. CheckReply, once the reply is complete and before any of its calls
+//     runs or pauses (and again before a paused reply's allowed calls run
+//     on resumption): every call must be authorized. A non-nil error ends
+//     the request; non-nil refusals instead answer every call of the reply
+//     with those results (none runs) and the turn goes on.
+type RequestAuthorizer interface {
+	Tools(ctx context.Context) ([]*Tool, error)
+	CheckPrompt(ctx context.Context, offered []*Tool, p *Prompt) error
+	CheckReply(ctx context.Context, p *Prompt, reply *AssistantMessage) (refusals []ToolResult, err error)
+}
+
+// ErrAbortTurn is matched by tool errors that must end the run instead of
+// becoming an error result for the model: a guard's refusal right before a
+// call runs, for example. The [Manager] returns such an error from
+// [Manager.Run] and [Manager.Resume] without consulting the error handler;
+// calls after it do not run.
+var ErrAbortTurn = errors.New("toolgate: the run was aborted")
