@@ -1,0 +1,67 @@
+// Package anthropic provides a [toolgate.Model] backed by the Anthropic
+// Messages API, through the official Go SDK.
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"fmt"
+//		"log"
+//
+//		"github.com/toolgate/toolgate"
+//		"github.com/toolgate/toolgate/provider/anthropic"
+//	)
+//
+//	func main() {
+//		model, err := anthropic.FromEnv("claude-sonnet-4-5") // reads ANTHROPIC_API_KEY
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		client := toolgate.NewClient(model, nil, nil)
+//		resp, err := client.Call(context.Background(), &toolgate.CallParams{Input: "Say hello."})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(resp.Text())
+//	}
+//
+// # How toolgate messages are sent
+//
+//   - System messages, wherever they are, become the top-level system field,
+//     one text block each, in order.
+//   - A reply's tool calls become tool_use blocks. Arguments that are a JSON
+//     object are the input as they are; blank arguments are {}; anything
+//     else (invalid JSON, or JSON that is not an object) is sent as
+//     {"_raw": "<the text>"}, so that a stored reply with broken arguments
+//     still makes a valid request. A call whose id the API would reject
+//     (empty, repeated within the reply, or with characters outside
+//     [A-Za-z0-9_-]) is sent with the id "toolu_tg_<message>_<call>", and
+//     its result with the same id.
+//   - The results of one reply are one user message of tool_result blocks,
+//     in call order. An error result sets is_error; a denied or skipped
+//     call answers with its message as ordinary text content.
+//   - An assistant message with neither text nor tool calls is left out.
+//   - [toolgate.ModelOptions]: Model overrides [Options.Model];
+//     MaxOutputTokens is max_tokens (0: [Options.MaxOutputTokens], itself
+//     defaulting to [DefaultMaxOutputTokens]); Stop is stop_sequences;
+//     Temperature is temperature; ToolChoice "auto", "required", "none" or a
+//     tool name is tool_choice auto, any, none or tool; ParallelToolCalls
+//     sets disable_parallel_tool_use to its negation. tool_choice is sent
+//     only with tools.
+//
+// # How replies are read
+//
+// Text blocks are joined; tool_use blocks become tool calls with their ids
+// and the input as compact JSON text; thinking and server-tool blocks are
+// left out. stop_reason end_turn and stop_sequence give
+// [toolgate.FinishStop], tool_use [toolgate.FinishToolCalls], max_tokens and
+// model_context_window_exceeded [toolgate.FinishLength], refusal
+// [toolgate.FinishContentFilter]; other reasons pass through. Usage:
+// InputTokens is input_tokens plus the cache reads and writes,
+// CachedInputTokens the cache reads.
+//
+// Failures are [*toolgate.ModelError] values with Provider "anthropic" after
+// the SDK's own retries (see [Options.MaxRetries]); an error event inside a
+// stream gets the kind of its error type and StatusCode 0. Nothing of the
+// prompt or the reply is logged.
+package anthropic

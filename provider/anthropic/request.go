@@ -1,0 +1,300 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolgate/toolgate"
+)
+
+// rawArgumentsKey is the key under which arguments that are not a JSON
+// object are sent: the API requires a tool_use input to be an object.
+const rawArgumentsKey = "_raw"
+
+// params builds the request for p.
+func (m *Model) params(p *toolgate.Prompt) (sdk.MessageNewParams, []option.RequestOption, error) {
+	var params sdk.MessageNewParams
+	if p == nil {
+		return params, nil, errors.New("anthropic: nil prompt")
+	}
+	opts := p.Options
+	if opts == nil {
+		opts = &toolgate.ModelOptions{}
+	}
+	params.Model = m.model
+	if opts.Model != "" {
+		params.Model = opts.Model
+	}
+	params.MaxTokens = m.maxTokens
+	if opts.MaxOutputTokens > 0 {
+		params.MaxTokens = int64(opts.MaxOutputTokens)
+	}
+	params.StopSequences = opts.Stop
+	system, msgs, err := messages(p.Messages)
+	if err != nil {
+		return params, nil, err
+	}
+	params.System = system
+	params.Messages = msgs
+	tools, err := m.toolParams(p.Tools)
+	if err != nil {
+		return params, nil, err
+	}
+	params.Tools = tools
+	if len(tools) > 0 {
+		params.ToolChoice = toolChoice(opts)
+	}
+	var reqOpts []option.RequestOption
+	if opts.Temperature != nil {
+		// The SDK has no field for it any more; the API still reads it.
+		reqOpts = append(reqOpts, option.WithJSONSet("temperature", *opts.Temperature))
+	}
+	return params, reqOpts, nil
+}
+
+// messages converts the conversation: system messages go to the system
+// field, in order; every other message becomes one API message.
+func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
+	var system []sdk.TextBlockParam
+	out := make([]sdk.MessageParam, 0, len(in))
+	var lastIDs []string // the ids sent for the previous reply's calls
+	for i, msg := range in {
+		switch msg := msg.(type) {
+		case *toolgate.SystemMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
+			}
+			if msg.Text != "" {
+				system = append(system, sdk.TextBlockParam{Text: msg.Text})
+			}
+		case *toolgate.UserMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
+			}
+			out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(msg.Text)))
+		case *toolgate.AssistantMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
+			}
+			blocks := make([]sdk.ContentBlockParamUnion, 0, 1+len(msg.ToolCalls))
+			if msg.Text != "" {
+				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
+			}
+			lastIDs = callIDs(i, msg.ToolCalls)
+			for j, call := range msg.ToolCalls {
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
+					ID:    lastIDs[j],
+					Name:  call.Name,
+					Input: toolInput(call.Arguments),
+				}})
+			}
+			if len(blocks) == 0 {
+				continue // an empty reply carries nothing the API accepts
+			}
+			out = append(out, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: blocks}})
+		case *toolgate.ToolMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
+			}
+			if len(msg.Results) == 0 {
+				continue
+			}
+			blocks := make([]sdk.ContentBlockParamUnion, len(msg.Results))
+			for j, r := range msg.Results {
+				id := r.CallID
+				if len(lastIDs) == len(msg.Results) {
+					id = lastIDs[j]
+				}
+				blocks[j] = sdk.ContentBlockParamUnion{OfToolResult: toolResult(id, r)}
+			}
+			out = append(out, sdk.NewUserMessage(blocks...))
+		default:
+			return nil, nil, fmt.Errorf("anthropic: message %d: unsupported message %T", i, msg)
+		}
+	}
+	return system, out, nil
+}
+
+// toolResult converts one result. Only [toolgate.ResultError] sets
+// is_error; a denied or skipped call answers with its message as ordinary
+// text content.
+func toolResult(id string, r toolgate.ToolResult) *sdk.ToolResultBlockParam {
+	b := &sdk.ToolResultBlockParam{ToolUseID: id}
+	if r.Content != "" {
+		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
+	}
+	if r.Status == toolgate.ResultError {
+		b.IsError = param.NewOpt(true)
+	}
+	return b
+}
+
+// callIDs returns the ids to send for a reply's calls. The API requires
+// ids that are non-empty, of [A-Za-z0-9_-] and distinct; a call whose id
+// is not (a reply from another provider, a hand-built one) gets
+// "toolu_tg_<message>_<call>" instead, and its result is sent with the same
+// id.
+func callIDs(msgIndex int, calls []toolgate.ToolCall) []string {
+	ids := make([]string, len(calls))
+	for j, c := range calls {
+		ok := validID(c.ID)
+		for k := range calls {
+			if ok && k != j && calls[k].ID == c.ID {
+				ok = false
+			}
+		}
+		if ok {
+			ids[j] = c.ID
+		} else {
+			ids[j] = "toolu_tg_" + strconv.Itoa(msgIndex) + "_" + strconv.Itoa(j)
+		}
+	}
+	return ids
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// toolInput returns the input of a tool_use block for a call's arguments
+// text: the text itself when it is a JSON object, {} when it is blank, and
+// otherwise (not JSON, or JSON that is not an object) the object
+// {"_raw": text}, so that the request stays valid and the model sees what
+// it sent.
+func toolInput(args string) json.RawMessage {
+	start := firstNonSpace(args)
+	if start < 0 {
+		return json.RawMessage("{}")
+	}
+	if args[start] == '{' && json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(map[string]string{rawArgumentsKey: args}) // cannot fail
+	return b
+}
+
+func firstNonSpace(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// toolParams converts the tool definitions. A nil schema, or one without a
+// type, is sent with "type":"object", which the API requires.
+func (m *Model) toolParams(tools []*toolgate.Tool) ([]sdk.ToolUnionParam, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	out := make([]sdk.ToolUnionParam, 0, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		def := t.Definition()
+		schema, err := m.schemas.get(def.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: tool %s: input schema: %w", def.Name, err)
+		}
+		tp := &sdk.ToolParam{
+			Name:        def.Name,
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](json.RawMessage(schema)),
+		}
+		if def.Description != "" {
+			tp.Description = param.NewOpt(def.Description)
+		}
+		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+	}
+	return out, nil
+}
+
+// toolChoice maps ModelOptions.ToolChoice and ParallelToolCalls: "" and
+// "auto" to auto (omitted unless parallel calls are set), "required" to
+// any, "none" to none, anything else to that tool. ParallelToolCalls false
+// sets disable_parallel_tool_use, true clears it explicitly; it has no
+// effect with "none".
+func toolChoice(opts *toolgate.ModelOptions) sdk.ToolChoiceUnionParam {
+	var disable param.Opt[bool]
+	if opts.ParallelToolCalls != nil {
+		disable = param.NewOpt(!*opts.ParallelToolCalls)
+	}
+	switch opts.ToolChoice {
+	case "", "auto":
+		if opts.ParallelToolCalls == nil && opts.ToolChoice == "" {
+			return sdk.ToolChoiceUnionParam{}
+		}
+		return sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+	case "required":
+		return sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
+	case "none":
+		return sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	default:
+		return sdk.ToolChoiceUnionParam{OfTool: &sdk.ToolChoiceToolParam{Name: opts.ToolChoice, DisableParallelToolUse: disable}}
+	}
+}
+
+// schemaCache keeps the JSON of the schemas of recent tools: encoding a
+// schema costs more than the rest of a request. Schemas are immutable once
+// a tool holds them, so the pointer is the key. The cache is emptied when
+// it reaches maxCachedSchemas entries, which bounds it when tools are
+// built per request.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[*jsonschema.Schema]json.RawMessage // guarded by mu
+}
+
+const maxCachedSchemas = 256
+
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// get returns the JSON of s as an input_schema: "type":"object" is added
+// when s has no type, and a nil s is {"type":"object"}.
+func (c *schemaCache) get(s *jsonschema.Schema) (json.RawMessage, error) {
+	if s == nil {
+		return objectSchema, nil
+	}
+	c.mu.Lock()
+	b, ok := c.m[s]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	v := s
+	if v.Type == "" && len(v.Types) == 0 {
+		cp := *v
+		cp.Type = "object"
+		v = &cp
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = make(map[*jsonschema.Schema]json.RawMessage)
+	}
+	c.m[s] = b
+	c.mu.Unlock()
+	return b, nil
+}
