@@ -31,6 +31,7 @@ type Client struct {
 	wrapped   []*Tool // tools wrapped by toolMW, offered when no authorizer
 	toolMW    []func(ToolFunc) ToolFunc
 	authz     Authorizer
+	protector Protector
 	manager   *Manager
 	store     ConversationStore
 	memory    MemoryPlacement
@@ -94,6 +95,10 @@ type ClientOptions struct {
 	// which calls may run (see package authz). nil: no authorization, every
 	// tool is offered and every call may run.
 	Authorizer Authorizer
+	// Protector keeps personal data from the model: it sees tokens, each
+	// tool gets the originals it is granted, and the caller sees what the
+	// principal may see (see package privacy). nil: no protection.
+	Protector Protector
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
@@ -123,6 +128,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		modelMW:   slices.Clone(opts.ModelMiddleware),
 		toolMW:    slices.Clone(opts.ToolMiddleware),
 		authz:     opts.Authorizer,
+		protector: opts.Protector,
 		logger:    opts.Logger,
 	}
 	if c.manager == nil {
@@ -196,7 +202,7 @@ func (c *Client) Call(ctx context.Context, p *CallParams) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.loop(ctx)
+	return t.finish(ctx, t.loop)
 }
 
 // Stream runs one turn like [Client.Call] and yields it as it happens: the
@@ -228,7 +234,7 @@ func (c *Client) Resume(ctx context.Context, p *ResumeTurnParams) (*Response, er
 	if err != nil {
 		return nil, err
 	}
-	return t.resume(ctx)
+	return t.finish(ctx, t.resume)
 }
 
 // ResumeStream is [Client.Resume] yielding the continued turn like
@@ -275,6 +281,9 @@ func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message stri
 func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, error) bool, run func(context.Context) (*Response, error)) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if t.prot != nil {
+		t.outStream = t.prot.OutputStream()
+	}
 	stopped := false
 	t.emit = func(ch *Chunk) bool {
 		if stopped || !yield(ch, nil) {
@@ -285,6 +294,17 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 		return true
 	}
 	resp, err := run(ctx)
+	if err == nil && t.outStream != nil {
+		var rest string
+		if rest, err = t.outStream(ctx, "", true); err == nil && rest != "" {
+			t.emit(&Chunk{Text: rest})
+		}
+	}
+	if err == nil {
+		err = t.end(ctx)
+	} else {
+		t.end(ctx)
+	}
 	if stopped {
 		return
 	}
@@ -316,7 +336,10 @@ type turn struct {
 	results   []ToolResult // results of the turn's rounds
 	emit      func(*Chunk) bool
 	guard     RequestAuthorizer // nil without an authorizer
-	wrapped   map[*Tool]*Tool   // guard's tools wrapped by tool middleware
+	prot      RequestProtector  // nil without a protector
+	protTools []*Tool           // the client's tools wrapped by prot
+	outStream func(context.Context, string, bool) (string, error)
+	wrapped   map[*Tool]*Tool // guard's tools wrapped by tool middleware
 	// for resumption
 	pause     *PauseRecord
 	reply     *AssistantMessage
@@ -348,12 +371,31 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 	return t, nil
 }
 
-// begin starts the authorization guard of the request, if any.
+// begin starts the guards of the request, if any: the privacy guard first,
+// so that the authorization guard wraps the privacy guard's tools and a
+// call is authorized (on tokenized arguments) before any original is
+// restored into it.
 func (t *turn) begin(ctx context.Context, resume bool) error {
+	tools := t.c.tools
+	if p := t.c.protector; p != nil {
+		rp, err := p.Begin(ctx, &ProtectRequest{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+		if err != nil {
+			return err
+		}
+		if rp == nil {
+			return errors.New("toolgate: the protector returned no request protector")
+		}
+		t.prot = rp
+		tools = make([]*Tool, len(t.c.tools))
+		for i, tool := range t.c.tools {
+			tools[i] = rp.Tool(tool)
+		}
+		t.protTools = tools
+	}
 	if t.c.authz == nil {
 		return nil
 	}
-	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: t.c.tools, ConversationID: t.convID, Resume: resume})
+	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume})
 	if err != nil {
 		return err
 	}
@@ -367,12 +409,17 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 // offer returns the tools to offer the model this round: the authorizer's
 // choice (each wrapped by tool middleware once per request), or all tools.
 func (t *turn) offer(ctx context.Context) ([]*Tool, error) {
-	if t.guard == nil {
+	var tools []*Tool
+	switch {
+	case t.guard != nil:
+		var err error
+		if tools, err = t.guard.Tools(ctx); err != nil {
+			return nil, err
+		}
+	case t.prot != nil:
+		tools = t.protTools
+	default:
 		return t.c.wrapped, nil
-	}
-	tools, err := t.guard.Tools(ctx)
-	if err != nil {
-		return nil, err
 	}
 	if len(t.c.toolMW) == 0 {
 		return tools, nil
@@ -472,7 +519,10 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	prompt := c.prompt(t.history, tools)
+	prompt, err := t.modelPrompt(ctx, t.history, tools)
+	if err != nil {
+		return nil, err
+	}
 	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, ConversationID: t.convID, Principal: t.principal}
 	// The decisions' own rules first (one per call, known keys), then the
 	// authorizer, then the rules that need the tools and the limits.
@@ -506,8 +556,8 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	}
 	t.history = append(t.history, t.reply, res.Message)
 	t.results = append(t.results, res.Message.Results...)
-	if t.emit != nil && !t.emit(&Chunk{Results: res.Message.Results}) {
-		return nil, errStreamStopped
+	if err := t.emitResults(ctx, res.Message.Results); err != nil {
+		return nil, err
 	}
 	if res.ReturnDirect {
 		return t.returnDirect(res), nil
@@ -527,7 +577,10 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		prompt := c.prompt(t.history, tools)
+		prompt, err := t.modelPrompt(ctx, t.history, tools)
+		if err != nil {
+			return nil, err
+		}
 		resp, err := t.callModel(ctx, prompt)
 		if err != nil {
 			return nil, err
@@ -583,8 +636,8 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 				return nil, err
 			}
 		}
-		if t.emit != nil && !t.emit(&Chunk{Results: res.Message.Results}) {
-			return nil, errStreamStopped
+		if err := t.emitResults(ctx, res.Message.Results); err != nil {
+			return nil, err
 		}
 		if res.ReturnDirect {
 			return t.returnDirect(res), nil
@@ -697,8 +750,10 @@ func (t *turn) streamModel(ctx context.Context, p *Prompt) (*Response, error) {
 		if err := a.add(ch); err != nil {
 			return nil, err
 		}
-		if ch != nil && ch.Text != "" && !t.emit(&Chunk{Text: ch.Text}) {
-			return nil, errStreamStopped
+		if ch != nil && ch.Text != "" {
+			if err := t.emitText(ctx, ch.Text); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -756,4 +811,119 @@ func denyOnly(ds []Decision) []Decision {
 		}
 	}
 	return out
+}
+
+// modelPrompt builds the prompt of a round: the conversation as the model
+// may see it (tokenized by the protector, if any) and the offered tools.
+func (t *turn) modelPrompt(ctx context.Context, history []Message, tools []*Tool) (*Prompt, error) {
+	p := t.c.prompt(history, tools)
+	if t.prot == nil {
+		return p, nil
+	}
+	msgs, err := t.prot.Messages(ctx, p.Messages)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) != len(p.Messages) {
+		return nil, fmt.Errorf("toolgate: the protector returned %d messages for %d", len(msgs), len(p.Messages))
+	}
+	p.Messages = msgs
+	return p, nil
+}
+
+// emitText yields streamed text to the caller, rewritten by the protector.
+func (t *turn) emitText(ctx context.Context, text string) error {
+	if t.outStream != nil {
+		var err error
+		if text, err = t.outStream(ctx, text, false); err != nil {
+			return err
+		}
+		if text == "" {
+			return nil
+		}
+	}
+	if !t.emit(&Chunk{Text: text}) {
+		return errStreamStopped
+	}
+	return nil
+}
+
+// emitResults yields a round's results to a streaming caller.
+func (t *turn) emitResults(ctx context.Context, rs []ToolResult) error {
+	if t.emit == nil {
+		return nil
+	}
+	rs, err := t.outResults(ctx, rs)
+	if err != nil {
+		return err
+	}
+	if !t.emit(&Chunk{Results: rs}) {
+		return errStreamStopped
+	}
+	return nil
+}
+
+// outResults returns copies of rs with their content rewritten for the
+// caller.
+func (t *turn) outResults(ctx context.Context, rs []ToolResult) ([]ToolResult, error) {
+	if t.prot == nil || len(rs) == 0 {
+		return rs, nil
+	}
+	out := slices.Clone(rs)
+	for i := range out {
+		c, err := t.prot.Output(ctx, out[i].Content)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Content = c
+	}
+	return out, nil
+}
+
+// finish runs a blocking turn, rewrites its response for the caller and
+// ends the protector's request.
+func (t *turn) finish(ctx context.Context, run func(context.Context) (*Response, error)) (*Response, error) {
+	resp, err := run(ctx)
+	if err == nil && t.prot != nil {
+		resp, err = t.output(ctx, resp)
+	}
+	if endErr := t.end(ctx); err == nil {
+		err = endErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// output returns resp with the texts the caller sees rewritten by the
+// protector. Stored messages are not changed: the generations get copies.
+func (t *turn) output(ctx context.Context, resp *Response) (*Response, error) {
+	out := *resp
+	out.Generations = slices.Clone(resp.Generations)
+	for i, g := range out.Generations {
+		if g.Message == nil {
+			continue
+		}
+		m := *g.Message
+		text, err := t.prot.Output(ctx, m.Text)
+		if err != nil {
+			return nil, err
+		}
+		m.Text = text
+		out.Generations[i].Message = &m
+	}
+	var err error
+	if out.Results, err = t.outResults(ctx, resp.Results); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// end ends the protector's request, whatever happened to the turn.
+func (t *turn) end(ctx context.Context) error {
+	if t.prot == nil {
+		return nil
+	}
+	return t.prot.End(context.WithoutCancel(ctx))
 }

@@ -58,3 +58,49 @@ type RequestAuthorizer interface {
 // [Manager.Run] and [Manager.Resume] without consulting the error handler;
 // calls after it do not run.
 var ErrAbortTurn = errors.New("toolgate: the run was aborted")
+
+// Protector is the seam through which a privacy guard (package privacy)
+// takes part in every request of a [Client]: the model sees tokens instead
+// of personal data, each tool receives the original values it is granted,
+// and the end user sees what their role allows. The client calls it at
+// fixed stages; a client built with a Protector has no way to skip it.
+//
+// A Protector must be safe for concurrent use.
+type Protector interface {
+	// Begin starts protecting one request (a turn or a resumption). The
+	// returned protector serves that request only; the client calls its End
+	// when the request ends, however it ends.
+	Begin(ctx context.Context, r *ProtectRequest) (RequestProtector, error)
+}
+
+// ProtectRequest describes a request to a [Protector].
+type ProtectRequest struct {
+	Principal      *Principal
+	ConversationID string
+	Resume         bool
+}
+
+// RequestProtector protects one request. The client calls:
+//   - Tool once per tool at the start: the returned tool is what the
+//     authorizer (if any) and the manager see, so authorization runs on
+//     tokenized arguments and before any original is restored;
+//   - Messages before every model call (and before a resumption runs its
+//     calls): what the model and the manager see;
+//   - Output on every text that reaches the caller (the final reply, tool
+//     results of return-direct turns and of streamed rounds), and
+//     OutputStream for the text deltas of a stream;
+//   - End when the request ends.
+type RequestProtector interface {
+	// Messages returns msgs as the model may see them. msgs is not changed.
+	Messages(ctx context.Context, msgs []Message) ([]Message, error)
+	// Tool returns t wrapped so that it receives originals only of the
+	// types it is granted.
+	Tool(t *Tool) *Tool
+	// Output rewrites a whole text for the caller.
+	Output(ctx context.Context, text string) (string, error)
+	// OutputStream returns a rewriter for streamed text: feed each piece
+	// with final false, then call it once with final true to flush.
+	OutputStream() func(ctx context.Context, piece string, final bool) (string, error)
+	// End finishes the request (a conversation-scoped vault is saved).
+	End(ctx context.Context) error
+}

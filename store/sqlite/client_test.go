@@ -37,7 +37,10 @@ func bookingClient(t testing.TB, path, runs string) (*toolgate.Client, *sqlite.S
 		fmt.Fprintln(f, name)
 	}
 	status := toolgate.NewTool(toolgate.ToolDefinition{Name: "flightStatus"}, toolgate.ToolMetadata{},
-		func(context.Context, *toolgate.ToolRequest) (string, error) { note("flightStatus"); return "on time", nil })
+		func(context.Context, *toolgate.ToolRequest) (string, error) {
+			note("flightStatus")
+			return "on time", nil
+		})
 	book := toolgate.NewTool(toolgate.ToolDefinition{Name: "bookFlight"}, toolgate.ToolMetadata{RequiresConfirmation: true},
 		func(context.Context, *toolgate.ToolRequest) (string, error) { note("bookFlight"); return "booked", nil })
 	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {

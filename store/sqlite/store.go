@@ -80,12 +80,17 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		created_at_nanos INTEGER NOT NULL
 	) WITHOUT ROWID;`,
+	// 2: sealed privacy vaults, one per conversation.
+	`CREATE TABLE vaults (
+		conversation_id TEXT NOT NULL PRIMARY KEY,
+		sealed BLOB NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the database's user_version). [Open] upgrades an older database and
 // refuses a newer one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Open opens the database file at path, creating it when it does not
 // exist, and brings its schema up to [SchemaVersion]. The file is put in
@@ -460,4 +465,40 @@ func dbErr(err error) error {
 		}
 	}
 	return err
+}
+
+// LoadVault returns the sealed privacy vault of a conversation, or nil when
+// it has none. It implements privacy.VaultStore; the bytes are sealed by
+// the privacy guard and never hold an original value in the clear.
+func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, error) {
+	var sealed []byte
+	err := s.read.QueryRowContext(ctx, "SELECT sealed FROM vaults WHERE conversation_id = ?", conversationID).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load vault of %q: %w", conversationID, dbErr(err))
+	}
+	if sealed == nil {
+		sealed = []byte{} // a stored empty vault is not "none"
+	}
+	return sealed, nil
+}
+
+// SaveVault replaces the sealed privacy vault of a conversation. It
+// implements privacy.VaultStore.
+func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []byte) error {
+	if conversationID == "" {
+		return fmt.Errorf("%w: empty conversation id", toolgate.ErrInvalidAppend)
+	}
+	if sealed == nil {
+		sealed = []byte{}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO vaults (conversation_id, sealed) VALUES (?, ?) ON CONFLICT (conversation_id) DO UPDATE SET sealed = excluded.sealed", conversationID, sealed)
+		if err != nil {
+			return fmt.Errorf("sqlite: save vault of %q: %w", conversationID, dbErr(err))
+		}
+		return nil
+	})
 }

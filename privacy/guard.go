@@ -1,0 +1,269 @@
+package privacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/toolgate/toolgate"
+)
+
+// VaultStore keeps the sealed vault of each conversation, for the
+// conversation scope of a [Guard]. The bytes are sealed ([Vault.Seal]):
+// the store never sees an original value in the clear. store/sqlite
+// implements it.
+type VaultStore interface {
+	// LoadVault returns the sealed vault of a conversation, or nil and no
+	// error when there is none.
+	LoadVault(ctx context.Context, conversationID string) ([]byte, error)
+	// SaveVault replaces the sealed vault of a conversation.
+	SaveVault(ctx context.Context, conversationID string, sealed []byte) error
+}
+
+// GuardOptions configure a [Guard]. A nil *GuardOptions means all
+// defaults: built-in recognizers, no original for any tool, tokens shown to
+// the end user, a vault per request.
+type GuardOptions struct {
+	// Scanner finds the values to protect. nil: NewScanner(nil), every
+	// built-in recognizer.
+	Scanner *Scanner
+	// Disclosure grants, per tool name (as the model sees it), the entity
+	// types the tool receives as original values. A tool not listed
+	// receives tokens only.
+	Disclosure map[string]Grant
+	// PrincipalGrant, when set, limits disclosure per principal: a tool
+	// receives originals of the types granted both to the tool and to the
+	// principal of the request. nil: the tool's grant alone.
+	PrincipalGrant func(*toolgate.Principal) Grant
+	// Output is what the end user sees of the model's text and of tool
+	// results. Zero: [ModeTokens].
+	Output OutputMode
+	// OutputGrant is what a principal may see restored in [ModeRestore].
+	// nil: nothing (tokens stay).
+	OutputGrant func(*toolgate.Principal) Grant
+	// Vaults, when set, keeps one vault per conversation (conversation
+	// scope): tokens stay the same across turns. The vault is sealed with
+	// Key before it is stored. nil: a new vault for every request.
+	Vaults VaultStore
+	// Key seals conversation vaults (AES-256-GCM): 32 bytes, required with
+	// Vaults.
+	Key []byte
+}
+
+// Guard is the privacy guard: a [toolgate.Protector] for
+// [toolgate.ClientOptions.Protector]. The model sees tokens instead of the
+// personal data in every message (user and system text, replies, tool-call
+// arguments, tool results); a tool receives, in its arguments, the original
+// values of the types its disclosure grants (after authorization allowed
+// the call); the end user sees the output mode's rendering. A Guard is
+// immutable and safe for concurrent use.
+type Guard struct {
+	scanner     *Scanner
+	disclosure  map[string]Grant
+	principal   func(*toolgate.Principal) Grant
+	mode        OutputMode
+	outputGrant func(*toolgate.Principal) Grant
+	vaults      VaultStore
+	key         []byte
+}
+
+// NewGuard returns a guard configured by opts. It fails when Vaults is set
+// without a 32-byte key.
+func NewGuard(opts *GuardOptions) (*Guard, error) {
+	if opts == nil {
+		opts = &GuardOptions{}
+	}
+	g := &Guard{scanner: opts.Scanner, mode: opts.Output, principal: opts.PrincipalGrant,
+		outputGrant: opts.OutputGrant, vaults: opts.Vaults, key: append([]byte(nil), opts.Key...)}
+	if g.scanner == nil {
+		g.scanner = NewScanner(nil)
+	}
+	g.disclosure = make(map[string]Grant, len(opts.Disclosure))
+	for k, v := range opts.Disclosure {
+		g.disclosure[k] = v
+	}
+	if g.vaults != nil && len(g.key) != 32 {
+		return nil, fmt.Errorf("privacy: conversation vaults need a 32-byte key, got %d bytes", len(g.key))
+	}
+	return g, nil
+}
+
+// Begin implements [toolgate.Protector].
+func (g *Guard) Begin(ctx context.Context, r *toolgate.ProtectRequest) (toolgate.RequestProtector, error) {
+	if r == nil {
+		r = &toolgate.ProtectRequest{}
+	}
+	vault := NewVault()
+	if g.vaults != nil && r.ConversationID != "" {
+		sealed, err := g.vaults.LoadVault(ctx, r.ConversationID)
+		if err != nil {
+			return nil, fmt.Errorf("privacy: loading the conversation's vault: %w", err)
+		}
+		if sealed != nil {
+			if vault, err = OpenVault(g.key, sealed); err != nil {
+				return nil, fmt.Errorf("privacy: opening the conversation's vault: %w", err)
+			}
+		}
+	}
+	rp := &requestProtector{g: g, principal: r.Principal, convID: r.ConversationID,
+		rw: NewRewriter(g.scanner, vault), seen: make(map[toolgate.Message]toolgate.Message), saved: vault.Len()}
+	rp.out = NoTypes()
+	if g.outputGrant != nil {
+		rp.out = g.outputGrant(r.Principal)
+	}
+	return rp, nil
+}
+
+// requestProtector protects one request.
+type requestProtector struct {
+	// fixed at Begin
+	g         *Guard
+	principal *toolgate.Principal
+	convID    string
+	rw        *Rewriter
+	out       Grant
+
+	mu    sync.Mutex
+	seen  map[toolgate.Message]toolgate.Message // guarded by mu: message -> its tokenized form
+	saved int                                   // guarded by mu: vault size when last saved
+}
+
+// grant returns what tool receives as originals for this request.
+func (rp *requestProtector) grant(tool string) Grant {
+	g := rp.g.disclosure[tool]
+	if rp.g.principal != nil {
+		g = g.Intersect(rp.g.principal(rp.principal))
+	}
+	return g
+}
+
+// Messages implements [toolgate.RequestProtector]. Messages are immutable,
+// so each is tokenized once per request; the vault gives a value the same
+// token wherever it appears.
+func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Message) ([]toolgate.Message, error) {
+	out := make([]toolgate.Message, len(msgs))
+	for i, m := range msgs {
+		rp.mu.Lock()
+		done, ok := rp.seen[m]
+		rp.mu.Unlock()
+		if !ok {
+			var err error
+			if done, err = rp.message(ctx, m); err != nil {
+				return nil, err
+			}
+			rp.mu.Lock()
+			rp.seen[m] = done
+			rp.mu.Unlock()
+		}
+		out[i] = done
+	}
+	return out, nil
+}
+
+func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (toolgate.Message, error) {
+	rw := rp.rw
+	switch m := m.(type) {
+	case *toolgate.SystemMessage:
+		text, err := rw.Tokenize(ctx, m.Text)
+		return &toolgate.SystemMessage{Text: text}, err
+	case *toolgate.UserMessage:
+		text, err := rw.Tokenize(ctx, m.Text)
+		return &toolgate.UserMessage{Text: text}, err
+	case *toolgate.AssistantMessage:
+		text, err := rw.Tokenize(ctx, m.Text)
+		if err != nil {
+			return nil, err
+		}
+		out := &toolgate.AssistantMessage{Text: text}
+		if len(m.ToolCalls) > 0 {
+			out.ToolCalls = make([]toolgate.ToolCall, len(m.ToolCalls))
+			for i, c := range m.ToolCalls {
+				args, err := rw.TokenizeContent(ctx, c.Arguments)
+				if err != nil {
+					return nil, err
+				}
+				out.ToolCalls[i] = toolgate.ToolCall{ID: c.ID, Name: c.Name, Arguments: args}
+			}
+		}
+		return out, nil
+	case *toolgate.ToolMessage:
+		out := &toolgate.ToolMessage{Results: make([]toolgate.ToolResult, len(m.Results))}
+		for i, r := range m.Results {
+			content, err := rw.TokenizeContent(ctx, r.Content)
+			if err != nil {
+				return nil, err
+			}
+			r.Content = content
+			out.Results[i] = r
+		}
+		return out, nil
+	case nil:
+		return nil, errors.New("privacy: nil message")
+	}
+	return nil, fmt.Errorf("privacy: unknown message type %T", m)
+}
+
+// Tool implements [toolgate.RequestProtector]: the tool's arguments are
+// tokenized entirely (so a value the model typed itself is caught), then
+// only the tokens of the types granted to the tool (and the principal) are
+// restored. Tokens the vault did not issue stay text.
+func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
+	grant := rp.grant(t.Name())
+	return t.Wrap(func(next toolgate.ToolFunc) toolgate.ToolFunc {
+		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
+			args, err := rp.rw.Arguments(ctx, req.Arguments, grant)
+			if err != nil {
+				return "", fmt.Errorf("privacy: preparing the arguments of %s: %w", t.Name(), err)
+			}
+			if !json.Valid(args) {
+				return "", fmt.Errorf("%w: not valid JSON", toolgate.ErrInvalidArguments)
+			}
+			r := *req
+			r.Arguments = args
+			return next(ctx, &r)
+		}
+	})
+}
+
+// Output implements [toolgate.RequestProtector].
+func (rp *requestProtector) Output(ctx context.Context, text string) (string, error) {
+	return rp.rw.Output(ctx, text, rp.g.mode, rp.out)
+}
+
+// OutputStream implements [toolgate.RequestProtector].
+func (rp *requestProtector) OutputStream() func(ctx context.Context, piece string, final bool) (string, error) {
+	s := rp.rw.Stream(rp.g.mode, rp.out)
+	return func(ctx context.Context, piece string, final bool) (string, error) {
+		out, err := s.Write(ctx, piece)
+		if err != nil || !final {
+			return out, err
+		}
+		rest, err := s.Flush(ctx)
+		return out + rest, err
+	}
+}
+
+// End implements [toolgate.RequestProtector]: in conversation scope the
+// vault is sealed and saved when it gained tokens.
+func (rp *requestProtector) End(ctx context.Context) error {
+	if rp.g.vaults == nil || rp.convID == "" {
+		return nil
+	}
+	v := rp.rw.Vault()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if v.Len() == rp.saved {
+		return nil
+	}
+	sealed, err := v.Seal(rp.g.key)
+	if err != nil {
+		return fmt.Errorf("privacy: sealing the conversation's vault: %w", err)
+	}
+	if err := rp.g.vaults.SaveVault(ctx, rp.convID, sealed); err != nil {
+		return fmt.Errorf("privacy: saving the conversation's vault: %w", err)
+	}
+	rp.saved = v.Len()
+	return nil
+}
