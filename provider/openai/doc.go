@@ -1,0 +1,99 @@
+// Package openai provides a [toolgate.Model] backed by the OpenAI API, built
+// on the official SDK (github.com/openai/openai-go/v3). It speaks the Chat
+// Completions API, which OpenAI-compatible servers (Ollama, vLLM,
+// llama.cpp, LM Studio, OpenRouter) also serve, or the Responses API.
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"fmt"
+//		"log"
+//
+//		"github.com/toolgate/toolgate"
+//		"github.com/toolgate/toolgate/provider/openai"
+//	)
+//
+//	func main() {
+//		model, err := openai.FromEnv("gpt-4.1-mini") // reads OPENAI_API_KEY
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		client := toolgate.NewClient(model, nil, nil)
+//		resp, err := client.Call(context.Background(), &toolgate.CallParams{Input: "Say hello."})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(resp.Text())
+//	}
+//
+// A local server needs only its base URL and a model it serves:
+//
+//	model, err := openai.New(&openai.Options{
+//		BaseURL: "http://localhost:11434/v1", // Ollama
+//		Model:   "qwen3:8b",
+//	})
+//
+// The package reads no environment variables; [FromEnv] is the one helper
+// that does, for commands.
+//
+// # Mapping
+//
+// System, user and assistant messages map to the API's messages; an
+// assistant's tool calls are sent with their ids, names and argument text
+// verbatim, and every [toolgate.ToolResult] is sent as its own tool message
+// (Chat Completions) or function_call_output item (Responses). Tools are
+// sent as functions whose parameters are the tool's input schema
+// ({"type":"object"} when it has none). In the Responses API, functions
+// are sent with strict set to false, since toolgate validates arguments
+// itself and not every schema meets the strict subset; that API has no stop
+// sequences, and a prompt with [toolgate.ModelOptions].Stop is an error.
+// Tool choice and parallel tool calls are sent only with tools, as the API
+// requires.
+//
+// Replies map back to [toolgate.Response]: text (or the refusal, when the
+// model refused), tool calls exactly as the model produced them (arguments
+// that are not valid JSON included: toolgate answers such calls with an
+// error result), the finish reason (stop, length, tool_calls,
+// content_filter; a reply with tool calls that a server reports as "stop"
+// finishes with tool_calls), the usage with cached input and reasoning
+// tokens, the response id and the model.
+//
+// # Tool call ids
+//
+// Calls without an id (some OpenAI-compatible servers give none) pass
+// through with an empty id, and toolgate keys them by position. The APIs
+// need an id on every call of a request, and pair results with calls by id,
+// so when a reply is sent back, a call whose id is empty, or shared with
+// another call of the same reply, is sent with the id
+// "call_<m>_<i>", where m is the index of the reply among the prompt's
+// messages and i the call's position in the reply. Its result, which
+// answers the call at the same position of the following tool message, is
+// sent with the same id. The ids are derived again for every request, from
+// the conversation alone, so that a paused turn resumed in another process
+// sends the same ids.
+//
+// # Streaming
+//
+// [Model.Stream] yields text deltas and tool-call fragments as they arrive
+// ([toolgate.ToolCallDelta], with the API's call index; the toolgate client
+// assembles them) and, last, a chunk with the finish reason, the usage, the
+// response id and the model. Chat Completions streams are requested with
+// stream_options.include_usage. A stream that ends before the API reported
+// the end of the reply (a finish reason, or response.completed) yields an
+// error, never a silently truncated reply. Breaking out of the loop closes
+// the HTTP response.
+//
+// # Errors
+//
+// Failures reported by the API, after the SDK's own retries (see
+// [Options].MaxRetries), are [*toolgate.ModelError] values with Provider
+// "openai", the kind from the HTTP status, the status and the provider's
+// message; match them with errors.Is and [toolgate.ErrRateLimited],
+// [toolgate.ErrModelAuth], [toolgate.ErrModelBadRequest] or
+// [toolgate.ErrModelServer]. The SDK's error is wrapped. Errors reported
+// inside a stream or a failed response, cut streams and malformed answers
+// are ModelErrors too (kind from the error code, or other). A canceled
+// context gives an error wrapping ctx.Err(). Errors never hold message
+// content, and the package logs nothing.
+package openai

@@ -1,0 +1,371 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/toolgate/toolgate"
+)
+
+// errNoStop: the Responses API has no stop sequences.
+var errNoStop = errors.New("openai: the Responses API does not support stop sequences (ModelOptions.Stop)")
+
+// responsesParams builds a Responses API request for p.
+func (m *Model) responsesParams(p *toolgate.Prompt) (responses.ResponseNewParams, error) {
+	var params responses.ResponseNewParams
+	if err := checkPrompt(p); err != nil {
+		return params, err
+	}
+	params.Model = m.modelName(p)
+	items := make(responses.ResponseInputParam, 0, len(p.Messages)+4)
+	message := func(role responses.EasyInputMessageRole, text string) responses.ResponseInputItemUnionParam {
+		msg := &responses.EasyInputMessageParam{Role: role}
+		msg.Content.OfString = sdk.String(text)
+		return responses.ResponseInputItemUnionParam{OfMessage: msg}
+	}
+	var calls []toolgate.ToolCall // of the last reply
+	var ids []string
+	for i, msg := range p.Messages {
+		switch msg := msg.(type) {
+		case *toolgate.SystemMessage:
+			items = append(items, message(responses.EasyInputMessageRoleSystem, msg.Text))
+		case *toolgate.UserMessage:
+			items = append(items, message(responses.EasyInputMessageRoleUser, msg.Text))
+		case *toolgate.AssistantMessage:
+			if msg.Text != "" || len(msg.ToolCalls) == 0 {
+				items = append(items, message(responses.EasyInputMessageRoleAssistant, msg.Text))
+			}
+			calls, ids = msg.ToolCalls, wireIDs(i, msg.ToolCalls)
+			for j, c := range calls {
+				items = append(items, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, ids[j], c.Name))
+			}
+		case *toolgate.ToolMessage:
+			rids := resultIDs(i, calls, ids, msg.Results)
+			for j, r := range msg.Results {
+				out := &responses.ResponseInputItemFunctionCallOutputParam{CallID: sdk.String(rids[j])}
+				out.Output.OfString = sdk.String(r.Content)
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: out})
+			}
+		default:
+			return params, fmt.Errorf("openai: message %d: unsupported message type %T", i, msg)
+		}
+	}
+	params.Input.OfInputItemList = items
+	if len(p.Tools) > 0 {
+		params.Tools = make([]responses.ToolUnionParam, 0, len(p.Tools))
+		for _, t := range p.Tools {
+			if t == nil {
+				continue
+			}
+			def := t.Definition()
+			schema, err := toolParameters(def.InputSchema)
+			if err != nil {
+				return params, fmt.Errorf("openai: tool %s: schema: %w", def.Name, err)
+			}
+			// strict defaults to true in this API, which only some schemas
+			// satisfy; toolgate validates arguments itself.
+			fn := &responses.FunctionToolParam{Name: def.Name, Parameters: schema, Strict: sdk.Bool(false)}
+			if def.Description != "" {
+				fn.Description = sdk.String(def.Description)
+			}
+			params.Tools = append(params.Tools, responses.ToolUnionParam{OfFunction: fn})
+		}
+	}
+	if o := p.Options; o != nil {
+		if len(o.Stop) > 0 {
+			return params, errNoStop
+		}
+		if o.Temperature != nil {
+			params.Temperature = sdk.Float(*o.Temperature)
+		}
+		if o.MaxOutputTokens > 0 {
+			params.MaxOutputTokens = sdk.Int(int64(o.MaxOutputTokens))
+		}
+		if len(params.Tools) > 0 {
+			switch o.ToolChoice {
+			case "":
+			case "auto", "none", "required":
+				params.ToolChoice.OfToolChoiceMode = sdk.Opt(responses.ToolChoiceOptions(o.ToolChoice))
+			default:
+				params.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: o.ToolChoice}
+			}
+			if o.ParallelToolCalls != nil {
+				params.ParallelToolCalls = sdk.Bool(*o.ParallelToolCalls)
+			}
+		}
+	}
+	return params, nil
+}
+
+func (m *Model) generateResponses(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
+	params, err := m.responsesParams(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.resp.New(ctx, params)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return responsesResponse(r)
+}
+
+// responsesResponse maps a Responses API response.
+func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
+	if r == nil || !r.JSON.Output.Valid() {
+		return nil, errMalformed("the response has no output")
+	}
+	msg := &toolgate.AssistantMessage{}
+	var text []byte
+	for _, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, part := range item.Content {
+				switch part.Type {
+				case "output_text":
+					text = append(text, part.Text...)
+				case "refusal":
+					text = append(text, part.Refusal...)
+				}
+			}
+		case "function_call":
+			msg.ToolCalls = append(msg.ToolCalls, toolgate.ToolCall{
+				ID:        item.CallID,
+				Name:      item.Name,
+				Arguments: rawArguments(item.Arguments.OfString, item.Arguments.JSON.OfString.Raw()),
+			})
+		}
+	}
+	msg.Text = string(text)
+	finish, err := responsesFinish(r, msg.HasToolCalls())
+	if err != nil {
+		return nil, err
+	}
+	return &toolgate.Response{
+		ID:          r.ID,
+		Model:       r.Model,
+		Generations: []toolgate.Generation{{Message: msg, FinishReason: finish}},
+		Usage:       responsesUsage(&r.Usage),
+	}, nil
+}
+
+// responsesFinish maps a response's status to a finish reason; a failed
+// response is an error.
+func responsesFinish(r *responses.Response, hasCalls bool) (toolgate.FinishReason, error) {
+	switch r.Status {
+	case "", responses.ResponseStatusCompleted:
+		if hasCalls {
+			return toolgate.FinishToolCalls, nil
+		}
+		return toolgate.FinishStop, nil
+	case responses.ResponseStatusIncomplete:
+		switch reason := r.IncompleteDetails.Reason; reason {
+		case "max_output_tokens":
+			return toolgate.FinishLength, nil
+		case "content_filter":
+			return toolgate.FinishContentFilter, nil
+		case "":
+			return toolgate.FinishReason("incomplete"), nil
+		default:
+			return toolgate.FinishReason(reason), nil
+		}
+	case responses.ResponseStatusFailed:
+		return "", &toolgate.ModelError{
+			Provider: "openai",
+			Kind:     kindForCode(string(r.Error.Code)),
+			Message:  r.Error.Message,
+		}
+	}
+	return toolgate.FinishReason(r.Status), nil
+}
+
+func responsesUsage(u *responses.ResponseUsage) toolgate.Usage {
+	return toolgate.Usage{
+		InputTokens:       u.InputTokens,
+		OutputTokens:      u.OutputTokens,
+		CachedInputTokens: u.InputTokensDetails.CachedTokens,
+		ReasoningTokens:   u.OutputTokensDetails.ReasoningTokens,
+	}
+}
+
+func (m *Model) streamResponses(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
+	return func(yield func(*toolgate.Chunk, error) bool) {
+		params, err := m.responsesParams(p)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		readResponses(ctx, m.resp.NewStreaming(ctx, params), yield)
+	}
+}
+
+// readResponses yields the chunks of a streamed response and closes the
+// stream.
+func readResponses(ctx context.Context, stream *ssestream.Stream[responses.ResponseStreamEventUnion], yield func(*toolgate.Chunk, error) bool) {
+	defer stream.Close()
+	var st responsesStream
+	for stream.Next() {
+		ev := stream.Current()
+		out, err := st.add(&ev)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if out != nil && !yield(out, nil) {
+			return
+		}
+	}
+	if err := stream.Err(); err != nil {
+		yield(nil, wrapErr(ctx, err))
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		yield(nil, fmt.Errorf("openai: %w", err))
+		return
+	}
+	yield(st.last())
+}
+
+// responsesStream maps the events of a streamed response to chunks.
+type responsesStream struct {
+	id, model string
+	calls     []*streamCall
+	done      bool
+	finish    toolgate.FinishReason
+	usage     *toolgate.Usage
+}
+
+// streamCall is a function call item of a streamed response.
+type streamCall struct {
+	output int64  // the item's output index
+	item   string // the item's id
+	idSent bool   // its call id was forwarded
+	args   bool   // argument text was forwarded
+}
+
+func (s *responsesStream) call(output int64, item string) (int, *streamCall) {
+	for i, c := range s.calls {
+		if item != "" && c.item != "" {
+			if c.item == item {
+				return i, c
+			}
+			continue
+		}
+		if c.output == output {
+			return i, c
+		}
+	}
+	return -1, nil
+}
+
+// add maps one event; it returns nil when the event carries nothing to
+// forward.
+func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate.Chunk, error) {
+	if s.done {
+		return nil, nil
+	}
+	switch ev.Type {
+	case "response.created", "response.in_progress", "response.queued":
+		s.note(&ev.Response)
+	case "response.output_text.delta", "response.refusal.delta":
+		if ev.Delta == "" {
+			return nil, nil
+		}
+		return &toolgate.Chunk{Text: ev.Delta}, nil
+	case "response.output_item.added":
+		if ev.Item.Type != "function_call" {
+			return nil, nil
+		}
+		if _, c := s.call(ev.OutputIndex, ev.Item.ID); c != nil {
+			return nil, errMalformed("function call item at output %d added twice", ev.OutputIndex)
+		}
+		c := &streamCall{output: ev.OutputIndex, item: ev.Item.ID, idSent: ev.Item.CallID != ""}
+		args := rawArguments(ev.Item.Arguments.OfString, ev.Item.Arguments.JSON.OfString.Raw())
+		c.args = args != ""
+		s.calls = append(s.calls, c)
+		return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{{
+			Index: len(s.calls) - 1, ID: ev.Item.CallID, Name: ev.Item.Name, Arguments: args,
+		}}}, nil
+	case "response.function_call_arguments.delta":
+		i, c := s.call(ev.OutputIndex, ev.ItemID)
+		if c == nil {
+			return nil, errMalformed("function call arguments for an unknown item at output %d", ev.OutputIndex)
+		}
+		if ev.Delta == "" {
+			return nil, nil
+		}
+		c.args = true
+		return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: i, Arguments: ev.Delta}}}, nil
+	case "response.function_call_arguments.done", "response.output_item.done":
+		// Servers that send no deltas send the whole arguments here.
+		args, callID, itemID := ev.Arguments, "", ev.ItemID
+		if ev.Type == "response.output_item.done" {
+			if ev.Item.Type != "function_call" {
+				return nil, nil
+			}
+			args = rawArguments(ev.Item.Arguments.OfString, ev.Item.Arguments.JSON.OfString.Raw())
+			callID, itemID = ev.Item.CallID, ev.Item.ID
+		}
+		i, c := s.call(ev.OutputIndex, itemID)
+		if c == nil {
+			return nil, errMalformed("function call done for an unknown item at output %d", ev.OutputIndex)
+		}
+		d := toolgate.ToolCallDelta{Index: i}
+		if !c.idSent && callID != "" {
+			d.ID, c.idSent = callID, true
+		}
+		if !c.args && args != "" {
+			d.Arguments, c.args = args, true
+		}
+		if d.ID == "" && d.Arguments == "" {
+			return nil, nil
+		}
+		return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{d}}, nil
+	case "response.completed", "response.incomplete":
+		s.note(&ev.Response)
+		r := &ev.Response
+		if ev.Type == "response.incomplete" {
+			r.Status = responses.ResponseStatusIncomplete
+		}
+		finish, err := responsesFinish(r, len(s.calls) > 0)
+		if err != nil {
+			return nil, err
+		}
+		s.finish, s.done = finish, true
+		if ev.Response.JSON.Usage.Valid() {
+			u := responsesUsage(&ev.Response.Usage)
+			s.usage = &u
+		}
+	case "response.failed":
+		r := ev.Response
+		r.Status = responses.ResponseStatusFailed
+		_, err := responsesFinish(&r, false)
+		return nil, err
+	case "error":
+		return nil, &toolgate.ModelError{Provider: "openai", Kind: kindForCode(ev.Code), Message: ev.Message}
+	}
+	return nil, nil
+}
+
+func (s *responsesStream) note(r *responses.Response) {
+	if r.ID != "" {
+		s.id = r.ID
+	}
+	if r.Model != "" {
+		s.model = r.Model
+	}
+}
+
+// last returns the stream's last chunk, or an error when the stream ended
+// before the response was complete (a cut stream).
+func (s *responsesStream) last() (*toolgate.Chunk, error) {
+	if !s.done {
+		return nil, errMalformed("the stream ended before the response was complete")
+	}
+	return &toolgate.Chunk{FinishReason: s.finish, Usage: s.usage, ID: s.id, Model: s.model}, nil
+}
