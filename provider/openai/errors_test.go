@@ -375,3 +375,32 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateCanceled cancels the context while the server has not
+// answered yet: Generate must return the context's error without waiting
+// for the server.
+func TestGenerateCanceled(t *testing.T) {
+	for _, api := range apis {
+		t.Run(api.String(), func(t *testing.T) {
+			started := make(chan struct{})
+			release := make(chan struct{})
+			defer close(release)
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				close(started)
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			go func() {
+				<-started
+				cancel()
+			}()
+			_, err := s.model(api).Generate(ctx, fullPrompt(false))
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("got %v, want context.Canceled", err)
+			}
+		})
+	}
+}
