@@ -7,16 +7,32 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/authz/cedar"
+	"github.com/toolgate/toolgate/examples"
+	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
 const demoInput = "Check flight VX205 and book it if it is on time."
+
+// demoPrivateInput is the input of --privacy: it holds an e-mail address and
+// a card number that the model must never see.
+const demoPrivateInput = "Check flight VX205 and book it if it is on time, for ada.lovelace@example.com, card 4111 1111 1111 1111."
+
+// demoUsers are the principals of --user, matched by examples/flights.cedar.
+var demoUsers = map[string]*toolgate.Principal{
+	"alice": {ID: "alice", Roles: []string{"traveller"}},
+	"bob":   {ID: "bob", Roles: []string{"guest"}},
+}
 
 const demoUsage = `Usage: toolgate demo [flags]
 
@@ -30,10 +46,18 @@ Flags:
 // demoTools are the story's tools with their run counters.
 type demoTools struct {
 	status, book atomic.Int32
+	mu           sync.Mutex
+	bookArgs     []string // the arguments bookFlight received, as JSON
 }
 
 type flightArgs struct {
 	Flight string `json:"flight" jsonschema:"the flight number, for example VX205"`
+}
+
+type bookArgs struct {
+	Flight string `json:"flight" jsonschema:"the flight number, for example VX205"`
+	Email  string `json:"email,omitempty" jsonschema:"where to send the ticket"`
+	Card   string `json:"card,omitempty" jsonschema:"the card to pay with"`
 }
 
 func (d *demoTools) tools() []*toolgate.Tool {
@@ -44,15 +68,25 @@ func (d *demoTools) tools() []*toolgate.Tool {
 				return "Flight " + in.Flight + " is on time", nil
 			}, nil),
 		toolgate.NewToolFor("bookFlight", "Book a seat on a flight",
-			func(_ context.Context, _ *toolgate.ToolRequest, in flightArgs) (string, error) {
+			func(_ context.Context, req *toolgate.ToolRequest, in bookArgs) (string, error) {
 				d.book.Add(1)
+				d.mu.Lock()
+				d.bookArgs = append(d.bookArgs, string(req.Arguments))
+				d.mu.Unlock()
+				if in.Email != "" {
+					return "Booked " + in.Flight + "; the ticket goes to " + in.Email, nil
+				}
 				return "Booked " + in.Flight, nil
 			}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}}),
 	}
 }
 
-// demoModel plays the model's part: it asks for both tools in one reply, and
-// answers from the tool results it gets back.
+// tokenPattern matches the privacy guard's tokens, such as [EMAIL_ADDRESS_1].
+var tokenPattern = regexp.MustCompile(`\[[A-Z_]+_[0-9]+\]`)
+
+// demoModel plays the model's part: it asks for both tools in one reply
+// (only for the tools it is offered), passing on the contact details it
+// was given, and answers from the tool results it gets back.
 func demoModel() *scripted.Model {
 	return scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
 		if len(p.Messages) == 0 {
@@ -60,13 +94,23 @@ func demoModel() *scripted.Model {
 		}
 		tm, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage)
 		if !ok {
-			return scripted.Reply{
-				Text: "I will check the flight and book it.",
-				ToolCalls: []toolgate.ToolCall{
-					{ID: "call_status", Name: "flightStatus", Arguments: `{"flight":"VX205"}`},
-					{ID: "call_book", Name: "bookFlight", Arguments: `{"flight":"VX205"}`},
-				},
-			}, nil
+			user, _ := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage)
+			reply := scripted.Reply{Text: "I will check the flight and book it."}
+			if p.Tool("flightStatus") != nil {
+				reply.ToolCalls = append(reply.ToolCalls, toolgate.ToolCall{ID: "call_status", Name: "flightStatus", Arguments: `{"flight":"VX205"}`})
+			}
+			if p.Tool("bookFlight") == nil {
+				reply.Text = "I will check the flight. Booking is not something I can do for you."
+			} else {
+				args := `{"flight":"VX205"}`
+				if user != nil {
+					if toks := tokenPattern.FindAllString(user.Text, 2); len(toks) == 2 {
+						args = fmt.Sprintf(`{"flight":"VX205","email":%q,"card":%q}`, toks[0], toks[1])
+					}
+				}
+				reply.ToolCalls = append(reply.ToolCalls, toolgate.ToolCall{ID: "call_book", Name: "bookFlight", Arguments: args})
+			}
+			return reply, nil
 		}
 		var parts []string
 		for _, r := range tm.Results {
@@ -75,6 +119,9 @@ func demoModel() *scripted.Model {
 				parts = append(parts, "VX205 is on time.")
 			case r.Name == "bookFlight" && r.Status == toolgate.ResultOK:
 				parts = append(parts, "Your seat on VX205 is booked.")
+				if toks := tokenPattern.FindAllString(r.Content, 1); len(toks) == 1 {
+					parts = append(parts, "The ticket goes to "+toks[0]+".")
+				}
 			case r.Status == toolgate.ResultDenied:
 				parts = append(parts, fmt.Sprintf("I did not run %s: %s", r.Name, r.Content))
 			default:
@@ -92,6 +139,9 @@ type demoFlags struct {
 	db           string
 	resume       bool
 	conversation string
+	user         string
+	policy       string
+	privacy      bool
 }
 
 func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
@@ -110,6 +160,9 @@ func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
 	fs.StringVar(&f.db, "db", "", "keep the conversation in this SQLite `file`, so a pause survives the process")
 	fs.BoolVar(&f.resume, "resume", false, "resume the paused conversation kept in --db")
 	fs.StringVar(&f.conversation, "conversation", "demo", "conversation `id`")
+	fs.StringVar(&f.user, "user", "", "run as this `user` under the Cedar policies: alice (may book) or bob (cannot see bookFlight)")
+	fs.StringVar(&f.policy, "policy", "", "Cedar policy `file` for --user (default: the embedded examples/flights.cedar)")
+	fs.BoolVar(&f.privacy, "privacy", false, "protect personal data: the model sees tokens, bookFlight gets only the real e-mail")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
@@ -128,6 +181,12 @@ func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
 		return nil, 2
 	case f.conversation == "":
 		fmt.Fprintln(e.stderr, "toolgate demo: --conversation must not be empty")
+		return nil, 2
+	case f.user != "" && demoUsers[f.user] == nil:
+		fmt.Fprintf(e.stderr, "toolgate demo: unknown --user %q: choose alice or bob\n", f.user)
+		return nil, 2
+	case f.policy != "" && f.user == "":
+		fmt.Fprintln(e.stderr, "toolgate demo: --policy needs --user")
 		return nil, 2
 	}
 	return &f, -1
@@ -148,11 +207,31 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		defer s.Close()
 		store = s
 	}
-	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin)}
-	d.client = toolgate.NewClient(demoModel(), d.tools.tools(), &toolgate.ClientOptions{
+	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin), model: demoModel()}
+	opts := &toolgate.ClientOptions{
 		Store:        store,
 		SystemPrompt: "You are a travel agent. Check a flight before you book it.",
-	})
+	}
+	if f.user != "" {
+		d.principal = demoUsers[f.user]
+		policy, err := demoPolicy(f.policy)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
+			return 1
+		}
+		opts.Authorizer = authz.NewGuard(policy, nil)
+	}
+	if f.privacy {
+		guard, err := privacy.NewGuard(&privacy.GuardOptions{
+			Disclosure: map[string]privacy.Grant{"bookFlight": privacy.Types(privacy.EmailAddress)},
+		})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
+			return 1
+		}
+		opts.Protector = guard
+	}
+	d.client = toolgate.NewClient(d.model, d.tools.tools(), opts)
 	if err := d.run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 		return 1
@@ -161,11 +240,22 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 }
 
 type demo struct {
-	flags  *demoFlags
-	env    *env
-	tools  *demoTools
-	client *toolgate.Client
-	in     *bufio.Reader
+	flags     *demoFlags
+	env       *env
+	tools     *demoTools
+	model     *scripted.Model
+	client    *toolgate.Client
+	principal *toolgate.Principal
+	in        *bufio.Reader
+}
+
+// demoPolicy loads the Cedar policies of --user: the file, or the embedded
+// example.
+func demoPolicy(path string) (*cedar.Policy, error) {
+	if path != "" {
+		return cedar.Load(path)
+	}
+	return cedar.New(nil, cedar.Source{Name: "examples/flights.cedar", Text: []byte(examples.FlightsCedar)})
 }
 
 func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.env.stdout, format, args...) }
@@ -191,19 +281,50 @@ func (d *demo) run(ctx context.Context) error {
 		d.printf("Resuming conversation %q from %s.\n", id, d.flags.db)
 		return d.decide(ctx, reply, conv.Pause.Awaiting)
 	}
-	d.printf("user: %s\n", demoInput)
-	resp, err := d.client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: demoInput})
+	input := demoInput
+	if d.flags.privacy {
+		input = demoPrivateInput
+	}
+	if d.principal != nil {
+		d.printf("Running as %s (roles %v) under the Cedar policies.\n", d.principal.ID, d.principal.Roles)
+	}
+	d.printf("user: %s\n", input)
+	resp, err := d.client.Call(ctx, &toolgate.CallParams{ConversationID: id, Principal: d.principal, Input: input})
 	if errors.Is(err, toolgate.ErrPauseOpen) {
 		return fmt.Errorf("conversation %q already waits for a decision: run with --db %s --resume", id, d.flags.db)
 	}
 	if err != nil {
 		return err
 	}
+	d.showModelView()
 	if !resp.Paused() {
 		d.printf("assistant: %s\n", resp.Text())
+		d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
 		return nil
 	}
 	return d.decide(ctx, resp.Message(), resp.Awaiting)
+}
+
+// showModelView prints what the model was shown: its tools and, with
+// --privacy, the user's message as it saw it.
+func (d *demo) showModelView() {
+	prompts := d.model.Prompts()
+	if len(prompts) == 0 {
+		return
+	}
+	first := prompts[0]
+	if d.principal != nil {
+		var names []string
+		for _, t := range first.Tools {
+			names = append(names, t.Name())
+		}
+		d.printf("The model was offered: %s\n", strings.Join(names, ", "))
+	}
+	if d.flags.privacy {
+		if u, ok := first.Messages[len(first.Messages)-1].(*toolgate.UserMessage); ok {
+			d.printf("The model saw:         %s\n", u.Text)
+		}
+	}
 }
 
 // decide shows the paused reply, collects decisions and resumes.
@@ -237,7 +358,7 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 		d.printf("         or:  toolgate demo --db %s --resume --no \"MESSAGE\"\n", d.flags.db)
 		return nil
 	}
-	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: d.flags.conversation, Decisions: decisions})
+	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: d.flags.conversation, Principal: d.principal, Decisions: decisions})
 	if err != nil {
 		return err
 	}
@@ -253,8 +374,21 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 		d.printf("The turn paused again, awaiting %v.\n", resp.Awaiting)
 		return nil
 	}
-	d.printf("assistant: %s\n\n", resp.Text())
-	d.printf("Tool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
+	d.printf("assistant: %s\n", resp.Text())
+	if d.flags.privacy {
+		d.tools.mu.Lock()
+		for _, a := range d.tools.bookArgs {
+			d.printf("\nbookFlight received:   %s\n", a)
+		}
+		d.tools.mu.Unlock()
+		prompts := d.model.Prompts()
+		if tm, ok := prompts[len(prompts)-1].Messages[len(prompts[len(prompts)-1].Messages)-1].(*toolgate.ToolMessage); ok {
+			for _, r := range tm.Results {
+				d.printf("The model got back:    %s %s\n", r.Name, r.Content)
+			}
+		}
+	}
+	d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
 	return nil
 }
 

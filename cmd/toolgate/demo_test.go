@@ -46,6 +46,9 @@ func TestDemoFlags(t *testing.T) {
 		{"no command", nil, 2, "Usage:"},
 		{"unknown command", []string{"fly"}, 2, `unknown command "fly"`},
 		{"top help", []string{"help"}, 0, "toolgate demo [flags]"},
+		{"unknown user", []string{"demo", "--user", "mallory"}, 2, `unknown --user "mallory"`},
+		{"policy without user", []string{"demo", "--policy", "x.cedar"}, 2, "--policy needs --user"},
+		{"missing policy file", []string{"demo", "--user", "alice", "--policy", "no/such.cedar", "--yes"}, 1, "no/such.cedar"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runArgs(t, "", false, tc.args...)
@@ -183,4 +186,47 @@ func TestDemoResumeInAnotherProcess(t *testing.T) {
 	mustContain(t, out, "Stopped at the pause")
 	out = runProc("--resume", "--yes")
 	mustContain(t, out, "[call_book] bookFlight ok", "Tool runs in this process: flightStatus 1, bookFlight 1", "Your seat on VX205 is booked.")
+}
+
+func TestDemoUsers(t *testing.T) {
+	code, out, _ := runArgs(t, "", false, "demo", "--user", "alice", "--yes")
+	if code != 0 {
+		t.Fatalf("alice: exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "The model was offered: flightStatus, bookFlight", "bookFlight ok", "flightStatus 1, bookFlight 1")
+
+	code, out, _ = runArgs(t, "", false, "demo", "--user", "bob", "--yes")
+	if code != 0 {
+		t.Fatalf("bob: exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "The model was offered: flightStatus\n", "flightStatus 1, bookFlight 0")
+	if strings.Contains(out, "paused") {
+		t.Errorf("bob's turn paused on a tool he cannot see:\n%s", out)
+	}
+}
+
+func TestDemoBadPolicyFile(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.cedar")
+	if err := os.WriteFile(bad, []byte("permit (principal, action, resource"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runArgs(t, "", false, "demo", "--user", "alice", "--policy", bad, "--yes")
+	if code != 1 || !strings.Contains(errOut, "bad.cedar") {
+		t.Errorf("exit %d, stderr %q; want a load error naming the file", code, errOut)
+	}
+}
+
+func TestDemoPrivacy(t *testing.T) {
+	code, out, _ := runArgs(t, "", false, "demo", "--privacy", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out,
+		"The model saw:         Check flight VX205 and book it if it is on time, for [EMAIL_ADDRESS_1], card [CREDIT_CARD_1].",
+		`bookFlight received:   {"flight":"VX205","email":"ada.lovelace@example.com","card":"[CREDIT_CARD_1]"}`,
+		"The model got back:    bookFlight \"Booked VX205; the ticket goes to [EMAIL_ADDRESS_1]\"",
+	)
+	if strings.Contains(out, "4111 1111 1111 1111\"") || strings.Count(out, "4111 1111 1111 1111") != 1 {
+		t.Errorf("the card number appears beyond the user's own message:\n%s", out)
+	}
 }

@@ -4,6 +4,8 @@
 // Usage:
 //
 //	toolgate demo [flags]     the flight-booking story, offline
+//	toolgate eval pii --data FILE
+//	                          score the PII recognizers on labelled data
 //	toolgate help             this text
 //
 // Run "toolgate demo -h" for the demo's flags.
@@ -38,6 +40,8 @@ const usage = `toolgate: tool calls that wait for a person's decision
 
 Usage:
   toolgate demo [flags]   run the flight-booking story offline (see toolgate demo -h)
+  toolgate eval pii --data FILE
+                          score the PII recognizers on labelled data
   toolgate help           show this text
 `
 
@@ -50,6 +54,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	switch args[0] {
 	case "demo":
 		return runDemo(ctx, args[1:], e)
+	case "eval":
+		return runEval(ctx, args[1:], e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0
