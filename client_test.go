@@ -722,3 +722,31 @@ func BenchmarkClientTurn(b *testing.B) {
 		})
 	}
 }
+
+// TestCollectInterleavedCallFragments feeds fragments of two calls in an
+// order providers allow: the first call's arguments continue after the
+// second call started.
+func TestCollectInterleavedCallFragments(t *testing.T) {
+	chunks := []*toolgate.Chunk{
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, ID: "a", Name: "f", Arguments: `{"x":`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, ID: "b", Name: "g", Arguments: `{"y":`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `1}`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 3, ID: "d", Name: "h", Arguments: `{}`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Arguments: `2}`}}},
+		{FinishReason: toolgate.FinishToolCalls},
+	}
+	resp, err := toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []toolgate.ToolCall{{ID: "a", Name: "f", Arguments: `{"x":1}`}, {ID: "b", Name: "g", Arguments: `{"y":2}`}, {ID: "d", Name: "h", Arguments: `{}`}}
+	if diff := cmp.Diff(want, resp.Message().ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}

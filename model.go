@@ -297,8 +297,11 @@ func (e *ModelError) Error() string {
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
 	}
-	if e.Message != "" {
+	switch {
+	case e.Message != "":
 		s += ": " + e.Message
+	case e.Err != nil:
+		s += ": " + e.Err.Error()
 	}
 	return s
 }

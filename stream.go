@@ -28,10 +28,12 @@ type accumulator struct {
 	id, model string
 }
 
+// callBuilder assembles one call. It holds a byte slice, not a
+// strings.Builder, because the slice of builders grows by copying.
 type callBuilder struct {
 	seen     bool
 	id, name string
-	args     strings.Builder
+	args     []byte
 }
 
 func (a *accumulator) add(c *Chunk) error {
@@ -54,7 +56,7 @@ func (a *accumulator) add(c *Chunk) error {
 		if d.Name != "" {
 			b.name = d.Name
 		}
-		b.args.WriteString(d.Arguments)
+		b.args = append(b.args, d.Arguments...)
 	}
 	if len(c.ToolCalls) > 0 {
 		a.toolCalls = append(a.toolCalls, c.ToolCalls...)
@@ -83,7 +85,7 @@ func (a *accumulator) reply() *AssistantMessage {
 	m := &AssistantMessage{Text: a.text.String()}
 	for i := range a.calls {
 		if b := &a.calls[i]; b.seen {
-			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: b.args.String()})
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: string(b.args)})
 		}
 	}
 	m.ToolCalls = append(m.ToolCalls, a.toolCalls...)
