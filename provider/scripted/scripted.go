@@ -60,8 +60,8 @@ func New(replies ...Reply) *Model {
 
 // NewFunc returns a model that answers each prompt with respond's reply,
 // for stories whose replies depend on the conversation (such as the tool
-// results a person allowed). respond must be safe for concurrent use; an
-// error it returns is the model's error.
+// results a person allowed). respond is called with the model's lock held,
+// one prompt at a time; an error it returns is the model's error.
 func NewFunc(respond func(p *toolgate.Prompt) (Reply, error)) *Model {
 	if respond == nil {
 		panic("scripted: NewFunc: nil function")
