@@ -1,0 +1,239 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"google.golang.org/genai"
+
+	"github.com/toolgate/toolgate"
+)
+
+// rawArgumentsKey is the key under which arguments that are not a JSON
+// object are sent: the API requires function call args to be an object.
+const rawArgumentsKey = "_raw"
+
+// skipSignature is the thought signature the API documents for function
+// calls whose real signature is not known: toolgate keeps no signatures,
+// and Gemini 3 models reject replayed calls without one.
+var skipSignature = []byte("skip_thought_signature_validator")
+
+// request builds the model name, contents and config for p.
+func (m *Model) request(p *toolgate.Prompt) (string, []*genai.Content, *genai.GenerateContentConfig, error) {
+	if p == nil {
+		return "", nil, nil, errors.New("gemini: nil prompt")
+	}
+	opts := p.Options
+	if opts == nil {
+		opts = &toolgate.ModelOptions{}
+	}
+	model := m.model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	system, contents, err := contents(p.Messages)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	config := &genai.GenerateContentConfig{
+		SystemInstruction: system,
+		MaxOutputTokens:   int32(min(opts.MaxOutputTokens, 1<<31-1)),
+		StopSequences:     opts.Stop,
+	}
+	if opts.Temperature != nil {
+		config.Temperature = genai.Ptr(float32(*opts.Temperature))
+	}
+	decls, err := m.declarations(p.Tools)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if len(decls) > 0 {
+		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		config.ToolConfig = toolConfig(opts.ToolChoice)
+	}
+	return model, contents, config, nil
+}
+
+// contents converts the conversation: system messages become the system
+// instruction, one part each; the others become contents with role "user"
+// or "model". Adjacent contents of the same role are merged into one.
+func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error) {
+	var system *genai.Content
+	out := make([]*genai.Content, 0, len(msgs))
+	add := func(role string, parts []*genai.Part) {
+		if len(parts) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Parts = append(out[n-1].Parts, parts...)
+			return
+		}
+		out = append(out, &genai.Content{Role: role, Parts: parts})
+	}
+	for i, msg := range msgs {
+		switch msg := msg.(type) {
+		case *toolgate.SystemMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
+			}
+			if msg.Text == "" {
+				continue
+			}
+			if system == nil {
+				system = &genai.Content{Role: genai.RoleUser}
+			}
+			system.Parts = append(system.Parts, &genai.Part{Text: msg.Text})
+		case *toolgate.UserMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
+			}
+			add(genai.RoleUser, []*genai.Part{{Text: msg.Text}})
+		case *toolgate.AssistantMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
+			}
+			parts := make([]*genai.Part, 0, 1+len(msg.ToolCalls))
+			if msg.Text != "" {
+				parts = append(parts, &genai.Part{Text: msg.Text})
+			}
+			for j, call := range msg.ToolCalls {
+				part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: callArgs(call.Arguments)}}
+				if j == 0 {
+					part.ThoughtSignature = skipSignature
+				}
+				parts = append(parts, part)
+			}
+			add(genai.RoleModel, parts)
+		case *toolgate.ToolMessage:
+			if msg == nil {
+				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
+			}
+			parts := make([]*genai.Part, len(msg.Results))
+			for j, r := range msg.Results {
+				key := "output"
+				if r.Status == toolgate.ResultError {
+					key = "error"
+				}
+				parts[j] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
+					ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content},
+				}}
+			}
+			add(genai.RoleUser, parts)
+		default:
+			return nil, nil, fmt.Errorf("gemini: message %d: unsupported message %T", i, msg)
+		}
+	}
+	return system, out, nil
+}
+
+// callArgs returns the args of a functionCall part for a call's arguments
+// text: the decoded object when it is a JSON object, none when it is
+// blank, and otherwise (not JSON, or JSON that is not an object)
+// {"_raw": text}, so that the request stays valid and the model sees what
+// it sent.
+func callArgs(args string) map[string]any {
+	b := bytes.TrimSpace([]byte(args))
+	if len(b) == 0 {
+		return nil
+	}
+	if b[0] == '{' {
+		var v map[string]any
+		if json.Unmarshal(b, &v) == nil && v != nil {
+			return v
+		}
+	}
+	return map[string]any{rawArgumentsKey: args}
+}
+
+// declarations converts the tools to function declarations with
+// parametersJsonSchema; a nil schema, or one without a type, is sent with
+// "type":"object".
+func (m *Model) declarations(tools []*toolgate.Tool) ([]*genai.FunctionDeclaration, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	out := make([]*genai.FunctionDeclaration, 0, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		def := t.Definition()
+		schema, err := m.schemas.get(def.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("gemini: tool %s: input schema: %w", def.Name, err)
+		}
+		out = append(out, &genai.FunctionDeclaration{Name: def.Name, Description: def.Description, ParametersJsonSchema: schema})
+	}
+	return out, nil
+}
+
+// toolConfig maps ModelOptions.ToolChoice: "" to none (the API's default,
+// AUTO), "auto" to AUTO, "required" to ANY, "none" to NONE, and a tool name
+// to ANY restricted to that function. ParallelToolCalls has no Gemini
+// equivalent and is ignored.
+func toolConfig(choice string) *genai.ToolConfig {
+	var fc genai.FunctionCallingConfig
+	switch choice {
+	case "":
+		return nil
+	case "auto":
+		fc.Mode = genai.FunctionCallingConfigModeAuto
+	case "required":
+		fc.Mode = genai.FunctionCallingConfigModeAny
+	case "none":
+		fc.Mode = genai.FunctionCallingConfigModeNone
+	default:
+		fc.Mode = genai.FunctionCallingConfigModeAny
+		fc.AllowedFunctionNames = []string{choice}
+	}
+	return &genai.ToolConfig{FunctionCallingConfig: &fc}
+}
+
+// schemaCache keeps the JSON of the schemas of recent tools: encoding a
+// schema costs more than the rest of a request. Schemas are immutable once
+// a tool holds them, so the pointer is the key. The cache is emptied when
+// it reaches maxCachedSchemas entries, which bounds it when tools are
+// built per request.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[*jsonschema.Schema]json.RawMessage // guarded by mu
+}
+
+const maxCachedSchemas = 256
+
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// get returns the JSON of s: "type":"object" is added when s has no type,
+// and a nil s is {"type":"object"}.
+func (c *schemaCache) get(s *jsonschema.Schema) (json.RawMessage, error) {
+	if s == nil {
+		return objectSchema, nil
+	}
+	c.mu.Lock()
+	b, ok := c.m[s]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	v := s
+	if v.Type == "" && len(v.Types) == 0 {
+		cp := *v
+		cp.Type = "object"
+		v = &cp
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = make(map[*jsonschema.Schema]json.RawMessage)
+	}
+	c.m[s] = b
+	c.mu.Unlock()
+	return b, nil
+}
