@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"os"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -192,7 +193,14 @@ func modelError(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther, Message: err.Error(), Err: err}
+	// The SDK's other errors may quote the response; only a description
+	// is kept in the message.
+	msg := "the response was malformed or cut short"
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		msg = "the request failed: " + ue.Err.Error()
+	}
+	return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther, Message: msg, Err: err}
 }
 
 // statusForErrorType returns the HTTP status the API documents for an

@@ -431,6 +431,9 @@ func TestStreamMalformed(t *testing.T) {
 			if !errors.As(err, &me) || me.Kind != toolgate.ModelErrOther || me.Provider != "anthropic" {
 				t.Fatalf("got %v, want a ModelError of kind other", err)
 			}
+			if strings.Contains(me.Error(), `{"`) {
+				t.Errorf("the error quotes the response: %v", me)
+			}
 		})
 	}
 }
