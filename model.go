@@ -123,6 +123,9 @@ const (
 )
 
 // Usage counts tokens. Fields a provider does not report stay 0.
+// CachedInputTokens is the part of InputTokens served from a prompt cache,
+// and ReasoningTokens the part of OutputTokens spent on reasoning: both are
+// included in the totals, never added to them.
 type Usage struct {
 	InputTokens       int64 `json:"input_tokens"`
 	OutputTokens      int64 `json:"output_tokens"`

@@ -18,6 +18,9 @@ import (
 	"github.com/toolgate/toolgate/authz/cedar"
 	"github.com/toolgate/toolgate/examples"
 	"github.com/toolgate/toolgate/privacy"
+	"github.com/toolgate/toolgate/provider/anthropic"
+	"github.com/toolgate/toolgate/provider/gemini"
+	"github.com/toolgate/toolgate/provider/openai"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -36,9 +39,12 @@ var demoUsers = map[string]*toolgate.Principal{
 
 const demoUsage = `Usage: toolgate demo [flags]
 
-The flight-booking story, offline: a scripted model asks for flightStatus
-(runs at once) and bookFlight (needs your decision) in one reply. The whole
-reply pauses; you allow or deny each call; the turn resumes.
+The flight-booking story: a model asks for flightStatus (runs at once) and
+bookFlight (needs your decision) in one reply. The whole reply pauses; you
+allow or deny each call; the turn resumes. By default the model is scripted
+(offline, no API key); --provider runs the same story on a real model, with
+the key from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (base URL
+overridable with OPENAI_BASE_URL, ANTHROPIC_BASE_URL or GEMINI_BASE_URL).
 
 Flags:
 `
@@ -142,6 +148,15 @@ type demoFlags struct {
 	user         string
 	policy       string
 	privacy      bool
+	provider     string
+	model        string
+}
+
+// demoDefaultModels are the models --provider uses without --model.
+var demoDefaultModels = map[string]string{
+	"openai":    "gpt-4.1-mini",
+	"anthropic": "claude-sonnet-4-5",
+	"gemini":    "gemini-2.5-flash",
 }
 
 func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
@@ -162,6 +177,8 @@ func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
 	fs.StringVar(&f.conversation, "conversation", "demo", "conversation `id`")
 	fs.StringVar(&f.user, "user", "", "run as this `user` under the Cedar policies: alice (may book) or bob (cannot see bookFlight)")
 	fs.StringVar(&f.policy, "policy", "", "Cedar policy `file` for --user (default: the embedded examples/flights.cedar)")
+	fs.StringVar(&f.provider, "provider", "", "run on a real model: openai, anthropic or gemini (default: the scripted model)")
+	fs.StringVar(&f.model, "model", "", "the model `name` for --provider (default: gpt-4.1-mini, claude-sonnet-4-5 or gemini-2.5-flash)")
 	fs.BoolVar(&f.privacy, "privacy", false, "protect personal data: the model sees tokens, bookFlight gets only the real e-mail")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -188,6 +205,12 @@ func parseDemoFlags(args []string, e *env) (*demoFlags, int) {
 	case f.policy != "" && f.user == "":
 		fmt.Fprintln(e.stderr, "toolgate demo: --policy needs --user")
 		return nil, 2
+	case f.provider != "" && demoDefaultModels[f.provider] == "":
+		fmt.Fprintf(e.stderr, "toolgate demo: unknown --provider %q: choose openai, anthropic or gemini\n", f.provider)
+		return nil, 2
+	case f.model != "" && f.provider == "":
+		fmt.Fprintln(e.stderr, "toolgate demo: --model needs --provider")
+		return nil, 2
 	}
 	return &f, -1
 }
@@ -207,10 +230,17 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		defer s.Close()
 		store = s
 	}
-	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin), model: demoModel()}
+	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin)}
+	model, err := demoProviderModel(f)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
+		return 1
+	}
 	opts := &toolgate.ClientOptions{
 		Store:        store,
-		SystemPrompt: "You are a travel agent. Check a flight before you book it.",
+		SystemPrompt: "You are a travel agent. Check a flight's status before you book it, and use the tools for both.",
+		// Record what the model is sent (after the guards), to show it.
+		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{d.record},
 	}
 	if f.user != "" {
 		d.principal = demoUsers[f.user]
@@ -231,7 +261,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		}
 		opts.Protector = guard
 	}
-	d.client = toolgate.NewClient(d.model, d.tools.tools(), opts)
+	d.client = toolgate.NewClient(model, d.tools.tools(), opts)
 	if err := d.run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 		return 1
@@ -243,10 +273,48 @@ type demo struct {
 	flags     *demoFlags
 	env       *env
 	tools     *demoTools
-	model     *scripted.Model
 	client    *toolgate.Client
 	principal *toolgate.Principal
 	in        *bufio.Reader
+
+	mu      sync.Mutex
+	prompts []*toolgate.Prompt // guarded by mu: what the model was sent
+}
+
+// record is model middleware that keeps every prompt the model is sent.
+func (d *demo) record(next toolgate.ModelFunc) toolgate.ModelFunc {
+	return func(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
+		d.mu.Lock()
+		d.prompts = append(d.prompts, p)
+		d.mu.Unlock()
+		return next(ctx, p)
+	}
+}
+
+func (d *demo) sent() []*toolgate.Prompt {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.prompts)
+}
+
+// demoProviderModel returns the model of the story: scripted, or a real
+// provider's with its key from the environment.
+func demoProviderModel(f *demoFlags) (toolgate.Model, error) {
+	name := f.model
+	if name == "" {
+		name = demoDefaultModels[f.provider]
+	}
+	switch f.provider {
+	case "":
+		return demoModel(), nil
+	case "openai":
+		return openai.FromEnv(name)
+	case "anthropic":
+		return anthropic.FromEnv(name)
+	case "gemini":
+		return gemini.FromEnv(name)
+	}
+	return nil, fmt.Errorf("unknown provider %q", f.provider)
 }
 
 // demoPolicy loads the Cedar policies of --user: the file, or the embedded
@@ -261,7 +329,11 @@ func demoPolicy(path string) (*cedar.Policy, error) {
 func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.env.stdout, format, args...) }
 
 func (d *demo) run(ctx context.Context) error {
-	d.printf("toolgate demo: a flight-booking agent on a scripted model (no network, no API key)\n\n")
+	if d.flags.provider == "" {
+		d.printf("toolgate demo: a flight-booking agent on a scripted model (no network, no API key)\n\n")
+	} else {
+		d.printf("toolgate demo: a flight-booking agent on %s\n\n", d.flags.provider)
+	}
 	id := d.flags.conversation
 	if d.flags.resume {
 		conv, err := d.client.Store().Load(ctx, id)
@@ -308,7 +380,7 @@ func (d *demo) run(ctx context.Context) error {
 // showModelView prints what the model was shown: its tools and, with
 // --privacy, the user's message as it saw it.
 func (d *demo) showModelView() {
-	prompts := d.model.Prompts()
+	prompts := d.sent()
 	if len(prompts) == 0 {
 		return
 	}
@@ -371,8 +443,8 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 		d.printf("  [%s] %s %s: %s\n", r.CallID, r.Name, r.Status, r.Content)
 	}
 	if resp.Paused() {
-		d.printf("The turn paused again, awaiting %v.\n", resp.Awaiting)
-		return nil
+		d.printf("\nThe turn paused again.\n")
+		return d.decide(ctx, resp.Message(), resp.Awaiting)
 	}
 	d.printf("assistant: %s\n", resp.Text())
 	if d.flags.privacy {
@@ -381,7 +453,7 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 			d.printf("\nbookFlight received:   %s\n", a)
 		}
 		d.tools.mu.Unlock()
-		prompts := d.model.Prompts()
+		prompts := d.sent()
 		if tm, ok := prompts[len(prompts)-1].Messages[len(prompts[len(prompts)-1].Messages)-1].(*toolgate.ToolMessage); ok {
 			for _, r := range tm.Results {
 				d.printf("The model got back:    %s %s\n", r.Name, r.Content)

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +51,8 @@ func TestDemoFlags(t *testing.T) {
 		{"top help", []string{"help"}, 0, "toolgate demo [flags]"},
 		{"unknown user", []string{"demo", "--user", "mallory"}, 2, `unknown --user "mallory"`},
 		{"policy without user", []string{"demo", "--policy", "x.cedar"}, 2, "--policy needs --user"},
+		{"unknown provider", []string{"demo", "--provider", "acme"}, 2, `unknown --provider "acme"`},
+		{"model without provider", []string{"demo", "--model", "x"}, 2, "--model needs --provider"},
 		{"missing policy file", []string{"demo", "--user", "alice", "--policy", "no/such.cedar", "--yes"}, 1, "no/such.cedar"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,5 +233,67 @@ func TestDemoPrivacy(t *testing.T) {
 	)
 	if strings.Contains(out, "4111 1111 1111 1111\"") || strings.Count(out, "4111 1111 1111 1111") != 1 {
 		t.Errorf("the card number appears beyond the user's own message:\n%s", out)
+	}
+}
+
+func TestDemoProviderWithoutKey(t *testing.T) {
+	for provider, env := range map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"} {
+		t.Run(provider, func(t *testing.T) {
+			for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+				t.Setenv(v, "")
+			}
+			code, _, errOut := runArgs(t, "", false, "demo", "--provider", provider, "--yes")
+			if code != 1 || !strings.Contains(errOut, env) {
+				t.Errorf("exit %d, stderr %q; want 1 and a message naming %s", code, errOut, env)
+			}
+		})
+	}
+}
+
+// TestDemoOnOpenAICompatibleServer runs the story on --provider openai
+// against a local server speaking the Chat Completions format.
+func TestDemoOnOpenAICompatibleServer(t *testing.T) {
+	var requests []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		requests = append(requests, body)
+		msgs := body["messages"].([]any)
+		last := msgs[len(msgs)-1].(map[string]any)
+		msg := map[string]any{"role": "assistant", "content": "Checking, then booking."}
+		finish := "tool_calls"
+		if last["role"] == "tool" {
+			msg = map[string]any{"role": "assistant", "content": "VX205 is on time and booked."}
+			finish = "stop"
+		} else {
+			msg["tool_calls"] = []any{
+				map[string]any{"id": "call_s", "type": "function", "function": map[string]any{"name": "flightStatus", "arguments": `{"flight":"VX205"}`}},
+				map[string]any{"id": "call_b", "type": "function", "function": map[string]any{"name": "bookFlight", "arguments": `{"flight":"VX205"}`}},
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	code, out, errOut := runArgs(t, "", false, "demo", "--provider", "openai", "--model", "local-model", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, out, "a flight-booking agent on openai", "[call_b] bookFlight ok", "assistant: VX205 is on time and booked.", "flightStatus 1, bookFlight 1")
+	if len(requests) != 2 || requests[0]["model"] != "local-model" {
+		t.Fatalf("requests %v", requests)
+	}
+	tools := requests[0]["tools"].([]any)
+	if len(tools) != 2 {
+		t.Errorf("the model was offered %d tools, want 2", len(tools))
 	}
 }
