@@ -232,6 +232,9 @@ func (s *Server) run(cs *mcp.ClientSession) {
 			case <-s.relist:
 				set, err := s.list(s.life, cs)
 				if err != nil {
+					if s.life.Err() != nil {
+						continue // closing
+					}
 					s.logger.Warn("mcptool: listing the tools of the server failed; keeping the previous set", "prefix", s.prefix, "error", err)
 					continue
 				}
