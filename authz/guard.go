@@ -127,10 +127,11 @@ func (rg *requestGuard) principalID() string {
 // decide asks the policy and reports the decision. req may be nil, or a
 // request to reuse (its fields are overwritten).
 func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.Tool, phase Phase, call *toolgate.ToolCall) (Decision, error) {
-	if req == nil {
-		req = new(Request)
+	if req == nil || req.Principal != rg.principal || req.ConversationID != rg.convID {
+		req = &Request{Principal: rg.principal, ConversationID: rg.convID}
 	}
-	*req = Request{Principal: rg.principal, Tool: t.Definition(), Metadata: t.Metadata(), Phase: phase, Call: call, ConversationID: rg.convID}
+	// Only the per-tool fields change between decisions of one request.
+	req.Tool, req.Metadata, req.Phase, req.Call = t.Definition(), t.Metadata(), phase, call
 	d, err := rg.g.policy.Authorize(ctx, req)
 	if err != nil {
 		rg.g.logger.Error("authz: the policy failed", "tool", t.Name(), "phase", string(phase), "principal", rg.principalID(), "error", err)
@@ -150,7 +151,7 @@ func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
 		out = append(out, s)
 		exposed[s.Name()] = s
 	}
-	req := new(Request)
+	req := &Request{Principal: rg.principal, ConversationID: rg.convID}
 	for _, t := range rg.order {
 		d, err := rg.decide(ctx, req, t, PhaseDefinition, nil)
 		if err != nil {
@@ -258,7 +259,7 @@ func (rg *requestGuard) CheckReply(ctx context.Context, _ *toolgate.Prompt, repl
 	exposed := rg.exposed
 	rg.mu.Unlock()
 	calls := reply.ToolCalls
-	req := new(Request)
+	req := &Request{Principal: rg.principal, ConversationID: rg.convID}
 	refused := -1
 	var denial *DenialError
 	for i := range calls {
