@@ -52,7 +52,14 @@ type Guard struct {
 	onEvent func(Event)
 	search  *toolgate.Tool
 	logger  *slog.Logger
+
+	mu      sync.Mutex
+	wrapped map[*toolgate.Tool]*toolgate.Tool // guarded by mu: original -> rechecking wrapper
 }
+
+// maxWrapped bounds the guard's cache of wrapped tools; programs that make
+// new tool values all the time (re-listed MCP tools) start it afresh.
+const maxWrapped = 4096
 
 // NewGuard returns a guard deciding with policy. It panics when policy is
 // nil: there is no implicit allow (use [AllowAll] deliberately).
@@ -113,8 +120,7 @@ type requestGuard struct {
 	order     []*toolgate.Tool
 
 	mu      sync.Mutex
-	exposed map[string]*toolgate.Tool         // guarded by mu: name -> offered (wrapped) tool
-	wrapped map[*toolgate.Tool]*toolgate.Tool // guarded by mu: original -> wrapped
+	exposed map[string]*toolgate.Tool // guarded by mu: name -> offered (wrapped) tool
 }
 
 func (rg *requestGuard) principalID() string {
@@ -161,32 +167,38 @@ func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
 			out = append(out, t)
 		}
 	}
-	rg.mu.Lock()
-	defer rg.mu.Unlock()
-	if rg.wrapped == nil {
-		rg.wrapped = make(map[*toolgate.Tool]*toolgate.Tool, len(out))
+	g := rg.g
+	g.mu.Lock()
+	if g.wrapped == nil || len(g.wrapped) > maxWrapped {
+		g.wrapped = make(map[*toolgate.Tool]*toolgate.Tool, len(out))
 	}
 	for i, t := range out {
-		if t == rg.g.search {
+		if t == g.search {
 			continue
 		}
-		w, ok := rg.wrapped[t]
+		w, ok := g.wrapped[t]
 		if !ok {
-			w = rg.wrap(t)
-			rg.wrapped[t] = w
+			w = g.wrap(t)
+			g.wrapped[t] = w
 		}
 		out[i] = w
 		exposed[t.Name()] = w
 	}
+	g.mu.Unlock()
+	rg.mu.Lock()
 	rg.exposed = exposed
+	rg.mu.Unlock()
 	return out, nil
 }
 
-// wrap returns t wrapped with the per-call recheck.
-func (rg *requestGuard) wrap(t *toolgate.Tool) *toolgate.Tool {
+// wrap returns t wrapped with the per-call recheck. The wrapper decides for
+// the principal and conversation of the call it runs, so one wrapper serves
+// every request and is made once per tool.
+func (g *Guard) wrap(t *toolgate.Tool) *toolgate.Tool {
 	return t.Wrap(func(next toolgate.ToolFunc) toolgate.ToolFunc {
 		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
 			call := req.Call
+			rg := &requestGuard{g: g, principal: req.Principal, convID: req.ConversationID}
 			d, err := rg.decide(ctx, nil, t, PhaseExecution, &call)
 			if err != nil {
 				return "", fmt.Errorf("%w: %w", toolgate.ErrAbortTurn, err)
