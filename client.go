@@ -32,6 +32,8 @@ type Client struct {
 	toolMW    []func(ToolFunc) ToolFunc
 	authz     Authorizer
 	protector Protector
+	search    ToolSearch
+	names     map[string]bool // the tools' names
 	manager   *Manager
 	store     ConversationStore
 	memory    MemoryPlacement
@@ -99,6 +101,12 @@ type ClientOptions struct {
 	// tool gets the originals it is granted, and the caller sees what the
 	// principal may see (see package privacy). nil: no protection.
 	Protector Protector
+	// ToolSearch lets the model find tools instead of seeing them all
+	// (see package toolsearch): each model call is offered the search tool
+	// and the tools the model found so far, chosen among the tools the
+	// authorizer (if any) offers. nil: no tool search, every tool the
+	// authorizer allows is offered.
+	ToolSearch ToolSearch
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
@@ -129,6 +137,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		toolMW:    slices.Clone(opts.ToolMiddleware),
 		authz:     opts.Authorizer,
 		protector: opts.Protector,
+		search:    opts.ToolSearch,
 		logger:    opts.Logger,
 	}
 	if c.manager == nil {
@@ -143,15 +152,15 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
-	seen := make(map[string]bool, len(tools))
+	c.names = make(map[string]bool, len(tools))
 	for i, t := range tools {
 		if t == nil {
 			panic(fmt.Sprintf("toolgate: NewClient: tool %d is nil", i))
 		}
-		if seen[t.def.Name] {
+		if c.names[t.def.Name] {
 			panic(fmt.Sprintf("toolgate: NewClient: two tools named %q", t.def.Name))
 		}
-		seen[t.def.Name] = true
+		c.names[t.def.Name] = true
 		c.tools = append(c.tools, t)
 		c.wrapped = append(c.wrapped, t.Wrap(c.toolMW...))
 	}
@@ -338,6 +347,8 @@ type turn struct {
 	guard     RequestAuthorizer // nil without an authorizer
 	prot      RequestProtector  // nil without a protector
 	protTools []*Tool           // the client's tools wrapped by prot
+	search    RequestToolSearch // nil without tool search
+	searchT   *Tool             // the request's search tool, wrapped by prot
 	outStream func(context.Context, string, bool) (string, error)
 	wrapped   map[*Tool]*Tool // guard's tools wrapped by tool middleware
 	// for resumption
@@ -392,10 +403,27 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 		}
 		t.protTools = tools
 	}
+	if s := t.c.search; s != nil {
+		rs, err := s.Begin(ctx, &ToolSearchRequest{Principal: t.principal, ConversationID: t.convID})
+		if err != nil {
+			return err
+		}
+		if rs == nil || rs.Tool() == nil {
+			return errors.New("toolgate: the tool search returned no search tool")
+		}
+		st := rs.Tool()
+		if t.c.names[st.Name()] {
+			return fmt.Errorf("toolgate: the search tool is named %q like a tool of the client", st.Name())
+		}
+		if t.prot != nil {
+			st = t.prot.Tool(st)
+		}
+		t.search, t.searchT = rs, st
+	}
 	if t.c.authz == nil {
 		return nil
 	}
-	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume})
+	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
 	if err != nil {
 		return err
 	}
@@ -407,8 +435,10 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 }
 
 // offer returns the tools to offer the model this round: the authorizer's
-// choice (each wrapped by tool middleware once per request), or all tools.
-func (t *turn) offer(ctx context.Context) ([]*Tool, error) {
+// choice (each wrapped by tool middleware once per request), or all tools;
+// with tool search, the search tool and the tools it chooses among them, or
+// (all true, for a resumption) the search tool and all of them.
+func (t *turn) offer(ctx context.Context, all bool) ([]*Tool, error) {
 	var tools []*Tool
 	switch {
 	case t.guard != nil:
@@ -418,8 +448,16 @@ func (t *turn) offer(ctx context.Context) ([]*Tool, error) {
 		}
 	case t.prot != nil:
 		tools = t.protTools
-	default:
+	case t.search == nil:
 		return t.c.wrapped, nil
+	default:
+		tools = t.c.tools
+	}
+	if t.search != nil {
+		var err error
+		if tools, err = t.searchOffer(ctx, tools, all); err != nil {
+			return nil, err
+		}
 	}
 	if len(t.c.toolMW) == 0 {
 		return tools, nil
@@ -437,6 +475,45 @@ func (t *turn) offer(ctx context.Context) ([]*Tool, error) {
 		out[i] = w
 	}
 	return out, nil
+}
+
+// searchOffer returns the search tool and the tools the request's tool
+// search chooses among tools (all of them when all is true). Without an
+// authorizer, the search tool is added; with one, it is offered only when
+// the authorizer offered it.
+func (t *turn) searchOffer(ctx context.Context, tools []*Tool, all bool) ([]*Tool, error) {
+	offered := t.guard == nil
+	rest := make([]*Tool, 0, len(tools))
+	for _, tool := range tools {
+		if tool == t.searchT {
+			offered = true
+			continue
+		}
+		rest = append(rest, tool)
+	}
+	found, err := t.search.Offer(ctx, t.history, rest)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		in := make(map[*Tool]bool, len(rest))
+		for _, tool := range rest {
+			in[tool] = true
+		}
+		for _, tool := range found {
+			if !in[tool] {
+				return nil, errors.New("toolgate: the tool search offered a tool it was not given")
+			}
+		}
+	}
+	if all {
+		found = rest
+	}
+	out := make([]*Tool, 0, len(found)+1)
+	if offered {
+		out = append(out, t.searchT)
+	}
+	return append(out, found...), nil
 }
 
 func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, error) {
@@ -515,7 +592,7 @@ func (t *turn) flush(ctx context.Context, pause *PauseRecord, more ...Message) e
 // resume runs the decisions on the paused reply and continues the turn.
 func (t *turn) resume(ctx context.Context) (*Response, error) {
 	c := t.c
-	tools, err := t.offer(ctx)
+	tools, err := t.offer(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +650,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		tools, err := t.offer(ctx)
+		tools, err := t.offer(ctx, false)
 		if err != nil {
 			return nil, err
 		}

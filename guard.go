@@ -29,6 +29,12 @@ type AuthorizeRequest struct {
 	ConversationID string
 	// Resume is true for a resumption after a pause.
 	Resume bool
+	// SearchTool is the request's tool-search tool (see [ToolSearch]), the
+	// instance the model will be offered (after the privacy guard, before
+	// tool middleware), or nil. It is not part of Tools: an authorizer
+	// recognises it by identity, offers it every round without a policy
+	// decision, and refuses any other tool that takes its name.
+	SearchTool *Tool
 }
 
 // RequestAuthorizer guards one request. The client calls its methods in
@@ -103,4 +109,48 @@ type RequestProtector interface {
 	OutputStream() func(ctx context.Context, piece string, final bool) (string, error)
 	// End finishes the request (a conversation-scoped vault is saved).
 	End(ctx context.Context) error
+}
+
+// ToolSearch is the seam through which a tool-search tool (package
+// toolsearch) lets the model find the tools it needs among many: the model
+// is offered the search tool and the tools it found so far, instead of every
+// tool. The client calls it at fixed stages, inside the guards: the privacy
+// guard wraps the search tool like any other tool (so its query is
+// tokenized), and the authorization guard receives it in
+// [AuthorizeRequest.SearchTool] and chooses the tools a search may see.
+//
+// A ToolSearch must be safe for concurrent use.
+type ToolSearch interface {
+	// Begin starts one request: a turn of [Client.Call] or [Client.Stream],
+	// or a resumption. The returned value serves that request only.
+	Begin(ctx context.Context, r *ToolSearchRequest) (RequestToolSearch, error)
+}
+
+// ToolSearchRequest describes a request to a [ToolSearch].
+type ToolSearchRequest struct {
+	// Principal is the caller; nil when the caller gave none.
+	Principal *Principal
+	// ConversationID names the conversation.
+	ConversationID string
+}
+
+// RequestToolSearch serves one request. The client calls:
+//   - Tool once at the start: the search tool of the request. Its name must
+//     differ from every tool of the client.
+//   - Offer before every model call, and once before a resumption runs the
+//     calls of the paused reply, with the conversation as the client holds
+//     it (original values, not tokens; without the system prompt) and the
+//     round's tools without the search tool: the tools the authorizer
+//     offered, or all the client's tools when there is no authorizer. Offer
+//     makes exactly these tools searchable by the search tool and returns
+//     those to offer the model with it, a subset of tools (the same
+//     instances).
+//
+// A resumption runs the paused reply with the search tool and all the
+// round's tools (not just the found ones), so that every call the person
+// allowed finds its tool; the model calls after it are offered the search
+// tool and Offer's choice again.
+type RequestToolSearch interface {
+	Tool() *Tool
+	Offer(ctx context.Context, history []Message, tools []*Tool) ([]*Tool, error)
 }

@@ -52,6 +52,11 @@
 //     application checks it too.
 //  6. On resumption after a pause, 3–5 run again for the principal of the
 //     resumption: access may have been revoked while the approval waited.
+//  7. With tool search ([toolgate.ClientOptions.ToolSearch], package
+//     toolsearch), the search tool is recognised by identity: offered
+//     without a decision, refused when replaced
+//     ([CodeToolSearchChanged]). Only the tools allowed in step 1 are
+//     indexed, found and offered.
 //
 // A request that carries tools but no principal is refused
 // ([CodeAuthenticationRequired]). A policy error aborts the request with

@@ -30,7 +30,10 @@ type Options struct {
 	OnDecision func(Event)
 	// SearchTool is the tool-search tool, recognised by identity: it is
 	// always offered, needs no policy decision, and may be added to a
-	// request's tools. nil: none.
+	// request's tools. A request's own search tool
+	// ([toolgate.AuthorizeRequest.SearchTool], set by a client with
+	// [toolgate.ClientOptions.ToolSearch]) is recognised the same way and
+	// offered instead. nil: none.
 	SearchTool *toolgate.Tool
 	// Logger receives policy errors. nil: [slog.Default].
 	Logger *slog.Logger
@@ -92,14 +95,17 @@ func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeRequest) (toolga
 		g.emit(Event{Code: CodeAuthenticationRequired, ConversationID: r.ConversationID})
 		return nil, &DenialError{Code: CodeAuthenticationRequired, Reason: "the request carries tools but no principal"}
 	}
-	rg := &requestGuard{g: g, principal: r.Principal, convID: r.ConversationID,
+	rg := &requestGuard{g: g, principal: r.Principal, convID: r.ConversationID, search: r.SearchTool,
 		snapshot: make(map[string]*toolgate.Tool, len(r.Tools)), order: make([]*toolgate.Tool, 0, len(r.Tools))}
 	for _, t := range r.Tools {
-		if t == nil {
+		if t == nil || t == r.SearchTool || t == g.search {
 			continue
 		}
 		rg.snapshot[t.Name()] = t
 		rg.order = append(rg.order, t)
+	}
+	if rg.search == nil {
+		rg.search = g.search
 	}
 	return rg, nil
 }
@@ -116,6 +122,7 @@ type requestGuard struct {
 	g         *Guard
 	principal *toolgate.Principal
 	convID    string
+	search    *toolgate.Tool            // the request's search tool, or the guard's, or nil
 	snapshot  map[string]*toolgate.Tool // name -> tool the request started with
 	order     []*toolgate.Tool
 
@@ -153,7 +160,7 @@ func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.To
 func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
 	out := make([]*toolgate.Tool, 0, len(rg.order)+1)
 	exposed := make(map[string]*toolgate.Tool, len(rg.order)+1)
-	if s := rg.g.search; s != nil {
+	if s := rg.search; s != nil {
 		out = append(out, s)
 		exposed[s.Name()] = s
 	}
@@ -173,7 +180,7 @@ func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
 		g.wrapped = make(map[*toolgate.Tool]*toolgate.Tool, len(out))
 	}
 	for i, t := range out {
-		if t == g.search {
+		if t == rg.search {
 			continue
 		}
 		w, ok := g.wrapped[t]
@@ -226,7 +233,7 @@ func (rg *requestGuard) CheckPrompt(_ context.Context, offered []*toolgate.Tool,
 		}
 		name := t.Name()
 		switch {
-		case rg.g.search != nil && name == rg.g.search.Name():
+		case rg.search != nil && name == rg.search.Name():
 			return rg.refuse(CodeToolSearchChanged, name, "the tool-search tool was replaced")
 		case hasName(offered, name):
 			return rg.refuse(CodeCallbackReplaced, name, "a different tool with an exposed name reached the model")
@@ -261,9 +268,10 @@ func hasName(ts []*toolgate.Tool, name string) bool {
 }
 
 // CheckReply implements [toolgate.RequestAuthorizer]: every call must name
-// an exposed tool, and every call is authorized in the execution phase
-// before any runs. One refusal refuses the whole reply.
-func (rg *requestGuard) CheckReply(ctx context.Context, _ *toolgate.Prompt, reply *toolgate.AssistantMessage) ([]toolgate.ToolResult, error) {
+// an exposed tool that the prompt p carries (with tool search, the model is
+// shown only some of the exposed tools), and every call is authorized in
+// the execution phase before any runs. One refusal refuses the whole reply.
+func (rg *requestGuard) CheckReply(ctx context.Context, p *toolgate.Prompt, reply *toolgate.AssistantMessage) ([]toolgate.ToolResult, error) {
 	if !reply.HasToolCalls() {
 		return nil, nil
 	}
@@ -276,10 +284,10 @@ func (rg *requestGuard) CheckReply(ctx context.Context, _ *toolgate.Prompt, repl
 	var denial *DenialError
 	for i := range calls {
 		call := &calls[i]
-		if rg.g.search != nil && exposed[call.Name] == rg.g.search {
+		if rg.search != nil && exposed[call.Name] == rg.search {
 			continue
 		}
-		if _, ok := exposed[call.Name]; !ok {
+		if _, ok := exposed[call.Name]; !ok || (p != nil && p.Tool(call.Name) == nil) {
 			rg.g.emit(Event{Phase: PhaseExecution, Tool: call.Name, Code: CodeToolNotExposed, PrincipalID: rg.principalID(), ConversationID: rg.convID})
 			refused, denial = i, &DenialError{Code: CodeToolNotExposed, Phase: PhaseExecution, Tool: call.Name, Reason: "the model called a tool it was not shown"}
 			break

@@ -544,3 +544,48 @@ func TestAllAndRoleTools(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestSearchTool: a request's own search tool
+// (AuthorizeRequest.SearchTool) is offered without a decision, its calls
+// need none, and another tool under its name is refused with
+// TOOL_SEARCH_CHANGED.
+func TestRequestSearchTool(t *testing.T) {
+	ctx := context.Background()
+	var c counter
+	search := c.tool("search_tools", toolgate.ToolMetadata{})
+	impostor := c.tool("search_tools", toolgate.ToolMetadata{})
+	lookup := c.tool("lookup", toolgate.ToolMetadata{})
+	var decided []string
+	g := authz.NewGuard(authz.RoleTools(map[string][]string{"r": {"lookup"}}),
+		&authz.Options{OnDecision: func(e authz.Event) { decided = append(decided, e.Tool) }})
+	rg, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
+		Tools: []*toolgate.Tool{lookup}, SearchTool: search})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := rg.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 || tools[0] != search || tools[1].Name() != "lookup" {
+		t.Fatalf("offered %v, want the search tool itself and lookup", tools)
+	}
+	p := &toolgate.Prompt{Tools: tools}
+	refusals, err := rg.CheckReply(ctx, p, &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "1", Name: "search_tools"}}})
+	if err != nil || refusals != nil {
+		t.Fatalf("a search call: %v, %v", refusals, err)
+	}
+	if slices.Contains(decided, "search_tools") {
+		t.Errorf("the search tool got a policy decision: %v", decided)
+	}
+	// A call of an exposed tool the prompt does not carry is not exposed.
+	_, err = rg.CheckReply(ctx, &toolgate.Prompt{Tools: tools[:1]}, &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "1", Name: "lookup"}}})
+	var de *authz.DenialError
+	if !errors.As(err, &de) || de.Code != authz.CodeToolNotExposed {
+		t.Fatalf("a call of a tool not in the prompt: got %v, want %s", err, authz.CodeToolNotExposed)
+	}
+	err = rg.CheckPrompt(ctx, tools, &toolgate.Prompt{Tools: []*toolgate.Tool{impostor, tools[1]}})
+	if !errors.As(err, &de) || de.Code != authz.CodeToolSearchChanged {
+		t.Fatalf("a replaced search tool: got %v, want %s", err, authz.CodeToolSearchChanged)
+	}
+}
