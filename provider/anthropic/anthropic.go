@@ -56,8 +56,6 @@ type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int64
-
-	schemas schemaCache // has its own lock
 }
 
 var _ toolgate.Model = (*Model)(nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/schemacache"
 )
 
 // rawArgumentsKey is the key under which arguments that are not a JSON
@@ -213,7 +213,7 @@ func (m *Model) toolParams(tools []*toolgate.Tool) ([]sdk.ToolUnionParam, error)
 			continue
 		}
 		def := t.Definition()
-		schema, err := m.schemas.get(def.InputSchema)
+		schema, err := inputSchema(def.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("anthropic: tool %s: input schema: %w", def.Name, err)
 		}
@@ -254,47 +254,16 @@ func toolChoice(opts *toolgate.ModelOptions) sdk.ToolChoiceUnionParam {
 	}
 }
 
-// schemaCache keeps the JSON of the schemas of recent tools: encoding a
-// schema costs more than the rest of a request. Schemas are immutable once
-// a tool holds them, so the pointer is the key. The cache is emptied when
-// it reaches maxCachedSchemas entries, which bounds it when tools are
-// built per request.
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[*jsonschema.Schema]json.RawMessage // guarded by mu
-}
-
-const maxCachedSchemas = 256
+// schemas keeps the JSON of tool input schemas (see internal/schemacache).
+var schemas = schemacache.New(schemacache.ObjectJSON)
 
 var objectSchema = json.RawMessage(`{"type":"object"}`)
 
-// get returns the JSON of s as an input_schema: "type":"object" is added
-// when s has no type, and a nil s is {"type":"object"}.
-func (c *schemaCache) get(s *jsonschema.Schema) (json.RawMessage, error) {
+// inputSchema returns the JSON of a tool's input schema: "type":"object" is
+// added when s has no type, and a nil s is {"type":"object"}.
+func inputSchema(s *jsonschema.Schema) (json.RawMessage, error) {
 	if s == nil {
 		return objectSchema, nil
 	}
-	c.mu.Lock()
-	b, ok := c.m[s]
-	c.mu.Unlock()
-	if ok {
-		return b, nil
-	}
-	v := s
-	if v.Type == "" && len(v.Types) == 0 {
-		cp := *v
-		cp.Type = "object"
-		v = &cp
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedSchemas {
-		c.m = make(map[*jsonschema.Schema]json.RawMessage)
-	}
-	c.m[s] = b
-	c.mu.Unlock()
-	return b, nil
+	return schemas.Get(s)
 }

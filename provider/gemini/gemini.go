@@ -50,8 +50,6 @@ type Model struct {
 	// fixed at creation
 	client *genai.Client
 	model  string
-
-	schemas schemaCache // has its own lock
 }
 
 var _ toolgate.Model = (*Model)(nil)

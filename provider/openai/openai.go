@@ -9,10 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"strconv"
-	"sync"
-	"weak"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/openai/openai-go/v3"
@@ -21,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/schemacache"
 )
 
 // API selects the OpenAI HTTP API a [Model] speaks.
@@ -212,17 +210,17 @@ func checkPrompt(p *toolgate.Prompt) error {
 }
 
 // toolParameters converts a tool's input schema into the map the SDK sends
-// as the function's parameters. A nil schema is {"type":"object"}. Schemas
-// are immutable once in a tool (see [toolgate.Tool.Definition]), so each is
-// converted once; the map is shared and only read.
+// as the function's parameters. A nil schema is {"type":"object"}. Each
+// schema is converted once (see internal/schemacache); the map is shared
+// and only read.
 func toolParameters(s *jsonschema.Schema) (map[string]any, error) {
 	if s == nil {
 		return map[string]any{"type": "object"}, nil
 	}
-	key := weak.Make(s)
-	if v, ok := schemaCache.Load(key); ok {
-		return v.(map[string]any), nil
-	}
+	return parameterCache.Get(s)
+}
+
+var parameterCache = schemacache.New(func(s *jsonschema.Schema) (map[string]any, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
@@ -238,15 +236,8 @@ func toolParameters(s *jsonschema.Schema) (map[string]any, error) {
 	if len(out) == 0 {
 		out["type"] = json.RawMessage(`"object"`)
 	}
-	if _, loaded := schemaCache.LoadOrStore(key, out); !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[jsonschema.Schema]) { schemaCache.Delete(k) }, key)
-	}
 	return out, nil
-}
-
-// schemaCache maps weak pointers to schemas to their converted form; an
-// entry goes when its schema is collected.
-var schemaCache sync.Map
+})
 
 // wireIDs returns the tool call ids sent for the calls of the reply at
 // message index msg: a call's own id when it is non-empty and unique in the
