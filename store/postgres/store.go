@@ -131,7 +131,7 @@ func Open(ctx context.Context, connString string, opts *Options) (*Store, error)
 
 // New returns a Store on a connection pool the caller keeps: [Store.Close]
 // leaves it open. It brings the schema up to [SchemaVersion]. opts may be
-// nil.
+// nil; a nil pool is a programming error, and New panics.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
 	if pool == nil {
 		panic("postgres: New with a nil pool")
