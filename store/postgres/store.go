@@ -1,0 +1,479 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate"
+)
+
+// Options configure [Open] and [New]. A nil *Options means all defaults.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds the store's tables; it is
+	// created when missing. Stores with different schemas in one database
+	// are independent. "" means "public".
+	Schema string
+}
+
+// Store is a [toolgate.ConversationStore] kept in a PostgreSQL database.
+//
+// A Store is safe for concurrent use by several goroutines, and several
+// Stores, in one process or in several, may use the same database and
+// schema: an append locks its conversation's row for the length of its
+// transaction, and a claim is a single conditional UPDATE, so the rules of
+// [toolgate.ValidateAppend] and the single claim of a pause hold across all
+// of them. Close it when done.
+type Store struct {
+	// Fixed at creation.
+	pool    *pgxpool.Pool
+	ownPool bool // opened by Open: Close closes it
+	q       queries
+}
+
+// queries are the statements of a [Store], with the schema filled in.
+type queries struct {
+	lockConversation, selectPause, selectMessages, countMessages string
+	insertMessages, insertPause, deletePause, claimPause         string
+	loadVault, saveVault                                         string
+}
+
+func newQueries(schema string) queries {
+	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
+	return queries{
+		// The conversation's row is the lock that serializes appends.
+		lockConversation: r.Replace(`INSERT INTO S.conversations AS c (id) VALUES ($1)
+			ON CONFLICT (id) DO UPDATE SET id = c.id`),
+		selectPause: r.Replace(`SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos
+			FROM S.pauses WHERE conversation_id = $1`),
+		selectMessages: r.Replace(`SELECT seq, format, body FROM S.messages WHERE conversation_id = $1 ORDER BY seq`),
+		countMessages:  r.Replace(`SELECT count(*), coalesce(max(seq), -1) FROM S.messages WHERE conversation_id = $1`),
+		insertMessages: r.Replace(`INSERT INTO S.messages (conversation_id, seq, format, body)
+			SELECT $1, $2 + b.i - 1, $3, b.body FROM unnest($4::text[]) WITH ORDINALITY AS b(body, i)`),
+		insertPause: r.Replace(`INSERT INTO S.pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos)
+			VALUES ($1, $2, $3, $4, false, $5, $6)`),
+		deletePause: r.Replace(`DELETE FROM S.pauses WHERE conversation_id = $1`),
+		claimPause:  r.Replace(`UPDATE S.pauses SET claimed = true WHERE conversation_id = $1 AND id = $2 AND NOT claimed`),
+		loadVault:   r.Replace(`SELECT sealed FROM S.vaults WHERE conversation_id = $1`),
+		saveVault: r.Replace(`INSERT INTO S.vaults (conversation_id, sealed) VALUES ($1, $2)
+			ON CONFLICT (conversation_id) DO UPDATE SET sealed = excluded.sealed`),
+	}
+}
+
+// formatJSON is the value of messages.format for a body holding the
+// message's JSON form (what json.Marshal gives and
+// [toolgate.UnmarshalMessage] reads).
+const formatJSON = 1
+
+// migrations bring the schema from version i to i+1 (the largest version
+// in toolgate_schema_version). S. stands for the schema. Append to the
+// list; never change an entry.
+var migrations = []string{
+	// 1: conversations, messages, pauses and vaults.
+	`CREATE TABLE S.conversations (
+		id text PRIMARY KEY
+	);
+	CREATE TABLE S.messages (
+		conversation_id text NOT NULL REFERENCES S.conversations (id),
+		seq integer NOT NULL,
+		format integer NOT NULL,
+		body text NOT NULL,
+		PRIMARY KEY (conversation_id, seq)
+	);
+	CREATE TABLE S.pauses (
+		conversation_id text PRIMARY KEY REFERENCES S.conversations (id),
+		id text NOT NULL,
+		msg_index integer NOT NULL,
+		awaiting text NOT NULL,
+		claimed boolean NOT NULL DEFAULT false,
+		created_at timestamptz NOT NULL,
+		created_at_nanos integer NOT NULL
+	);
+	CREATE TABLE S.vaults (
+		conversation_id text PRIMARY KEY,
+		sealed bytea NOT NULL
+	);`,
+}
+
+// SchemaVersion is the version of the database schema this package writes
+// (the largest version in the schema's toolgate_schema_version table).
+// [Open] and [New] upgrade an older schema and refuse a newer one.
+const SchemaVersion = 1
+
+// Open connects to the database named by connString (a URL or a key=value
+// string, as [pgxpool.ParseConfig] takes), brings the schema up to
+// [SchemaVersion] and returns a Store that owns the connection pool.
+// opts may be nil.
+func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		// The error may quote the connection string, password included.
+		return nil, errors.New("postgres: open: cannot parse the connection string")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s, err := newStore(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownPool = true
+	return s, nil
+}
+
+// New returns a Store on a connection pool the caller keeps: [Store.Close]
+// leaves it open. It brings the schema up to [SchemaVersion]. opts may be
+// nil; a nil pool is a programming error, and New panics.
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	if pool == nil {
+		panic("postgres: New with a nil pool")
+	}
+	return newStore(ctx, pool, opts)
+}
+
+func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	schema := "public"
+	if opts != nil && opts.Schema != "" {
+		schema = opts.Schema
+	}
+	if err := migrate(ctx, pool, schema); err != nil {
+		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
+	}
+	return &Store{pool: pool, q: newQueries(schema)}, nil
+}
+
+// migrate creates the schema when missing and applies the missing
+// migrations, in one transaction holding an advisory lock on the schema's
+// name, so that processes starting together migrate one after the other.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "toolgate schema "+schema); err != nil {
+			return dbErr(err)
+		}
+		// Create only what is missing: CREATE … IF NOT EXISTS needs the
+		// privilege to create even when there is nothing to create.
+		var haveSchema, haveTable bool
+		err := tx.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'toolgate_schema_version')`,
+			schema).Scan(&haveSchema, &haveTable)
+		if err != nil {
+			return dbErr(err)
+		}
+		if !haveSchema {
+			if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return dbErr(err)
+			}
+		}
+		if !haveTable {
+			_, err := tx.Exec(ctx, r.Replace(`CREATE TABLE S.toolgate_schema_version (
+				version integer PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now()
+			)`))
+			if err != nil {
+				return dbErr(err)
+			}
+		}
+		var v int
+		if err := tx.QueryRow(ctx, r.Replace("SELECT coalesce(max(version), 0) FROM S.toolgate_schema_version")).Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(migrations) {
+			return fmt.Errorf("%w: schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, r.Replace(migrations[i])); err != nil {
+				return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
+			}
+			if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.toolgate_schema_version (version) VALUES ($1)"), i+1); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
+
+// Close releases the Store. It closes the connection pool when the Store
+// was made by [Open]; a pool given to [New] stays open. Operations in
+// progress may fail.
+func (s *Store) Close() error {
+	if s.ownPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// Load implements [toolgate.ConversationStore]. It reads the messages and
+// the pause in one snapshot. A row that cannot be read back gives an error
+// wrapping [toolgate.ErrCorrupt].
+func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var conv *toolgate.Conversation
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var b pgx.Batch
+		b.Queue(s.q.selectPause, id)
+		b.Queue(s.q.selectMessages, id)
+		br := tx.SendBatch(ctx, &b)
+		defer br.Close()
+		pause, err := loadPause(br)
+		if err != nil {
+			return err
+		}
+		msgs, err := loadMessages(br)
+		if err != nil {
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return dbErr(err)
+		}
+		if pause != nil {
+			if pause.Index < 0 || pause.Index >= len(msgs) {
+				return fmt.Errorf("%w: pause %q at message %d of %d", toolgate.ErrCorrupt, pause.ID, pause.Index, len(msgs))
+			}
+			if r, ok := msgs[pause.Index].(*toolgate.AssistantMessage); !ok || !r.HasToolCalls() {
+				return fmt.Errorf("%w: pause %q is on message %d, not a reply with tool calls", toolgate.ErrCorrupt, pause.ID, pause.Index)
+			}
+		}
+		conv = &toolgate.Conversation{ID: id, Messages: msgs, Pause: pause}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load %q: %w", id, dbErr(err))
+	}
+	return conv, nil
+}
+
+// loadMessages reads the result of [queries.selectMessages].
+func loadMessages(br pgx.BatchResults) ([]toolgate.Message, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	var (
+		msgs        []toolgate.Message
+		seq, format int32
+		body        []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &format, &body); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", toolgate.ErrCorrupt, len(msgs), err)
+		}
+		if int(seq) != len(msgs) {
+			return nil, fmt.Errorf("%w: message %d is stored as number %d", toolgate.ErrCorrupt, len(msgs), seq)
+		}
+		m, err := decodeMessage(format, body)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", seq, err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err)
+	}
+	return msgs, nil
+}
+
+// decodeMessage decodes a stored message body. Any failure wraps
+// [toolgate.ErrCorrupt].
+func decodeMessage(format int32, body []byte) (toolgate.Message, error) {
+	if format != formatJSON {
+		return nil, fmt.Errorf("%w: unknown message format %d", toolgate.ErrCorrupt, format)
+	}
+	m, err := toolgate.UnmarshalMessage(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+	}
+	return m, nil
+}
+
+// loadPause reads the result of [queries.selectPause]: the conversation's
+// unresolved pause, or nil.
+func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, dbErr(rows.Err())
+	}
+	var (
+		pr       toolgate.PauseRecord
+		index    int32
+		awaiting []byte
+		created  time.Time
+		nanos    int32
+	)
+	if err := rows.Scan(&pr.ID, &index, &awaiting, &pr.Claimed, &created, &nanos); err != nil {
+		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+	}
+	pr.Index = int(index)
+	if err := json.Unmarshal(awaiting, &pr.Awaiting); err != nil {
+		return nil, fmt.Errorf("%w: pause %q: awaiting: %v", toolgate.ErrCorrupt, pr.ID, err)
+	}
+	if nanos < 0 || nanos >= 1e9 {
+		return nil, fmt.Errorf("%w: pause %q: created_at_nanos is %d", toolgate.ErrCorrupt, pr.ID, nanos)
+	}
+	// created_at holds microseconds; created_at_nanos the exact fraction.
+	pr.CreatedAt = time.Unix(created.Unix(), int64(nanos)).UTC()
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err)
+	}
+	return &pr, nil
+}
+
+// Append implements [toolgate.ConversationStore]. The rules are those of
+// [toolgate.ValidateAppend], checked inside a transaction that holds the
+// conversation's row lock; a message that cannot be encoded as JSON (a
+// result status out of range) gives an error wrapping
+// [toolgate.ErrInvalidAppend].
+func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p == nil || id == "" || len(p.Messages) == 0 {
+		// Refused without touching the database.
+		return toolgate.ValidateAppend(id, 0, nil, p)
+	}
+	// Encode before taking the lock; report a failure only once the rules
+	// have passed, so that the error is the one ValidateAppend gives.
+	bodies := make([]string, len(p.Messages))
+	var encErr error
+	for i, m := range p.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			encErr = fmt.Errorf("%w: message %d: %v", toolgate.ErrInvalidAppend, i, err)
+			break
+		}
+		bodies[i] = string(b)
+	}
+	var awaiting []byte
+	if p.Pause != nil && encErr == nil {
+		var err error
+		if awaiting, err = json.Marshal(p.Pause.Awaiting); err != nil {
+			encErr = fmt.Errorf("%w: awaiting: %v", toolgate.ErrInvalidAppend, err)
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var b pgx.Batch
+		b.Queue(s.q.lockConversation, id)
+		b.Queue(s.q.countMessages, id)
+		b.Queue(s.q.selectPause, id)
+		br := tx.SendBatch(ctx, &b)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return dbErr(err)
+		}
+		var n, last int64
+		if err := br.QueryRow().Scan(&n, &last); err != nil {
+			return dbErr(err)
+		}
+		if last != n-1 {
+			return fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
+		}
+		pause, err := loadPause(br)
+		if err != nil {
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return dbErr(err)
+		}
+		if err := toolgate.ValidateAppend(id, int(n), pause, p); err != nil {
+			return err
+		}
+		if encErr != nil {
+			return encErr
+		}
+		b = pgx.Batch{}
+		if p.Resolves != "" {
+			b.Queue(s.q.deletePause, id)
+		}
+		b.Queue(s.q.insertMessages, id, n, formatJSON, bodies)
+		if p.Pause != nil {
+			created := p.Pause.CreatedAt
+			if created.IsZero() {
+				created = time.Now()
+			}
+			b.Queue(s.q.insertPause, id, p.Pause.ID, int(n)+len(bodies)-1, string(awaiting),
+				created.Truncate(time.Microsecond), created.Nanosecond())
+		}
+		return dbErr(tx.SendBatch(ctx, &b).Close())
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: append to %q: %w", id, err)
+	}
+	return nil
+}
+
+// ClaimPause implements [toolgate.ConversationStore]. The claim is one
+// conditional UPDATE: of concurrent claims, in any number of processes,
+// exactly one finds the pause unclaimed.
+func (s *Store) ClaimPause(ctx context.Context, id, pauseID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID)
+	if err != nil {
+		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, toolgate.ErrNoOpenPause)
+	}
+	return nil
+}
+
+// LoadVault returns the sealed privacy vault of a conversation, or nil when
+// it has none. It implements privacy.VaultStore; the bytes are sealed by
+// the privacy guard and never hold an original value in the clear.
+func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, error) {
+	var sealed []byte
+	err := s.pool.QueryRow(ctx, s.q.loadVault, conversationID).Scan(&sealed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load vault of %q: %w", conversationID, dbErr(err))
+	}
+	if sealed == nil {
+		sealed = []byte{} // a stored empty vault is not "none"
+	}
+	return sealed, nil
+}
+
+// SaveVault replaces the sealed privacy vault of a conversation. It
+// implements privacy.VaultStore.
+func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []byte) error {
+	if conversationID == "" {
+		return fmt.Errorf("%w: empty conversation id", toolgate.ErrInvalidAppend)
+	}
+	if sealed == nil {
+		sealed = []byte{}
+	}
+	if _, err := s.pool.Exec(ctx, s.q.saveVault, conversationID, sealed); err != nil {
+		return fmt.Errorf("postgres: save vault of %q: %w", conversationID, dbErr(err))
+	}
+	return nil
+}
+
+// dbErr marks PostgreSQL's reports of damaged data (SQLSTATE class XX:
+// data_corrupted, index_corrupted) as [toolgate.ErrCorrupt]; other errors
+// are returned as they are.
+func dbErr(err error) error {
+	var e *pgconn.PgError
+	if !errors.Is(err, toolgate.ErrCorrupt) && errors.As(err, &e) && (e.Code == "XX001" || e.Code == "XX002") {
+		return fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+	}
+	return err
+}
