@@ -6,6 +6,8 @@
 //	toolgate demo [flags]     the flight-booking story, offline
 //	toolgate eval pii --data FILE
 //	                          score the PII recognizers on labelled data
+//	toolgate audit verify --db FILE [--anchor SEQ:HASH]
+//	                          check the audit log's hash chain
 //	toolgate help             this text
 //
 // Run "toolgate demo -h" for the demo's flags.
@@ -42,6 +44,8 @@ Usage:
   toolgate demo [flags]   run the flight-booking story offline (see toolgate demo -h)
   toolgate eval pii --data FILE
                           score the PII recognizers on labelled data
+  toolgate audit verify --db FILE [--anchor SEQ:HASH]
+                          check the audit log's hash chain
   toolgate help           show this text
 `
 
@@ -56,6 +60,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return runDemo(ctx, args[1:], e)
 	case "eval":
 		return runEval(ctx, args[1:], e)
+	case "audit":
+		return runAudit(ctx, args[1:], e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

@@ -1,0 +1,378 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Options configure [Open]. A nil *Options means all defaults.
+type Options struct {
+	// BusyTimeout is how long an append waits for the write lock held by
+	// another connection or process before it fails. Zero (or negative)
+	// means 5 seconds.
+	BusyTimeout time.Duration
+	// ReadOnly opens an existing log for reading only (for verification):
+	// the file must exist and hold a log of a known schema; nothing is
+	// created or migrated, and Append fails. False means read and write.
+	ReadOnly bool
+}
+
+// Log is an [audit.Log] kept in a SQLite database file.
+//
+// A Log is safe for concurrent use by several goroutines, and several Logs,
+// in one process or in several, may open the same file: every append runs
+// in a BEGIN IMMEDIATE transaction, which takes SQLite's write lock before
+// it reads the head of the chain, so the chain never forks. Close it when
+// done.
+type Log struct {
+	// Fixed at creation.
+	write    *sql.DB // one connection; every transaction begins IMMEDIATE
+	read     *sql.DB // read-only transactions
+	readOnly bool
+}
+
+// ErrNotLog is returned by [Open] with [Options.ReadOnly] for a file that
+// holds no audit log, and by [Open] for a log whose schema version this
+// build does not know.
+var ErrNotLog = errors.New("sqlite: not an audit log this build can read")
+
+// SchemaVersion is the version of the tables this package writes, kept in
+// the audit_schema table (not in the database's user_version, so that a
+// log can share a file with other tables, such as the conversations of
+// github.com/toolgate/toolgate/store/sqlite).
+const SchemaVersion = 1
+
+// migrations bring the audit tables from version i to i+1. Append to the
+// list; never change an entry.
+var migrations = []string{
+	// 1: the records, one row each; body is the record's JSON form.
+	`CREATE TABLE audit_records (
+		seq INTEGER PRIMARY KEY,
+		conversation_id TEXT NOT NULL,
+		body TEXT NOT NULL
+	);
+	CREATE INDEX audit_records_conversation ON audit_records (conversation_id, seq);`,
+}
+
+// The statements of a [Log].
+const (
+	selectHeadSQL         = "SELECT seq, body FROM audit_records ORDER BY seq DESC LIMIT 1"
+	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
+	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records ORDER BY seq"
+	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? ORDER BY seq"
+)
+
+// Open opens the audit log in the database file at path, creating the file
+// and the tables when needed (unless [Options.ReadOnly]). The file is put
+// in WAL journal mode. opts may be nil.
+func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open %q: want the path of a database file", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if o.ReadOnly {
+		// mode=rw below does not create a missing file; say so plainly.
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	if o.ReadOnly {
+		q.Set("mode", "rw")
+		q.Add("_pragma", "query_only(1)")
+	}
+	dsn := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	write, err := sql.Open("sqlite", dsn.String())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	// One writer connection: goroutines of this process queue for it
+	// instead of polling SQLite's lock.
+	write.SetMaxOpenConns(1)
+	if !o.ReadOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	dsn.RawQuery = q.Encode()
+	read, err := sql.Open("sqlite", dsn.String())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	l := &Log{write: write, read: read, readOnly: o.ReadOnly}
+	if o.ReadOnly {
+		err = l.checkSchema(ctx)
+	} else {
+		err = l.setup(ctx)
+	}
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return l, nil
+}
+
+// schemaVersion returns the version in audit_schema, or 0 when the table
+// does not exist.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'audit_schema'").Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var v int
+	if err := q.QueryRowContext(ctx, "SELECT version FROM audit_schema").Scan(&v); err != nil {
+		return 0, fmt.Errorf("%w: audit_schema: %v", ErrNotLog, err)
+	}
+	if v < 1 || v > len(migrations) {
+		return 0, fmt.Errorf("%w: schema version %d (this build knows 1 to %d)", ErrNotLog, v, len(migrations))
+	}
+	return v, nil
+}
+
+// checkSchema checks, for a read-only log, that the tables exist in a
+// version this build knows.
+func (l *Log) checkSchema(ctx context.Context) error {
+	v, err := schemaVersion(ctx, l.read)
+	if err != nil {
+		return err
+	}
+	if v != SchemaVersion {
+		return fmt.Errorf("%w: the file holds no audit tables at version %d (found version %d)", ErrNotLog, SchemaVersion, v)
+	}
+	return nil
+}
+
+// setup turns on WAL and applies the missing migrations.
+func (l *Log) setup(ctx context.Context) error {
+	var mode string
+	if err := l.write.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, not wal", mode)
+	}
+	return l.inTx(ctx, func(tx *sql.Tx) error {
+		v, err := schemaVersion(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if v == 0 {
+			if _, err := tx.ExecContext(ctx, "CREATE TABLE audit_schema (version INTEGER NOT NULL); INSERT INTO audit_schema VALUES (0)"); err != nil {
+				return err
+			}
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrating the audit tables to version %d: %w", i+1, err)
+			}
+		}
+		if v != len(migrations) {
+			if _, err := tx.ExecContext(ctx, "UPDATE audit_schema SET version = ?", len(migrations)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Close closes the database. Operations in progress may fail.
+func (l *Log) Close() error {
+	return errors.Join(l.read.Close(), l.write.Close())
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE), committing when fn
+// returns nil.
+func (l *Log) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := l.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Append implements [audit.Log]. The records are sealed after the last
+// stored record inside one BEGIN IMMEDIATE transaction and committed
+// synchronously. Append refuses to extend a log whose last record cannot
+// be read, with an error matching [audit.ErrBroken].
+func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.readOnly {
+		return errors.New("sqlite: append: the log is open read-only")
+	}
+	sealed := make([]audit.Record, len(records))
+	for i, r := range records {
+		if r == nil {
+			return fmt.Errorf("sqlite: append: %w: record %d of the append is nil", audit.ErrInvalidRecord, i)
+		}
+		sealed[i] = *r
+	}
+	if len(sealed) == 0 {
+		return nil
+	}
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
+		head, err := readHead(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for i := range sealed {
+			if err := audit.Seal(head, &sealed[i]); err != nil {
+				return err
+			}
+			body, err := sealed[i].MarshalJSON()
+			if err != nil {
+				return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
+			}
+			if _, err := tx.ExecContext(ctx, insertRecordSQL, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
+				return err
+			}
+			head = sealed[i].Anchor()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: append: %w", err)
+	}
+	for i, r := range records {
+		*r = sealed[i]
+	}
+	return nil
+}
+
+// readHead returns the anchor of the last stored record, or the zero
+// Anchor for an empty log.
+func readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
+	var (
+		seq  int64
+		body []byte
+	)
+	err := tx.QueryRowContext(ctx, selectHeadSQL).Scan(&seq, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return audit.Anchor{}, nil
+	}
+	if err != nil {
+		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+	}
+	r, err := decodeRow(seq, "", body, false)
+	if err != nil {
+		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
+	}
+	return r.Anchor(), nil
+}
+
+// decodeRow decodes a stored record and checks it against its row: a
+// failure is a *audit.RecordError naming the row.
+func decodeRow(seq int64, conv string, body []byte, checkConv bool) (*audit.Record, error) {
+	r := new(audit.Record)
+	if err := r.UnmarshalJSON(body); err != nil {
+		var re *audit.RecordError
+		if errors.As(err, &re) {
+			e := *re
+			e.Seq = uint64(max(seq, 0))
+			if e.Detail != "" {
+				e.Detail = fmt.Sprintf("row %d: %s", seq, e.Detail)
+			} else {
+				e.Detail = fmt.Sprintf("row %d", seq)
+			}
+			return nil, &e
+		}
+		return nil, err
+	}
+	if seq < 1 || r.Seq != uint64(seq) {
+		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemOutOfSequence, Detail: fmt.Sprintf("row %d holds record %d", seq, r.Seq)}
+	}
+	if checkConv && r.ConversationID != conv {
+		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemInvalidField, Detail: fmt.Sprintf("row %d: the conversation_id column says %q, the record %q", seq, conv, r.ConversationID)}
+	}
+	return r, nil
+}
+
+// Records implements [audit.Reader]. It reads from one read transaction,
+// a consistent snapshot of the log. A row that does not hold a valid record
+// (JSON that does not decode, an unknown version or kind, a record in
+// another row or with another conversation than its row says) ends the
+// sequence with a [*audit.RecordError]; it never panics.
+func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Record, error] {
+	return func(yield func(*audit.Record, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
+		tx, err := l.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))
+			return
+		}
+		defer tx.Rollback()
+		var rows *sql.Rows
+		if q != nil && q.ConversationID != "" {
+			rows, err = tx.QueryContext(ctx, selectConversationSQL, q.ConversationID)
+		} else {
+			rows, err = tx.QueryContext(ctx, selectAllSQL)
+		}
+		if err != nil {
+			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				seq  int64
+				conv string
+				body []byte
+			)
+			if err := rows.Scan(&seq, &conv, &body); err != nil {
+				// The row has been read: a Scan error is a value of the
+				// wrong type.
+				yield(nil, &audit.RecordError{Problem: audit.ProblemUndecodable, Detail: "a row of the wrong types", Err: err})
+				return
+			}
+			r, err := decodeRow(seq, conv, body, true)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(r, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))
+		}
+	}
+}

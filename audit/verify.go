@@ -1,0 +1,110 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// VerifyOptions configure [Verify]. A nil *VerifyOptions means all
+// defaults.
+type VerifyOptions struct {
+	// Anchor, when not nil, is a record the log must hold: one with
+	// Anchor.Seq and Anchor.Hash, typically the head of the log published
+	// or kept elsewhere at some earlier time. Nil means no anchor: then the
+	// deletion of records at the end of the log goes unnoticed, since what
+	// is left is a valid chain.
+	Anchor *Anchor
+}
+
+// Report is what [Verify] found intact.
+type Report struct {
+	// Records is the number of records checked and found intact: all of
+	// them when Verify returns no error, else those before the break.
+	Records uint64
+	// Head is the last intact record; the zero Anchor when there is none.
+	// Publish it to detect later deletions at the end of the log.
+	Head Anchor
+	// Anchored is true when an anchor was given and the log holds it.
+	Anchored bool
+}
+
+// Verify reads every record of r in order and checks the chain:
+//   - each record decodes, with a known version and kind (the reader
+//     reports those that do not);
+//   - sequence numbers run 1, 2, 3, … without gap, repeat or reordering;
+//   - each record's Hash is [Record.ComputeHash] of its fields;
+//   - each record's PrevHash is the Hash of the record before it ("" for
+//     record 1);
+//   - with [VerifyOptions.Anchor], the log holds the anchored record.
+//
+// The first broken record gives a [*RecordError] naming its sequence
+// number and the [Problem]; the report then covers the records before it.
+// An altered field shows as [ProblemHashMismatch] on its record; a deleted,
+// inserted or reordered record as [ProblemOutOfSequence] or
+// [ProblemBrokenLink]; a record rewritten together with its hash as
+// [ProblemBrokenLink] on the record after it. Errors of the reader that are
+// not a *RecordError (I/O, ctx) are returned as they are. opts may be nil.
+func Verify(ctx context.Context, r Reader, opts *VerifyOptions) (*Report, error) {
+	var anchor *Anchor
+	if opts != nil && opts.Anchor != nil {
+		a := *opts.Anchor
+		anchor = &a
+	}
+	rep := &Report{}
+	var head Anchor
+	for rec, err := range r.Records(ctx, nil) {
+		want := head.Seq + 1
+		if err != nil {
+			var re *RecordError
+			if errors.As(err, &re) {
+				e := *re
+				e.Seq = want
+				return rep, &e
+			}
+			return rep, err
+		}
+		if rec == nil {
+			return rep, &RecordError{Seq: want, Problem: ProblemUndecodable, Detail: "the reader returned no record"}
+		}
+		if err := rec.check(); err != nil {
+			err.Seq = want
+			return rep, err
+		}
+		if rec.Seq != want {
+			return rep, &RecordError{Seq: want, Problem: ProblemOutOfSequence, Detail: outOfSequence(want, rec.Seq)}
+		}
+		if rec.ComputeHash() != rec.Hash {
+			return rep, &RecordError{Seq: want, Problem: ProblemHashMismatch, Detail: "the stored hash is not the hash of the record's fields: the record was altered"}
+		}
+		if rec.PrevHash != head.Hash {
+			return rep, &RecordError{Seq: want, Problem: ProblemBrokenLink, Detail: "prev_hash is not the hash of the record before it: a record before it was removed, replaced or rewritten"}
+		}
+		if anchor != nil && rec.Seq == anchor.Seq && rec.Hash != anchor.Hash {
+			return rep, &RecordError{Seq: want, Problem: ProblemAnchorMismatch, Detail: fmt.Sprintf("the anchor says hash %s", anchor.Hash)}
+		}
+		head = rec.Anchor()
+		rep.Records++
+		rep.Head = head
+	}
+	if anchor != nil {
+		if head.Seq < anchor.Seq {
+			return rep, &RecordError{Seq: head.Seq + 1, Problem: ProblemAnchorMismatch,
+				Detail: fmt.Sprintf("the log ends at record %d, before the anchor's record %d: records at its end were deleted", head.Seq, anchor.Seq)}
+		}
+		rep.Anchored = true
+	}
+	return rep, nil
+}
+
+// outOfSequence describes finding record got where record want belongs.
+func outOfSequence(want, got uint64) string {
+	switch {
+	case got == want+1:
+		return fmt.Sprintf("found record %d: record %d is missing or out of place", got, want)
+	case got > want:
+		return fmt.Sprintf("found record %d: records %d to %d are missing or out of place", got, want, got-1)
+	default:
+		return fmt.Sprintf("found record %d again or out of order", got)
+	}
+}
