@@ -372,3 +372,41 @@ type recognizerFunc func(context.Context, string, []privacy.Finding) ([]privacy.
 func (f recognizerFunc) Recognize(ctx context.Context, text string, dst []privacy.Finding) ([]privacy.Finding, error) {
 	return f(ctx, text, dst)
 }
+
+// TestGuardResumeNeverRestoresAWrongValue: with memory outside the loop
+// and a per-request vault, a paused call may hold a token of a value that
+// only an unstored round produced. After the resumption it must stay a
+// token — never become another value.
+func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
+	ctx := context.Background()
+	const other = "grace.hopper@example.org"
+	var rec recorder
+	lookup := toolgate.NewTool(toolgate.ToolDefinition{Name: "lookup"}, toolgate.ToolMetadata{},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { return `{"assistant":"` + other + `"}`, nil })
+	send := rec.tool("send", `"sent"`).WithMetadata(toolgate.ToolMetadata{RequiresConfirmation: true})
+	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		switch last := p.Messages[len(p.Messages)-1].(type) {
+		case *toolgate.UserMessage:
+			return scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "l", Name: "lookup", Arguments: "{}"}}}, nil
+		case *toolgate.ToolMessage:
+			if last.Results[0].Name == "lookup" {
+				tok := tokens(last.Results[0].Content)[0]
+				return scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "s", Name: "send", Arguments: `{"to":"` + tok + `"}`}}}, nil
+			}
+		}
+		return scripted.Reply{Text: "done"}, nil
+	})
+	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Disclosure: map[string]privacy.Grant{"send": privacy.AllTypes()}})
+	client := toolgate.NewClient(model, []*toolgate.Tool{lookup, send}, &toolgate.ClientOptions{Protector: guard})
+	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "w", Input: "mail my assistant, I am " + email})
+	if err != nil || !resp.Paused() {
+		t.Fatalf("%v paused=%v", err, resp.Paused())
+	}
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.got()
+	if len(got) != 1 || strings.Contains(got[0], email) || strings.Contains(got[0], other) || !strings.Contains(got[0], "[EMAIL_ADDRESS_2]") {
+		t.Errorf("send received %v; want the unrestorable token, never another value", got)
+	}
+}
