@@ -216,13 +216,77 @@ func TestOwnCallForbidden(t *testing.T) {
 }
 
 // TestConcurrentDecisions races 64 decisions, allows and denials from two
-// approvers, on one pause, many times.
+// approvers, on one pause, many times, on each store.
 func TestConcurrentDecisions(t *testing.T) {
 	rounds := 50
 	if testing.Short() {
 		rounds = 5
 	}
-	f := newFixture(t, toolgate.NewMemoryStore())
+	t.Run("memory", func(t *testing.T) { raceDecisions(t, newFixture(t, toolgate.NewMemoryStore()), rounds) })
+	t.Run("sqlite", func(t *testing.T) { raceDecisions(t, newFixture(t, nil), rounds) })
+}
+
+// TestConcurrentServers races decisions on one pause through two servers
+// sharing a SQLite file, as two instances would: only the store's claim
+// stands between them.
+func TestConcurrentServers(t *testing.T) {
+	path := t.TempDir() + "/shared.db"
+	open := func() toolgate.ConversationStore {
+		s, err := sqlite.Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := newFixture(t, open()), newFixture(t, open())
+	for round := range 10 {
+		conv, pause := a.pause(travellerKey)
+		// b learns of the conversation the way a shared index would tell it.
+		b.srv.Adopt(conv, "flights", &toolgate.Principal{ID: "ada", Roles: []string{"traveller"}})
+		const n = 16
+		codes := make([]int, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			f := a
+			if i%2 == 1 {
+				f = b
+			}
+			wg.Go(func() {
+				<-start
+				req := httptest.NewRequest("POST", decisionsPath(conv, pause), strings.NewReader(`{"decisions":[{"key":"call_book","verdict":"allow"}]}`))
+				req.Header.Set("Authorization", "Bearer "+approverKey)
+				rec := httptest.NewRecorder()
+				f.h.ServeHTTP(rec, req)
+				codes[i] = rec.Code
+			})
+		}
+		close(start)
+		wg.Wait()
+		ok := 0
+		for i, c := range codes {
+			switch c {
+			case 200:
+				ok++
+			case 409:
+			case 404:
+				// The other instance resolved the pause before this one
+				// loaded it; without a shared decision record, it cannot
+				// tell a decided pause from an unknown one.
+			default:
+				t.Errorf("round %d: decision %d: status %d", round, i, c)
+			}
+		}
+		_, ba := a.runs()
+		_, bb := b.runs()
+		if ok != 1 || ba+bb != int32(round+1) {
+			t.Fatalf("round %d: %d decisions succeeded, bookFlight ran %d times in all; want 1, %d", round, ok, ba+bb, round+1)
+		}
+	}
+}
+
+func raceDecisions(t *testing.T, f *fixture, rounds int) {
 	for round := range rounds {
 		conv, pause := f.pause(travellerKey)
 		s0, b0 := f.runs()
