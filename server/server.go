@@ -467,11 +467,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	// The turn runs for the conversation's owner; the decider is recorded.
 	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
 	if err != nil {
-		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
+			// Another server on the same store took the pause first: this
+			// request decided nothing.
+			s.idx.finish(c.ID, pauseID, "")
 			s.alreadyDecided(w, nil)
 			return
 		}
+		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
 		s.decisionError(w, r, err)
 		return
 	}
