@@ -192,6 +192,12 @@ type CallParams struct {
 type ResumeTurnParams struct {
 	// ConversationID names the paused conversation.
 	ConversationID string
+	// PauseID, when set, names the pause the decisions were made for: the
+	// resumption fails with [ErrNoOpenPause] when the conversation's open
+	// pause is another one, so that decisions taken on one pause are never
+	// applied to a later pause whose calls happen to have the same keys.
+	// "": the open pause, whichever it is.
+	PauseID string
 	// Principal is who the resumed turn runs for; tools receive it.
 	Principal *Principal
 	// Decisions holds one decision per call of the paused reply.
@@ -527,6 +533,9 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	reply, err := pausedReply(conv)
 	if err != nil {
 		return nil, err
+	}
+	if p.PauseID != "" && conv.Pause.ID != p.PauseID {
+		return nil, fmt.Errorf("%w: conversation %q, pause %q: the open pause is %q", ErrNoOpenPause, p.ConversationID, p.PauseID, conv.Pause.ID)
 	}
 	t := &turn{
 		c: c, convID: p.ConversationID, principal: p.Principal, stored: len(conv.Messages),

@@ -213,6 +213,36 @@ func TestClientSecondPause(t *testing.T) {
 	}
 }
 
+// TestClientResumeNamedPause checks that decisions naming a pause are not
+// applied to a later pause whose calls have the same keys.
+func TestClientResumeNamedPause(t *testing.T) {
+	ctx := context.Background()
+	var ft flightTools
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b", "bookFlight", vx)}},
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b", "bookFlight", `{"flight":"VX206"}`)}},
+		scripted.Reply{Text: "done"},
+	)
+	c := toolgate.NewClient(model, ft.tools(), nil)
+	if resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "n", Input: "book two"}); err != nil || !resp.Paused() {
+		t.Fatalf("Call: %v", err)
+	}
+	first := load(t, c.Store(), "n").Pause.ID
+	p := &toolgate.ResumeTurnParams{ConversationID: "n", PauseID: first, Decisions: []toolgate.Decision{toolgate.Allow("b")}}
+	if resp, err := c.Resume(ctx, p); err != nil || !resp.Paused() {
+		t.Fatalf("first resume: %v, want a second pause", err)
+	}
+	if _, err := c.Resume(ctx, p); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("resume naming the first pause again: %v, want ErrNoOpenPause", err)
+	}
+	if got := ft.book.Load(); got != 1 {
+		t.Errorf("book ran %d times, want 1", got)
+	}
+	if conv := load(t, c.Store(), "n"); conv.Pause == nil || conv.Pause.Claimed {
+		t.Errorf("the second pause was claimed: %+v", conv.Pause)
+	}
+}
+
 func TestClientResumeOnce(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sequential", func(t *testing.T) {

@@ -7,29 +7,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
 	"github.com/toolgate/toolgate/examples"
+	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
-	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
-
-const demoInput = "Check flight VX205 and book it if it is on time."
-
-// demoPrivateInput is the input of --privacy: it holds an e-mail address and
-// a card number that the model must never see.
-const demoPrivateInput = "Check flight VX205 and book it if it is on time, for ada.lovelace@example.com, card 4111 1111 1111 1111."
 
 // demoUsers are the principals of --user, matched by examples/flights.cedar.
 var demoUsers = map[string]*toolgate.Principal{
@@ -48,95 +40,6 @@ overridable with OPENAI_BASE_URL, ANTHROPIC_BASE_URL or GEMINI_BASE_URL).
 
 Flags:
 `
-
-// demoTools are the story's tools with their run counters.
-type demoTools struct {
-	status, book atomic.Int32
-	mu           sync.Mutex
-	bookArgs     []string // the arguments bookFlight received, as JSON
-}
-
-type flightArgs struct {
-	Flight string `json:"flight" jsonschema:"the flight number, for example VX205"`
-}
-
-type bookArgs struct {
-	Flight string `json:"flight" jsonschema:"the flight number, for example VX205"`
-	Email  string `json:"email,omitempty" jsonschema:"where to send the ticket"`
-	Card   string `json:"card,omitempty" jsonschema:"the card to pay with"`
-}
-
-func (d *demoTools) tools() []*toolgate.Tool {
-	return []*toolgate.Tool{
-		toolgate.NewToolFor("flightStatus", "Get the status of a flight",
-			func(_ context.Context, _ *toolgate.ToolRequest, in flightArgs) (string, error) {
-				d.status.Add(1)
-				return "Flight " + in.Flight + " is on time", nil
-			}, nil),
-		toolgate.NewToolFor("bookFlight", "Book a seat on a flight",
-			func(_ context.Context, req *toolgate.ToolRequest, in bookArgs) (string, error) {
-				d.book.Add(1)
-				d.mu.Lock()
-				d.bookArgs = append(d.bookArgs, string(req.Arguments))
-				d.mu.Unlock()
-				if in.Email != "" {
-					return "Booked " + in.Flight + "; the ticket goes to " + in.Email, nil
-				}
-				return "Booked " + in.Flight, nil
-			}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}}),
-	}
-}
-
-// tokenPattern matches the privacy guard's tokens, such as [EMAIL_ADDRESS_1].
-var tokenPattern = regexp.MustCompile(`\[[A-Z_]+_[0-9]+\]`)
-
-// demoModel plays the model's part: it asks for both tools in one reply
-// (only for the tools it is offered), passing on the contact details it
-// was given, and answers from the tool results it gets back.
-func demoModel() *scripted.Model {
-	return scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
-		if len(p.Messages) == 0 {
-			return scripted.Reply{}, errors.New("demo model: empty prompt")
-		}
-		tm, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage)
-		if !ok {
-			user, _ := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage)
-			reply := scripted.Reply{Text: "I will check the flight and book it."}
-			if p.Tool("flightStatus") != nil {
-				reply.ToolCalls = append(reply.ToolCalls, toolgate.ToolCall{ID: "call_status", Name: "flightStatus", Arguments: `{"flight":"VX205"}`})
-			}
-			if p.Tool("bookFlight") == nil {
-				reply.Text = "I will check the flight. Booking is not something I can do for you."
-			} else {
-				args := `{"flight":"VX205"}`
-				if user != nil {
-					if toks := tokenPattern.FindAllString(user.Text, 2); len(toks) == 2 {
-						args = fmt.Sprintf(`{"flight":"VX205","email":%q,"card":%q}`, toks[0], toks[1])
-					}
-				}
-				reply.ToolCalls = append(reply.ToolCalls, toolgate.ToolCall{ID: "call_book", Name: "bookFlight", Arguments: args})
-			}
-			return reply, nil
-		}
-		var parts []string
-		for _, r := range tm.Results {
-			switch {
-			case r.Name == "flightStatus" && r.Status == toolgate.ResultOK:
-				parts = append(parts, "VX205 is on time.")
-			case r.Name == "bookFlight" && r.Status == toolgate.ResultOK:
-				parts = append(parts, "Your seat on VX205 is booked.")
-				if toks := tokenPattern.FindAllString(r.Content, 1); len(toks) == 1 {
-					parts = append(parts, "The ticket goes to "+toks[0]+".")
-				}
-			case r.Status == toolgate.ResultDenied:
-				parts = append(parts, fmt.Sprintf("I did not run %s: %s", r.Name, r.Content))
-			default:
-				parts = append(parts, fmt.Sprintf("%s failed: %s", r.Name, r.Content))
-			}
-		}
-		return scripted.Reply{Text: strings.Join(parts, " ")}, nil
-	})
-}
 
 type demoFlags struct {
 	yes          bool
@@ -230,7 +133,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		defer s.Close()
 		store = s
 	}
-	d := &demo{flags: f, env: e, tools: &demoTools{}, in: bufio.NewReader(e.stdin)}
+	d := &demo{flags: f, env: e, tools: &flightdemo.Tools{}, in: bufio.NewReader(e.stdin)}
 	model, err := demoProviderModel(f)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
@@ -238,7 +141,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 	}
 	opts := &toolgate.ClientOptions{
 		Store:        store,
-		SystemPrompt: "You are a travel agent. Check a flight's status before you book it, and use the tools for both.",
+		SystemPrompt: flightdemo.SystemPrompt,
 		// Record what the model is sent (after the guards), to show it.
 		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{d.record},
 	}
@@ -261,7 +164,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		}
 		opts.Protector = guard
 	}
-	d.client = toolgate.NewClient(model, d.tools.tools(), opts)
+	d.client = toolgate.NewClient(model, d.tools.Tools(), opts)
 	if err := d.run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 		return 1
@@ -272,7 +175,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 type demo struct {
 	flags     *demoFlags
 	env       *env
-	tools     *demoTools
+	tools     *flightdemo.Tools
 	client    *toolgate.Client
 	principal *toolgate.Principal
 	in        *bufio.Reader
@@ -306,7 +209,7 @@ func demoProviderModel(f *demoFlags) (toolgate.Model, error) {
 	}
 	switch f.provider {
 	case "":
-		return demoModel(), nil
+		return flightdemo.Model(), nil
 	case "openai":
 		return openai.FromEnv(name)
 	case "anthropic":
@@ -353,9 +256,9 @@ func (d *demo) run(ctx context.Context) error {
 		d.printf("Resuming conversation %q from %s.\n", id, d.flags.db)
 		return d.decide(ctx, reply, conv.Pause.Awaiting)
 	}
-	input := demoInput
+	input := flightdemo.Input
 	if d.flags.privacy {
-		input = demoPrivateInput
+		input = flightdemo.PrivateInput
 	}
 	if d.principal != nil {
 		d.printf("Running as %s (roles %v) under the Cedar policies.\n", d.principal.ID, d.principal.Roles)
@@ -371,7 +274,7 @@ func (d *demo) run(ctx context.Context) error {
 	d.showModelView()
 	if !resp.Paused() {
 		d.printf("assistant: %s\n", resp.Text())
-		d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
+		d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.Status.Load(), d.tools.Book.Load())
 		return nil
 	}
 	return d.decide(ctx, resp.Message(), resp.Awaiting)
@@ -448,11 +351,9 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 	}
 	d.printf("assistant: %s\n", resp.Text())
 	if d.flags.privacy {
-		d.tools.mu.Lock()
-		for _, a := range d.tools.bookArgs {
+		for _, a := range d.tools.BookArgs() {
 			d.printf("\nbookFlight received:   %s\n", a)
 		}
-		d.tools.mu.Unlock()
 		prompts := d.sent()
 		if tm, ok := prompts[len(prompts)-1].Messages[len(prompts[len(prompts)-1].Messages)-1].(*toolgate.ToolMessage); ok {
 			for _, r := range tm.Results {
@@ -460,7 +361,7 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 			}
 		}
 	}
-	d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.status.Load(), d.tools.book.Load())
+	d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.Status.Load(), d.tools.Book.Load())
 	return nil
 }
 

@@ -4,13 +4,14 @@
 // Usage:
 //
 //	toolgate demo [flags]     the flight-booking story, offline
+//	toolgate serve [flags]    the approval service (preview)
 //	toolgate eval pii --data FILE
 //	                          score the PII recognizers on labelled data
 //	toolgate audit verify --db FILE [--anchor SEQ:HASH]
 //	                          check the audit log's hash chain
 //	toolgate help             this text
 //
-// Run "toolgate demo -h" for the demo's flags.
+// Run "toolgate demo -h" or "toolgate serve -h" for their flags.
 package main
 
 import (
@@ -19,12 +20,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"golang.org/x/term"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, interactive: isTerminal(os.Stdin)}
 	os.Exit(run(ctx, os.Args[1:], env))
@@ -42,6 +44,7 @@ const usage = `toolgate: tool calls that wait for a person's decision
 
 Usage:
   toolgate demo [flags]   run the flight-booking story offline (see toolgate demo -h)
+  toolgate serve [flags]  run the approval service, preview (see toolgate serve -h)
   toolgate eval pii --data FILE
                           score the PII recognizers on labelled data
   toolgate audit verify --db FILE [--anchor SEQ:HASH]
@@ -58,6 +61,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	switch args[0] {
 	case "demo":
 		return runDemo(ctx, args[1:], e)
+	case "serve":
+		return runServe(ctx, args[1:], e)
 	case "eval":
 		return runEval(ctx, args[1:], e)
 	case "audit":

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+const serveUsage = `Usage: toolgate serve [flags]
+
+Runs the approval service. Without a configuration it starts the embedded
+demo: the flight agent on a scripted model (no network, no API key), its
+conversations in a SQLite file under --data, and two demo users whose API
+keys are printed at start-up and valid until the process exits:
+"traveller" may start conversations, "approver" may decide bookFlight calls.
+The API is described in docs/API.md.
+
+Flags:
+`
+
+// shutdownTimeout bounds how long serve waits for requests in flight when
+// it is asked to stop.
+const shutdownTimeout = 10 * time.Second
+
+func runServe(ctx context.Context, args []string, e *env) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on this `address`")
+	data := fs.String("data", ".toolgate-data", "keep the embedded store in this `directory`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "toolgate serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := serve(ctx, *addr, *data, e); err != nil {
+		fmt.Fprintf(e.stderr, "toolgate serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// demoUser is a principal of the embedded demo with its API key.
+type demoUser struct {
+	principal toolgate.Principal
+	key       string
+}
+
+func serve(ctx context.Context, addr, data string, e *env) error {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return err
+	}
+	dbPath := filepath.Join(data, "toolgate.db")
+	store, err := sqlite.Open(ctx, dbPath, nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tools := &flightdemo.Tools{}
+	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
+	users := []demoUser{
+		{toolgate.Principal{ID: "traveller", Roles: []string{"traveller"}}, "tg_demo_" + rand.Text()},
+		{toolgate.Principal{ID: "approver", Roles: []string{"approver"}}, "tg_demo_" + rand.Text()},
+	}
+	cfg := &server.Config{
+		Agents: map[string]*server.Agent{"flights": {
+			Client:         client,
+			RequesterRoles: []string{"traveller"},
+			Approvals:      []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}},
+		}},
+		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
+	}
+	for _, u := range users {
+		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Long enough for a turn on a real model.
+		WriteTimeout:   5 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s)\n", ln.Addr(), dbPath)
+	fmt.Fprintf(e.stdout, "DEMO: the flight agent on a scripted model, with demo users whose keys are new at every start:\n")
+	for _, u := range users {
+		fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)
+	}
+	fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "toolgate serve: stopped\n")
+	return nil
+}

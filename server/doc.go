@@ -1,0 +1,49 @@
+// Package server is toolgate's approval service as an [http.Handler]:
+// principals authenticated by API key hold conversations with agents; a
+// turn whose reply holds a gated call pauses; the pause waits in the
+// approval inbox of the principals whose roles may decide it; and their
+// decisions resume the turn exactly once, from the reply kept in the
+// agent's store — never from the request.
+//
+//	package main
+//
+//	import (
+//		"log"
+//		"net/http"
+//
+//		"github.com/toolgate/toolgate"
+//		"github.com/toolgate/toolgate/server"
+//	)
+//
+//	func main() {
+//		client := toolgate.NewClient(myModel, myTools, nil)
+//		srv, err := server.New(&server.Config{
+//			Agents: map[string]*server.Agent{"flights": {
+//				Client:    client,
+//				Approvals: []server.ApprovalRule{{Roles: []string{"approver"}}},
+//			}},
+//			APIKeys: []server.APIKey{
+//				{SHA256: server.HashAPIKey(travellerKey), Principal: toolgate.Principal{ID: "ada", Roles: []string{"traveller"}}},
+//				{SHA256: server.HashAPIKey(approverKey), Principal: toolgate.Principal{ID: "bob", Roles: []string{"approver"}}},
+//			},
+//		})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer srv.Close()
+//		log.Fatal(http.ListenAndServe("127.0.0.1:8080", srv))
+//	}
+//
+// The API is described in docs/API.md and docs/openapi.yaml; "toolgate
+// serve" runs the server with timeouts and graceful shutdown.
+//
+// Exactly once: a decision first takes the pause in the server (a second
+// decision, concurrent or later, is answered 409 "already_decided" with
+// the first decision's record), then resumes it through
+// [toolgate.Client.Resume] naming the pause, whose atomic claim in the
+// store refuses every other resumption, in this process or another.
+//
+// This is a first slice of the service: the server's own records (who owns
+// a conversation, who decided a pause) are kept in memory and lost when the
+// process exits, although the conversations stay in the agent's store.
+package server

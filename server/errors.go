@@ -1,0 +1,45 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// The error codes of the API: the "error" field of every error body. Their
+// values never change.
+const (
+	codeInvalidJSON      = "invalid_json"       // 400: not the JSON value expected
+	codeUnknownField     = "unknown_field"      // 400: a field the endpoint does not take
+	codeInvalidRequest   = "invalid_request"    // 400: well-formed but unusable (empty input)
+	codeUnauthorized     = "unauthorized"       // 401: no or unknown API key
+	codeForbidden        = "forbidden"          // 403: the caller's roles do not allow it
+	codeOwnCall          = "own_call"           // 403: the requester may not decide their own call
+	codeNotFound         = "not_found"          // 404: no such conversation (or not visible) or endpoint
+	codePauseNotFound    = "pause_not_found"    // 404: the pause is not the open one and was not decided here
+	codeMethodNotAllowed = "method_not_allowed" // 405
+	codeAlreadyDecided   = "already_decided"    // 409: the pause was decided (or is being decided)
+	codePauseOpen        = "pause_open"         // 409: new input while a pause waits
+	codeConflict         = "conflict"           // 409: a concurrent turn on the conversation
+	codeBodyTooLarge     = "body_too_large"     // 413
+	codeUnknownAgent     = "unknown_agent"      // 422: no agent of that name
+	codeInvalidDecisions = "invalid_decisions"  // 422: decisions break a rule; "problem" says which
+	codeInternal         = "internal"           // 500
+	codeClosed           = "unavailable"        // 503: the server is closed
+)
+
+// errorJSON is the body of every error response.
+type errorJSON struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorJSON{Error: code, Message: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

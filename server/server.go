@@ -1,0 +1,560 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate"
+)
+
+// Server is the approval service as an [http.Handler]: agents' turns run
+// for authenticated principals, paused calls wait in an inbox, and an
+// approver's decisions resume a pause exactly once. See docs/API.md for
+// the API.
+//
+// A Server is safe for concurrent use.
+type Server struct {
+	// fixed at creation
+	cfg    *Config
+	keys   map[[sha256.Size]byte]*toolgate.Principal
+	mux    *http.ServeMux
+	idx    *index
+	logger *slog.Logger
+	routes []string // the patterns registered, "METHOD /path"
+
+	closed atomic.Bool
+}
+
+// New returns a server for cfg, or an error naming every problem of cfg.
+func New(cfg *Config) (*Server, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	keys, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux(), idx: newIndex()}
+	s.logger = s.cfg.Logger
+	s.handle("GET /healthz", s.healthz)
+	s.handle("POST /v1/conversations", s.auth(s.createConversation))
+	s.handle("GET /v1/conversations", s.auth(s.listConversations))
+	s.handle("GET /v1/conversations/{id}", s.auth(s.getConversation))
+	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
+	s.handle("GET /v1/inbox", s.auth(s.inbox))
+	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	return s, nil
+}
+
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, h)
+}
+
+// Routes returns the patterns the server serves, such as
+// "GET /v1/inbox", in registration order.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
+
+// Close stops the server from accepting requests: later ones are answered
+// with 503. It does not close the agents' clients or stores, which the
+// caller owns. Close is idempotent and returns nil.
+func (s *Server) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.closed.Load() {
+		writeError(w, http.StatusServiceUnavailable, codeClosed, "the server is closed")
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// noRoute answers a request no pattern matches: 405 when the path exists
+// with another method, 404 otherwise.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, p := s.mux.Handler(r2); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, codeMethodNotAllowed, "method "+r.Method+" is not allowed here")
+		return
+	}
+	writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint")
+}
+
+// auth wraps h with API key authentication: h gets the request's
+// principal.
+func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Principal)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || key == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+			writeError(w, http.StatusUnauthorized, codeUnauthorized, "an Authorization: Bearer API key is required")
+			return
+		}
+		p := s.keys[sha256.Sum256([]byte(key))]
+		if p == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, codeUnauthorized, "unknown API key")
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// conversationJSON is a conversation in lists.
+type conversationJSON struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	Owner     string    `json:"owner"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func convJSON(c *conversation) conversationJSON {
+	return conversationJSON{ID: c.ID, Agent: c.Agent, Owner: c.Owner.ID, CreatedAt: c.CreatedAt}
+}
+
+func (s *Server) createConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	var in struct {
+		Agent string `json:"agent"`
+	}
+	if !s.decode(w, r, &in, true) {
+		return
+	}
+	if in.Agent == "" && len(s.cfg.Agents) == 1 {
+		for name := range s.cfg.Agents {
+			in.Agent = name
+		}
+	}
+	a := s.cfg.Agents[in.Agent]
+	if a == nil {
+		writeError(w, http.StatusUnprocessableEntity, codeUnknownAgent, fmt.Sprintf("no agent named %q", in.Agent))
+		return
+	}
+	if a.RequesterRoles != nil && !hasRole(p, a.RequesterRoles) {
+		writeError(w, http.StatusForbidden, codeForbidden, "your roles may not start conversations with agent "+in.Agent)
+		return
+	}
+	c := &conversation{ID: "conv_" + rand.Text(), Agent: in.Agent, Owner: p, CreatedAt: time.Now().UTC()}
+	s.idx.add(c)
+	w.Header().Set("Location", "/v1/conversations/"+c.ID)
+	writeJSON(w, http.StatusCreated, convJSON(c))
+}
+
+// canRead reports whether p may see conversation c.
+func (s *Server) canRead(p *toolgate.Principal, c *conversation) bool {
+	return c.Owner.ID == p.ID || hasRole(p, s.cfg.ReadAllRoles)
+}
+
+func (s *Server) listConversations(w http.ResponseWriter, _ *http.Request, p *toolgate.Principal) {
+	out := []conversationJSON{}
+	for _, c := range s.idx.list(func(c *conversation) bool { return s.canRead(p, c) }) {
+		out = append(out, convJSON(c))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
+}
+
+// callJSON is one call of a paused reply.
+type callJSON struct {
+	Key       string `json:"key"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	// Awaiting is true for the calls that need a decision; the others run
+	// when the pause is resumed, unless a decision denies them.
+	Awaiting bool `json:"awaiting"`
+}
+
+// pauseJSON is an open pause.
+type pauseJSON struct {
+	ID        string     `json:"id"`
+	Awaiting  []string   `json:"awaiting"`
+	Claimed   bool       `json:"claimed,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	Calls     []callJSON `json:"calls"`
+}
+
+// openPause returns the conversation's open pause and its reply, or nils.
+func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMessage) {
+	pr := conv.Pause
+	if pr == nil || pr.Index < 0 || pr.Index >= len(conv.Messages) {
+		return nil, nil
+	}
+	reply, ok := conv.Messages[pr.Index].(*toolgate.AssistantMessage)
+	if !ok {
+		return nil, nil
+	}
+	keys := toolgate.ToolCallKeys(reply)
+	out := &pauseJSON{ID: pr.ID, Awaiting: slices.Clone(pr.Awaiting), Claimed: pr.Claimed, CreatedAt: pr.CreatedAt.UTC()}
+	for i, c := range reply.ToolCalls {
+		out.Calls = append(out.Calls, callJSON{Key: keys[i], Tool: c.Name, Arguments: c.Arguments, Awaiting: slices.Contains(pr.Awaiting, keys[i])})
+	}
+	return out, reply
+}
+
+func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	c := s.idx.get(r.PathValue("id"))
+	if c == nil || !s.canRead(p, c) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+		return
+	}
+	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(r.Context(), c.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	pause, _ := openPause(conv)
+	msgs := conv.Messages
+	if msgs == nil {
+		msgs = []toolgate.Message{}
+	}
+	decisions := s.idx.decisionsOf(c.ID)
+	if decisions == nil {
+		decisions = []DecisionRecord{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		conversationJSON
+		Messages  []toolgate.Message `json:"messages"`
+		Pause     *pauseJSON         `json:"pause"`
+		Decisions []DecisionRecord   `json:"decisions"`
+	}{convJSON(c), msgs, pause, decisions})
+}
+
+// turnJSON is the outcome of a turn: an answer, or a pause.
+type turnJSON struct {
+	ConversationID string `json:"conversation_id"`
+	// Status is "completed" or "paused".
+	Status string     `json:"status"`
+	Text   string     `json:"text"`
+	Pause  *pauseJSON `json:"pause,omitempty"`
+	// Decision is the decision that resumed the turn, for a decision's
+	// response.
+	Decision *DecisionRecord `json:"decision,omitempty"`
+}
+
+// turnResult builds a turn's outcome; a paused one is read back from the
+// store, which holds the pause's id.
+func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate.Response) (*turnJSON, error) {
+	out := &turnJSON{ConversationID: c.ID, Status: "completed", Text: resp.Text()}
+	if !resp.Paused() {
+		return out, nil
+	}
+	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.Status = "paused"
+	out.Pause, _ = openPause(conv)
+	return out, nil
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	c := s.idx.get(r.PathValue("id"))
+	if c == nil || !s.canRead(p, c) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+		return
+	}
+	a := s.cfg.Agents[c.Agent]
+	if c.Owner.ID != p.ID || (a.RequesterRoles != nil && !hasRole(p, a.RequesterRoles)) {
+		writeError(w, http.StatusForbidden, codeForbidden, "only the conversation's owner may post to it")
+		return
+	}
+	var in struct {
+		Input string `json:"input"`
+	}
+	if !s.decode(w, r, &in, false) {
+		return
+	}
+	if strings.TrimSpace(in.Input) == "" {
+		writeError(w, http.StatusBadRequest, codeInvalidRequest, "input must not be empty")
+		return
+	}
+	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
+	switch {
+	case errors.Is(err, toolgate.ErrPauseOpen):
+		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")
+		return
+	case errors.Is(err, toolgate.ErrConflict):
+		writeError(w, http.StatusConflict, codeConflict, "another turn of the conversation ran at the same time; retry")
+		return
+	case err != nil:
+		s.internal(w, r, err)
+		return
+	}
+	out, err := s.turnResult(r.Context(), c, resp)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// mayDecide returns "" when p may decide the awaiting calls of reply in c,
+// or the error code and message of a refusal.
+func (s *Server) mayDecide(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) (code, msg string) {
+	rules := s.cfg.Agents[c.Agent].Approvals
+	self := c.Owner.ID == p.ID
+	keys := toolgate.ToolCallKeys(reply)
+	for i, call := range reply.ToolCalls {
+		if !slices.Contains(awaiting, keys[i]) {
+			continue
+		}
+		allowed, selfRefused := false, false
+		for j := range rules {
+			rule := &rules[j]
+			if !rule.covers(call.Name) {
+				continue
+			}
+			switch {
+			case self && rule.RequesterMayDecide:
+				allowed = true
+			case self:
+				selfRefused = selfRefused || hasRole(p, rule.Roles)
+			case hasRole(p, rule.Roles):
+				allowed = true
+			}
+		}
+		if !allowed {
+			if selfRefused {
+				return codeOwnCall, fmt.Sprintf("you may not decide your own call %q of tool %s", keys[i], call.Name)
+			}
+			return codeForbidden, fmt.Sprintf("your roles may not decide calls of tool %s", call.Name)
+		}
+	}
+	return "", ""
+}
+
+// approver reports whether p holds a role of some approval rule of agent.
+func (s *Server) approver(p *toolgate.Principal, agent string) bool {
+	for _, rule := range s.cfg.Agents[agent].Approvals {
+		if hasRole(p, rule.Roles) {
+			return true
+		}
+	}
+	return false
+}
+
+// inboxItem is a pause the caller may decide.
+type inboxItem struct {
+	ConversationID string     `json:"conversation_id"`
+	Agent          string     `json:"agent"`
+	PauseID        string     `json:"pause_id"`
+	Requester      string     `json:"requester"`
+	Awaiting       []string   `json:"awaiting"`
+	Calls          []callJSON `json:"calls"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	items := []inboxItem{}
+	for _, c := range s.idx.list(func(*conversation) bool { return true }) {
+		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(r.Context(), c.ID)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		pause, reply := openPause(conv)
+		if pause == nil || pause.Claimed {
+			continue
+		}
+		if code, _ := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
+			continue
+		}
+		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
+			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt})
+	}
+	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
+}
+
+// decisionIn is one decision of a request body. Unlike
+// [toolgate.Decision]'s own decoding, unknown fields are refused.
+type decisionIn struct {
+	Key     string           `json:"key"`
+	Verdict toolgate.Verdict `json:"verdict"`
+	Message string           `json:"message,omitempty"`
+}
+
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	ctx := r.Context()
+	c := s.idx.get(r.PathValue("id"))
+	if c == nil {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+		return
+	}
+	if !s.canRead(p, c) && !s.approver(p, c.Agent) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+		return
+	}
+	pauseID := r.PathValue("pause")
+	var in struct {
+		Decisions []decisionIn `json:"decisions"`
+	}
+	if !s.decode(w, r, &in, false) {
+		return
+	}
+	a := s.cfg.Agents[c.Agent]
+	conv, err := a.Client.Store().Load(ctx, c.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	pause, reply := openPause(conv)
+	if pause == nil || pause.ID != pauseID || pause.Claimed {
+		if rec := s.idx.decision(c.ID, pauseID); rec != nil || (pause != nil && pause.ID == pauseID) {
+			s.alreadyDecided(w, rec)
+			return
+		}
+		writeError(w, http.StatusNotFound, codePauseNotFound, fmt.Sprintf("pause %q is not the conversation's open pause", pauseID))
+		return
+	}
+	if code, msg := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
+		writeError(w, http.StatusForbidden, code, msg)
+		return
+	}
+	decisions := make([]toolgate.Decision, 0, len(reply.ToolCalls))
+	decided := make(map[string]bool, len(in.Decisions))
+	for _, d := range in.Decisions {
+		dec := toolgate.Decision{Key: d.Key, Verdict: d.Verdict, Message: d.Message}
+		if d.Verdict == toolgate.VerdictDeny {
+			dec = toolgate.DenyWithMessage(d.Key, d.Message)
+		}
+		decisions = append(decisions, dec)
+		decided[d.Key] = true
+	}
+	// Calls that await no decision run unless the request denies them.
+	for _, call := range pause.Calls {
+		if !call.Awaiting && !decided[call.Key] {
+			decisions = append(decisions, toolgate.Allow(call.Key))
+		}
+	}
+	if err := toolgate.CheckDecisions(&toolgate.Prompt{Tools: a.Client.Tools()}, reply, decisions); err != nil {
+		s.decisionError(w, r, err)
+		return
+	}
+	rec := &DecisionRecord{PauseID: pauseID, DecidedBy: p.ID, DecidedAt: time.Now().UTC(), Decisions: decisions, Outcome: outcomeDeciding}
+	if old, ok := s.idx.begin(c.ID, rec); !ok {
+		s.alreadyDecided(w, old)
+		return
+	}
+	// The turn runs for the conversation's owner; the decider is recorded.
+	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
+	if err != nil {
+		if errors.Is(err, toolgate.ErrNoOpenPause) {
+			// Another server on the same store took the pause first: this
+			// request decided nothing.
+			s.idx.finish(c.ID, pauseID, "")
+			s.alreadyDecided(w, nil)
+			return
+		}
+		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
+		s.decisionError(w, r, err)
+		return
+	}
+	s.idx.finish(c.ID, pauseID, outcomeDecided)
+	out, err := s.turnResult(ctx, c, resp)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out.Decision = s.idx.decision(c.ID, pauseID)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// failedOutcome returns the outcome of a resumption that failed: "" (forget
+// the attempt) when the pause is still open and unclaimed, so that it can
+// be decided again, and "failed" otherwise.
+func (s *Server) failedOutcome(ctx context.Context, a *Agent, convID, pauseID string) string {
+	conv, err := a.Client.Store().Load(ctx, convID)
+	if err == nil && conv.Pause != nil && conv.Pause.ID == pauseID && !conv.Pause.Claimed {
+		return ""
+	}
+	return outcomeFailed
+}
+
+// alreadyDecided answers 409 with the first decision's record, if known.
+func (s *Server) alreadyDecided(w http.ResponseWriter, rec *DecisionRecord) {
+	writeJSON(w, http.StatusConflict, struct {
+		errorJSON
+		Decision *DecisionRecord `json:"decision,omitempty"`
+	}{errorJSON{Error: codeAlreadyDecided, Message: "the pause was already decided; nothing ran for this request"}, rec})
+}
+
+// decisionError answers 422 for invalid decisions and 500 otherwise.
+func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error) {
+	var de *toolgate.DecisionError
+	if errors.As(err, &de) {
+		writeJSON(w, http.StatusUnprocessableEntity, struct {
+			errorJSON
+			Problem toolgate.DecisionProblem `json:"problem"`
+			Key     string                   `json:"key,omitempty"`
+		}{errorJSON{Error: codeInvalidDecisions, Message: de.Error()}, de.Problem, de.Key})
+		return
+	}
+	s.internal(w, r, err)
+}
+
+// decode reads a JSON body into v strictly: one value, no unknown fields,
+// within the size limit. An empty body is accepted when emptyOK. It
+// answers the error itself and returns false on failure.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, codeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", mbe.Limit))
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, codeInvalidJSON, "cannot read the body")
+		return false
+	case len(body) == 0 && emptyOK:
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			writeError(w, http.StatusBadRequest, codeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body is not the JSON object expected: "+strings.TrimPrefix(err.Error(), "json: "))
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body holds more than one JSON value")
+		return false
+	}
+	return true
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
+}
