@@ -284,7 +284,8 @@ func TestLazyExpiry(t *testing.T) {
 		f := newExpiryFixture(t, ttl, 0, nil)
 		conv, pause := f.pause(travellerKey)
 		other := newServer(t, f.client, ttl, 0)
-		f.srv.Close() // the first server's sweeper is gone
+		synctest.Wait() // its sweeper has looked and knows of no conversation
+		f.srv.Close()   // the first server's sweeper is gone
 		other.Adopt(conv, "flights", &toolgate.Principal{ID: "ada", Roles: []string{"traveller"}})
 		f.h = other
 
@@ -314,6 +315,7 @@ func TestLazyExpiryOnDecisionAndInput(t *testing.T) {
 				f := newExpiryFixture(t, ttl, 0, nil)
 				conv, pause := f.pause(travellerKey)
 				other := newServer(t, f.client, ttl, 0)
+				synctest.Wait()
 				f.srv.Close()
 				other.Adopt(conv, "flights", &toolgate.Principal{ID: "ada", Roles: []string{"traveller"}})
 				f.h = other
