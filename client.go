@@ -211,7 +211,8 @@ type ResumeTurnParams struct {
 //
 // Errors are infrastructure failures (model, store, canceled context) and
 // [ErrPauseOpen] when the conversation has an unresolved pause: resolve it
-// first, for example with [Client.DenyOpenPause].
+// first, for example with [Client.DenyOpenPause] or
+// [Client.ExpireOpenPause].
 func (c *Client) Call(ctx context.Context, p *CallParams) (*Response, error) {
 	t, err := c.startTurn(ctx, p)
 	if err != nil {
@@ -271,6 +272,43 @@ func (c *Client) ResumeStream(ctx context.Context, p *ResumeTurnParams) iter.Seq
 // valid for providers (every tool call has a result). It fails with
 // [ErrNoOpenPause] when there is no open pause.
 func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message string) error {
+	return c.resolveOpenPause(ctx, conversationID, "", func(prompt *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+		res, err := c.manager.Resume(ctx, &ResumeParams{Prompt: prompt, Reply: reply, Decisions: DenyAll(reply, message), ConversationID: conversationID})
+		if err != nil {
+			return nil, err
+		}
+		return res.Message, nil
+	})
+}
+
+// ExpiredMessage is the result every call of an expired pause answers the
+// model with (see [Client.ExpireOpenPause]).
+const ExpiredMessage = "This call expired before anyone decided; it did not run."
+
+// ExpireOpenPause resolves the conversation's open pause because nobody
+// decided it in time: every call answers [ExpiredMessage] with status
+// [ResultExpired], nothing runs and the model is not called, so that new
+// input is accepted and the stored conversation stays valid for providers.
+// pauseID names the pause that expired ("": the open pause, whichever it
+// is). The pause is claimed like a resumption claims it, so a pause is
+// either expired or resumed, never both. It fails with [ErrNoOpenPause]
+// when the conversation has no such open pause (none, another one, or
+// one already claimed by a resumption).
+func (c *Client) ExpireOpenPause(ctx context.Context, conversationID, pauseID string) error {
+	return c.resolveOpenPause(ctx, conversationID, pauseID, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+		msg := &ToolMessage{Results: make([]ToolResult, len(reply.ToolCalls))}
+		for i, call := range reply.ToolCalls {
+			msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Content: ExpiredMessage, Status: ResultExpired}
+		}
+		return msg, nil
+	})
+}
+
+// resolveOpenPause claims the conversation's open pause (pauseID "": the
+// open one, whichever it is) and stores the tool message answer returns
+// for its reply as the pause's resolution, without calling the model.
+// answer gets the prompt the reply answered.
+func (c *Client) resolveOpenPause(ctx context.Context, conversationID, pauseID string, answer func(*Prompt, *AssistantMessage) (*ToolMessage, error)) error {
 	conv, err := c.store.Load(ctx, conversationID)
 	if err != nil {
 		return err
@@ -279,16 +317,19 @@ func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message stri
 	if err != nil {
 		return err
 	}
+	if pauseID != "" && conv.Pause.ID != pauseID {
+		return fmt.Errorf("%w: conversation %q, pause %q: the open pause is %q", ErrNoOpenPause, conversationID, pauseID, conv.Pause.ID)
+	}
 	t := &turn{c: c, convID: conversationID, stored: len(conv.Messages)}
 	prompt := c.prompt(conv.Messages[:conv.Pause.Index], nil)
 	if err := c.store.ClaimPause(ctx, conversationID, conv.Pause.ID); err != nil {
 		return err
 	}
-	res, err := c.manager.Resume(ctx, &ResumeParams{Prompt: prompt, Reply: reply, Decisions: DenyAll(reply, message), ConversationID: conversationID})
+	msg, err := answer(prompt, reply)
 	if err != nil {
 		return err
 	}
-	return t.save(ctx, []Message{res.Message}, nil, conv.Pause.ID)
+	return t.save(ctx, []Message{msg}, nil, conv.Pause.ID)
 }
 
 // streamTurn runs a turn with a streaming model stage and yields its

@@ -342,6 +342,112 @@ func TestClientOpenPauseRefusesInput(t *testing.T) {
 	}
 }
 
+func TestClientExpireOpenPause(t *testing.T) {
+	ctx := context.Background()
+	var ft flightTools
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx), call("b1", "bookFlight", vx)}},
+		scripted.Reply{Text: "Sure, what else?"},
+	)
+	store := toolgate.NewMemoryStore()
+	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
+	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
+		t.Fatal("not paused")
+	}
+	conv, err := store.Load(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pauseID := conv.Pause.ID
+
+	// Another pause id is not the open pause, and nothing is claimed.
+	if err := c.ExpireOpenPause(ctx, "p", "pause_other"); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("expire of an unknown pause: %v, want ErrNoOpenPause", err)
+	}
+	if err := c.ExpireOpenPause(ctx, "nobody", ""); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("expire in a conversation without a pause: %v, want ErrNoOpenPause", err)
+	}
+	if err := c.ExpireOpenPause(ctx, "p", pauseID); err != nil {
+		t.Fatalf("ExpireOpenPause: %v", err)
+	}
+	if n := len(model.Prompts()); n != 1 {
+		t.Errorf("the model was called %d times, want once (expiry calls no model)", n)
+	}
+	// Expired once: a second expiry and a late resumption find no open pause.
+	if err := c.ExpireOpenPause(ctx, "p", pauseID); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("second ExpireOpenPause: %v, want ErrNoOpenPause", err)
+	}
+	_, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "p", PauseID: pauseID,
+		Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Allow("b1")}})
+	if !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("resume after expiry: %v, want ErrNoOpenPause", err)
+	}
+
+	stored, err := store.Load(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Pause != nil {
+		t.Errorf("pause after expiry: %+v, want none", stored.Pause)
+	}
+	want := &toolgate.ToolMessage{Results: []toolgate.ToolResult{
+		{CallID: "s1", Name: "flightStatus", Content: toolgate.ExpiredMessage, Status: toolgate.ResultExpired},
+		{CallID: "b1", Name: "bookFlight", Content: toolgate.ExpiredMessage, Status: toolgate.ResultExpired},
+	}}
+	if diff := cmp.Diff(toolgate.Message(want), stored.Messages[len(stored.Messages)-1]); diff != "" {
+		t.Errorf("stored results (-want +got):\n%s", diff)
+	}
+
+	// New input is accepted, and the model's request holds the expired
+	// results in a history valid for providers.
+	resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "never mind"})
+	if err != nil || resp.Text() != "Sure, what else?" {
+		t.Fatalf("after expiry: %v %q", err, resp.Text())
+	}
+	if ft.status.Load() != 0 || ft.book.Load() != 0 {
+		t.Errorf("tools ran: status %d book %d", ft.status.Load(), ft.book.Load())
+	}
+	prompts := model.Prompts()
+	if err := validHistory(prompts[1].Messages); err != nil {
+		t.Errorf("provider-facing history invalid: %v", err)
+	}
+	if got, want := roles(prompts[1].Messages), "user assistant tool user"; got != want {
+		t.Errorf("history %q, want %q", got, want)
+	}
+	if diff := cmp.Diff(toolgate.Message(want), prompts[1].Messages[2]); diff != "" {
+		t.Errorf("results the model read (-want +got):\n%s", diff)
+	}
+}
+
+func TestClientExpireClaimedPause(t *testing.T) {
+	ctx := context.Background()
+	var ft flightTools
+	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx)}})
+	store := toolgate.NewMemoryStore()
+	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
+	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
+		t.Fatal("not paused")
+	}
+	conv, err := store.Load(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A resumption claimed the pause and is running its calls.
+	if err := store.ClaimPause(ctx, "p", conv.Pause.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ExpireOpenPause(ctx, "p", conv.Pause.ID); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("expire of a claimed pause: %v, want ErrNoOpenPause", err)
+	}
+	after, err := store.Load(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Messages) != len(conv.Messages) || after.Pause == nil || !after.Pause.Claimed {
+		t.Errorf("the claimed pause changed: %d messages, pause %+v", len(after.Messages), after.Pause)
+	}
+}
+
 func TestClientResumeErrors(t *testing.T) {
 	ctx := context.Background()
 	var ft flightTools

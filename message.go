@@ -116,9 +116,14 @@ const (
 	// call of its reply); it did not run. Refused calls do not count
 	// against limits. JSON "refused".
 	ResultRefused
+	// ResultExpired: nobody decided the call before its pause expired; it
+	// did not run and the content is [ExpiredMessage]. Unlike a denial, no
+	// person refused it. Expired calls do not count against limits. JSON
+	// "expired".
+	ResultExpired
 )
 
-var resultStatusNames = [...]string{"ok", "error", "denied", "skipped", "refused"}
+var resultStatusNames = [...]string{"ok", "error", "denied", "skipped", "refused", "expired"}
 
 // String returns the JSON name of the status.
 func (s ResultStatus) String() string {
@@ -141,7 +146,7 @@ func (s ResultStatus) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler]. It accepts only the
-// five names; anything else is an error.
+// six names; anything else is an error.
 func (s *ResultStatus) UnmarshalText(b []byte) error {
 	for i, n := range resultStatusNames {
 		if string(b) == n {

@@ -64,6 +64,7 @@ func TestResultStatus(t *testing.T) {
 		{toolgate.ResultDenied, "denied", false},
 		{toolgate.ResultSkipped, "skipped", false},
 		{toolgate.ResultRefused, "refused", false},
+		{toolgate.ResultExpired, "expired", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +126,15 @@ func allMessages() []toolgate.Message {
 		&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "call_4", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
 		&toolgate.ToolMessage{Results: []toolgate.ToolResult{
 			{CallID: "call_4", Name: "bookFlight", Content: "", Status: toolgate.ResultSkipped},
+		}},
+		&toolgate.UserMessage{Text: "Book it and write it down."},
+		&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{
+			{ID: "call_5", Name: "bookFlight", Arguments: `{"flight":"VX205"}`},
+			{ID: "call_6", Name: "mcp.notes-append", Arguments: `{"text":"VX205"}`},
+		}},
+		&toolgate.ToolMessage{Results: []toolgate.ToolResult{
+			{CallID: "call_5", Name: "bookFlight", Content: toolgate.ExpiredMessage, Status: toolgate.ResultExpired},
+			{CallID: "call_6", Name: "mcp.notes-append", Content: "You may not use this tool.", Status: toolgate.ResultRefused},
 		}},
 	}
 }
@@ -207,7 +217,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, m := range allMessages() {
 		cases = append(cases, jsonCase{"message " + string(m.Role()), m, decodeMessage})
 	}
-	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused} {
+	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired} {
 		r := &toolgate.ToolResult{CallID: "c", Name: "n", Content: "text \"quoted\" <b>", Status: st}
 		cases = append(cases, jsonCase{"result " + st.String(), r, decodeAs[toolgate.ToolResult]})
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/toolgate/toolgate"
 )
@@ -34,6 +35,11 @@ type Config struct {
 	// MaxBodyBytes limits the size of a request body; a larger one is
 	// answered with 413. 0: [DefaultMaxBodyBytes].
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty" yaml:"max_body_bytes,omitempty"`
+	// PauseTTL is how long a pause waits for a decision: an older pause
+	// is expired, its calls answer the model "expired, not executed" and
+	// a later decision gets 409 "expired". [Agent.PauseTTL] overrides it.
+	// 0: pauses never expire. It must not be negative.
+	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// Logger receives the server's errors. nil: [slog.Default].
 	Logger *slog.Logger `json:"-" yaml:"-"`
 }
@@ -55,6 +61,10 @@ type Agent struct {
 	// call that awaits a decision, some rule naming the call's tool (or
 	// naming no tool) allows it. nil: nobody may decide; paused turns wait.
 	Approvals []ApprovalRule `json:"approvals,omitempty" yaml:"approvals,omitempty"`
+	// PauseTTL is how long the agent's pauses wait for a decision,
+	// overriding [Config.PauseTTL]. 0: Config.PauseTTL; negative: the
+	// agent's pauses never expire.
+	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 }
 
 // ApprovalRule says who may decide the calls of some tools.
@@ -110,6 +120,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 			errs = append(errs, fmt.Errorf("agent %q: no client", name))
 		}
 	}
+	errs = append(errs, c.expiryProblems()...)
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)

@@ -43,6 +43,11 @@
 // [toolgate.Client.Resume] naming the pause, whose atomic claim in the
 // store refuses every other resumption, in this process or another.
 //
+// Expiry: with [Config.PauseTTL] or [Agent.PauseTTL] set, a pause nobody
+// decides in time is expired through [toolgate.Client.ExpireOpenPause] —
+// lazily when a request touches it, and by a background sweeper that
+// [Server.Close] stops — and a late decision gets 409 "expired".
+//
 // This is a first slice of the service: the server's own records (who owns
 // a conversation, who decided a pause) are kept in memory and lost when the
 // process exits, although the conversations stay in the agent's store.

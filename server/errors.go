@@ -20,6 +20,7 @@ const (
 	codeAlreadyDecided   = "already_decided"    // 409: the pause was decided (or is being decided)
 	codePauseOpen        = "pause_open"         // 409: new input while a pause waits
 	codeConflict         = "conflict"           // 409: a concurrent turn on the conversation
+	codeExpired          = "expired"            // 409: the pause expired before it was decided
 	codeBodyTooLarge     = "body_too_large"     // 413
 	codeUnknownAgent     = "unknown_agent"      // 422: no agent of that name
 	codeInvalidDecisions = "invalid_decisions"  // 422: decisions break a rule; "problem" says which

@@ -21,12 +21,16 @@ type conversation struct {
 //
 // JSON: {"pause_id","decided_by","decided_at","decisions","outcome"}.
 type DecisionRecord struct {
-	PauseID   string              `json:"pause_id"`
+	PauseID string `json:"pause_id"`
+	// DecidedBy is the id of the principal who decided; "" for an expired
+	// pause, which nobody decided.
 	DecidedBy string              `json:"decided_by"`
 	DecidedAt time.Time           `json:"decided_at"`
 	Decisions []toolgate.Decision `json:"decisions"`
 	// Outcome is "deciding" while the resumed turn runs, then "decided",
-	// or "failed" when the turn failed after the pause was claimed.
+	// or "failed" when the turn failed after the pause was claimed; it is
+	// "expired" for a pause that outlived its time-to-live (DecidedAt is
+	// then when it was expired, and Decisions is empty).
 	Outcome string `json:"outcome"`
 }
 
@@ -35,6 +39,7 @@ const (
 	outcomeDeciding = "deciding"
 	outcomeDecided  = "decided"
 	outcomeFailed   = "failed"
+	outcomeExpired  = "expired"
 )
 
 // index keeps the server's conversations and decision records in memory.

@@ -32,6 +32,8 @@ type Server struct {
 	idx    *index
 	logger *slog.Logger
 	routes []string // the patterns registered, "METHOD /path"
+	// sweeper expires pauses in the background; nil when none expire.
+	sweeper *sweeper
 
 	closed atomic.Bool
 }
@@ -54,6 +56,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	s.sweeper = s.startSweeper()
 	return s, nil
 }
 
@@ -67,10 +70,13 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
-// with 503. It does not close the agents' clients or stores, which the
+// with 503. It stops the background expiry of pauses and waits for it to
+// return. It does not close the agents' clients or stores, which the
 // caller owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
-	s.closed.Store(true)
+	if !s.closed.Swap(true) {
+		s.stopSweeper()
+	}
 	return nil
 }
 
@@ -194,10 +200,12 @@ type callJSON struct {
 
 // pauseJSON is an open pause.
 type pauseJSON struct {
-	ID        string     `json:"id"`
-	Awaiting  []string   `json:"awaiting"`
-	Claimed   bool       `json:"claimed,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
+	ID        string    `json:"id"`
+	Awaiting  []string  `json:"awaiting"`
+	Claimed   bool      `json:"claimed,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the pause expires unless decided; nil: never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Calls     []callJSON `json:"calls"`
 }
 
@@ -225,12 +233,13 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
 	}
-	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(r.Context(), c.ID)
+	conv, err := s.expireIfDue(r.Context(), c)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
 	pause, _ := openPause(conv)
+	s.setExpiry(c, conv, pause)
 	msgs := conv.Messages
 	if msgs == nil {
 		msgs = []toolgate.Message{}
@@ -272,6 +281,8 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 	}
 	out.Status = "paused"
 	out.Pause, _ = openPause(conv)
+	s.setExpiry(c, conv, out.Pause)
+	s.kickSweeper()
 	return out, nil
 }
 
@@ -295,6 +306,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 	if strings.TrimSpace(in.Input) == "" {
 		writeError(w, http.StatusBadRequest, codeInvalidRequest, "input must not be empty")
 		return
+	}
+	// A pause that outlived its time-to-live no longer blocks new input.
+	if s.ttl(c.Agent) > 0 {
+		if _, err := s.expireIfDue(r.Context(), c); err != nil {
+			s.internal(w, r, err)
+			return
+		}
 	}
 	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
 	switch {
@@ -370,6 +388,8 @@ type inboxItem struct {
 	Awaiting       []string   `json:"awaiting"`
 	Calls          []callJSON `json:"calls"`
 	CreatedAt      time.Time  `json:"created_at"`
+	// ExpiresAt is when the pause expires unless decided; nil: never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -384,11 +404,21 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		if pause == nil || pause.Claimed {
 			continue
 		}
+		if s.due(c, conv) {
+			// Expired pauses leave the inbox, whether or not this
+			// request is the one that expires them.
+			if _, err := s.expire(r.Context(), c, pause.ID); err != nil {
+				s.logger.ErrorContext(r.Context(), "server: expiry failed", "conversation", c.ID, "pause", pause.ID, "err", err)
+				s.kickSweeper()
+			}
+			continue
+		}
+		s.setExpiry(c, conv, pause)
 		if code, _ := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
 			continue
 		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
-			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt})
+			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -435,6 +465,17 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		writeError(w, http.StatusNotFound, codePauseNotFound, fmt.Sprintf("pause %q is not the conversation's open pause", pauseID))
 		return
 	}
+	if s.due(c, conv) {
+		// Too late: the pause expires now, unless someone else took it
+		// first; either way this decision decides nothing.
+		if _, err := s.expire(ctx, c, pauseID); err != nil {
+			s.kickSweeper()
+			s.internal(w, r, err)
+			return
+		}
+		s.alreadyDecided(w, s.idx.decision(c.ID, pauseID))
+		return
+	}
 	if code, msg := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
 		writeError(w, http.StatusForbidden, code, msg)
 		return
@@ -475,6 +516,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			return
 		}
 		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
+		// A pause released again may be due: let the sweeper look.
+		s.kickSweeper()
 		s.decisionError(w, r, err)
 		return
 	}
@@ -499,8 +542,13 @@ func (s *Server) failedOutcome(ctx context.Context, a *Agent, convID, pauseID st
 	return outcomeFailed
 }
 
-// alreadyDecided answers 409 with the first decision's record, if known.
+// alreadyDecided answers 409 with the first decision's record, if known:
+// "expired" when the pause expired, "already_decided" otherwise.
 func (s *Server) alreadyDecided(w http.ResponseWriter, rec *DecisionRecord) {
+	if rec != nil && rec.Outcome == outcomeExpired {
+		writeExpired(w, rec)
+		return
+	}
 	writeJSON(w, http.StatusConflict, struct {
 		errorJSON
 		Decision *DecisionRecord `json:"decision,omitempty"`

@@ -199,7 +199,7 @@ func testRoundTrip(t *testing.T, s toolgate.ConversationStore) {
 	checkStored(t, s, "whole", append(allKinds(), more...), nil)
 
 	// Every status on its own, in a fresh conversation.
-	for i, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped} {
+	for i, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired} {
 		m := &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "x", Name: "t", Content: st.String(), Status: st}}}
 		mustAppend(t, s, "statuses", &toolgate.AppendParams{At: i, Messages: []toolgate.Message{m}})
 		c := mustLoad(t, s, "statuses")

@@ -119,7 +119,7 @@ func Model() *scripted.Model {
 				if toks := tokenPattern.FindAllString(r.Content, 1); len(toks) == 1 {
 					parts = append(parts, "The ticket goes to "+toks[0]+".")
 				}
-			case r.Status == toolgate.ResultDenied:
+			case r.Status == toolgate.ResultDenied || r.Status == toolgate.ResultExpired:
 				parts = append(parts, fmt.Sprintf("I did not run %s: %s", r.Name, r.Content))
 			default:
 				parts = append(parts, fmt.Sprintf("%s failed: %s", r.Name, r.Content))

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/toolgate/toolgate"
+)
+
+// Pause expiry. A pending pause older than its agent's time-to-live (see
+// [Config.PauseTTL] and [Agent.PauseTTL]) is expired: its calls answer the
+// model with [toolgate.ResultExpired] results through
+// [toolgate.Client.ExpireOpenPause], nothing runs, and the pause's
+// decision record says "expired". It happens lazily, when a request
+// touches the pause (the inbox, a decision, reading or posting to its
+// conversation), and in the background, by a sweeper that wakes at the
+// earliest deadline. Expiry takes the pause in the index exactly like a
+// decision does, so a pause is either decided or expired, never both.
+//
+// Deadlines are the store's CreatedAt plus the time-to-live, both on the
+// system clock: the store stamps CreatedAt with time.Now. Tests control
+// time with testing/synctest.
+
+// sweepRetry is how soon the sweeper tries again to expire a pause whose
+// expiry failed.
+const sweepRetry = 10 * time.Second
+
+// sweeper is the background expiry goroutine's handle.
+type sweeper struct {
+	kick chan struct{} // capacity 1: a pause was opened or released
+	stop context.CancelFunc
+	done chan struct{} // closed when the goroutine has returned
+}
+
+// expiryProblems returns the problems of the time-to-live settings.
+func (c *Config) expiryProblems() []error {
+	var errs []error
+	if c.PauseTTL < 0 {
+		errs = append(errs, fmt.Errorf("pause_ttl %v is negative", c.PauseTTL))
+	}
+	return errs
+}
+
+// ttl returns how long a pause of agent may wait: 0 when it never
+// expires.
+func (s *Server) ttl(agent string) time.Duration {
+	a := s.cfg.Agents[agent]
+	switch {
+	case a == nil || a.PauseTTL < 0:
+		return 0
+	case a.PauseTTL > 0:
+		return a.PauseTTL
+	}
+	return s.cfg.PauseTTL
+}
+
+// deadline returns when the pause pr of conversation c expires, and false
+// when it never does (no time-to-live, or a pause already claimed).
+func (s *Server) deadline(c *conversation, pr *toolgate.PauseRecord) (time.Time, bool) {
+	ttl := s.ttl(c.Agent)
+	if ttl <= 0 || pr == nil || pr.Claimed {
+		return time.Time{}, false
+	}
+	return pr.CreatedAt.Add(ttl), true
+}
+
+// due reports whether the open pause of conv has outlived its
+// time-to-live.
+func (s *Server) due(c *conversation, conv *toolgate.Conversation) bool {
+	d, ok := s.deadline(c, conv.Pause)
+	return ok && !time.Now().Before(d)
+}
+
+// setExpiry fills in when the pause p of conversation c expires, if it
+// does.
+func (s *Server) setExpiry(c *conversation, conv *toolgate.Conversation, p *pauseJSON) {
+	if p == nil {
+		return
+	}
+	if d, ok := s.deadline(c, conv.Pause); ok {
+		d = d.UTC()
+		p.ExpiresAt = &d
+	}
+}
+
+// expire expires the open pause pauseID of conversation c, unless a
+// decision or another expiry has taken it. It reports whether this call
+// expired it; an error is a store failure.
+func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (bool, error) {
+	rec := &DecisionRecord{PauseID: pauseID, DecidedAt: time.Now().UTC(), Decisions: []toolgate.Decision{}, Outcome: outcomeExpired}
+	if _, ok := s.idx.begin(c.ID, rec); !ok {
+		return false, nil
+	}
+	// The resolution is stored even when the request that noticed the
+	// expiry goes away.
+	ctx = context.WithoutCancel(ctx)
+	a := s.cfg.Agents[c.Agent]
+	err := a.Client.ExpireOpenPause(ctx, c.ID, pauseID)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, toolgate.ErrNoOpenPause):
+		// Another server on the same store resolved the pause first.
+		s.idx.finish(c.ID, pauseID, "")
+		return false, nil
+	default:
+		s.idx.finish(c.ID, pauseID, s.failedOutcome(ctx, a, c.ID, pauseID))
+		return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", pauseID, c.ID, err)
+	}
+}
+
+// expireIfDue loads conversation c and expires its open pause when it is
+// due. It returns the conversation as it is afterwards.
+func (s *Server) expireIfDue(ctx context.Context, c *conversation) (*toolgate.Conversation, error) {
+	store := s.cfg.Agents[c.Agent].Client.Store()
+	conv, err := store.Load(ctx, c.ID)
+	if err != nil || !s.due(c, conv) {
+		return conv, err
+	}
+	if _, err := s.expire(ctx, c, conv.Pause.ID); err != nil {
+		// The pause may be open again: let the sweeper retry it.
+		s.kickSweeper()
+		return nil, err
+	}
+	return store.Load(ctx, c.ID)
+}
+
+// startSweeper starts the background expiry when some agent's pauses
+// expire; it returns nil otherwise.
+func (s *Server) startSweeper() *sweeper {
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(s.cfg.Agents)), func(name string) bool { return s.ttl(name) > 0 }) {
+		return nil
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	sw := &sweeper{kick: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
+	go s.sweepLoop(ctx, sw)
+	return sw
+}
+
+// stopSweeper stops the background expiry and waits for it to return.
+func (s *Server) stopSweeper() {
+	if s.sweeper == nil {
+		return
+	}
+	s.sweeper.stop()
+	<-s.sweeper.done
+}
+
+// kickSweeper makes the sweeper look at the pauses again: one was opened,
+// or released by a decision that failed before claiming it.
+func (s *Server) kickSweeper() {
+	if s.sweeper == nil {
+		return
+	}
+	select {
+	case s.sweeper.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sweepLoop expires due pauses and sleeps until the next deadline or a
+// kick, until ctx is canceled.
+func (s *Server) sweepLoop(ctx context.Context, sw *sweeper) {
+	defer close(sw.done)
+	for {
+		next := s.sweep(ctx)
+		var wake <-chan time.Time
+		var timer *time.Timer
+		if !next.IsZero() {
+			timer = time.NewTimer(time.Until(next))
+			wake = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-sw.kick:
+		case <-wake:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// sweep expires every due pause and returns the earliest deadline of the
+// pauses still waiting (zero for none). Pauses being decided are left to
+// their decision; a decision that fails before claiming its pause kicks
+// the sweeper.
+func (s *Server) sweep(ctx context.Context) time.Time {
+	var next time.Time
+	for _, c := range s.idx.list(func(c *conversation) bool { return s.ttl(c.Agent) > 0 }) {
+		if ctx.Err() != nil {
+			return time.Time{}
+		}
+		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logger.ErrorContext(ctx, "server: expiry: loading a conversation failed", "conversation", c.ID, "err", err)
+			}
+			continue
+		}
+		d, ok := s.deadline(c, conv.Pause)
+		switch {
+		case !ok || s.idx.decision(c.ID, conv.Pause.ID) != nil:
+		case time.Now().Before(d):
+			if next.IsZero() || d.Before(next) {
+				next = d
+			}
+		default:
+			if _, err := s.expire(ctx, c, conv.Pause.ID); err != nil {
+				s.logger.ErrorContext(ctx, "server: expiry failed", "conversation", c.ID, "pause", conv.Pause.ID, "err", err)
+				if retry := time.Now().Add(sweepRetry); next.IsZero() || retry.Before(next) {
+					next = retry
+				}
+			}
+		}
+	}
+	return next
+}
+
+// writeExpired answers 409 "expired" for a decision on an expired pause,
+// with the expiry's record.
+func writeExpired(w http.ResponseWriter, rec *DecisionRecord) {
+	writeJSON(w, http.StatusConflict, struct {
+		errorJSON
+		Decision *DecisionRecord `json:"decision,omitempty"`
+	}{errorJSON{Error: codeExpired, Message: "the pause expired before it was decided; nothing ran"}, rec})
+}
