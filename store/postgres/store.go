@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/storerows"
 )
 
 // Options configure [Open] and [New]. A nil *Options means all defaults.
@@ -65,11 +66,6 @@ func newQueries(schema string) queries {
 			ON CONFLICT (conversation_id) DO UPDATE SET sealed = excluded.sealed`),
 	}
 }
-
-// formatJSON is the value of messages.format for a body holding the
-// message's JSON form (what json.Marshal gives and
-// [toolgate.UnmarshalMessage] reads).
-const formatJSON = 1
 
 // migrations bring the schema from version i to i+1 (the largest version
 // in toolgate_schema_version). S. stands for the schema. Append to the
@@ -262,40 +258,22 @@ func loadMessages(br pgx.BatchResults) ([]toolgate.Message, error) {
 	}
 	defer rows.Close()
 	var (
-		msgs        []toolgate.Message
+		msgs        storerows.Messages
 		seq, format int32
 		body        []byte
 	)
 	for rows.Next() {
 		if err := rows.Scan(&seq, &format, &body); err != nil {
-			return nil, fmt.Errorf("%w: message %d: %v", toolgate.ErrCorrupt, len(msgs), err)
+			return nil, msgs.ScanError(err)
 		}
-		if int(seq) != len(msgs) {
-			return nil, fmt.Errorf("%w: message %d is stored as number %d", toolgate.ErrCorrupt, len(msgs), seq)
+		if err := msgs.Add(int64(seq), int64(format), body); err != nil {
+			return nil, err
 		}
-		m, err := decodeMessage(format, body)
-		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", seq, err)
-		}
-		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err)
 	}
-	return msgs, nil
-}
-
-// decodeMessage decodes a stored message body. Any failure wraps
-// [toolgate.ErrCorrupt].
-func decodeMessage(format int32, body []byte) (toolgate.Message, error) {
-	if format != formatJSON {
-		return nil, fmt.Errorf("%w: unknown message format %d", toolgate.ErrCorrupt, format)
-	}
-	m, err := toolgate.UnmarshalMessage(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
-	}
-	return m, nil
+	return msgs.List(), nil
 }
 
 // loadPause reads the result of [queries.selectPause]: the conversation's
@@ -320,14 +298,10 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
 	pr.Index = int(index)
-	if err := json.Unmarshal(awaiting, &pr.Awaiting); err != nil {
-		return nil, fmt.Errorf("%w: pause %q: awaiting: %v", toolgate.ErrCorrupt, pr.ID, err)
-	}
-	if nanos < 0 || nanos >= 1e9 {
-		return nil, fmt.Errorf("%w: pause %q: created_at_nanos is %d", toolgate.ErrCorrupt, pr.ID, nanos)
-	}
 	// created_at holds microseconds; created_at_nanos the exact fraction.
-	pr.CreatedAt = time.Unix(created.Unix(), int64(nanos)).UTC()
+	if err := storerows.Pause(&pr, awaiting, created.Unix(), int64(nanos)); err != nil {
+		return nil, err
+	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err)
 	}
@@ -400,7 +374,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		if p.Resolves != "" {
 			b.Queue(s.q.deletePause, id)
 		}
-		b.Queue(s.q.insertMessages, id, n, formatJSON, bodies)
+		b.Queue(s.q.insertMessages, id, n, storerows.FormatJSON, bodies)
 		if p.Pause != nil {
 			created := p.Pause.CreatedAt
 			if created.IsZero() {

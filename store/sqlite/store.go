@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/storerows"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -54,11 +55,6 @@ const (
 	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
 	claimPauseSQL     = "UPDATE pauses SET claimed = 1 WHERE conversation_id = ? AND id = ? AND claimed = 0"
 )
-
-// formatJSON is the value of messages.format for a body holding the
-// message's JSON form (what json.Marshal gives and
-// [toolgate.UnmarshalMessage] reads).
-const formatJSON = 1
 
 // migrations bring the schema from version i to i+1 (the database's
 // user_version). Append to the list; never change an entry.
@@ -267,41 +263,23 @@ func loadMessages(ctx context.Context, stmt *sql.Stmt, id string) ([]toolgate.Me
 		return nil, dbErr(err)
 	}
 	defer rows.Close()
-	var msgs []toolgate.Message
+	var msgs storerows.Messages
 	for rows.Next() {
 		var (
 			seq, format int64
 			body        sql.RawBytes
 		)
 		if err := rows.Scan(&seq, &format, &body); err != nil {
-			return nil, fmt.Errorf("%w: message %d: %v", toolgate.ErrCorrupt, len(msgs), err)
+			return nil, msgs.ScanError(err)
 		}
-		if seq != int64(len(msgs)) {
-			return nil, fmt.Errorf("%w: message %d is stored as number %d", toolgate.ErrCorrupt, len(msgs), seq)
+		if err := msgs.Add(seq, format, body); err != nil {
+			return nil, err
 		}
-		m, err := decodeMessage(format, body)
-		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", seq, err)
-		}
-		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err)
 	}
-	return msgs, nil
-}
-
-// decodeMessage decodes a stored message body. Any failure wraps
-// [toolgate.ErrCorrupt].
-func decodeMessage(format int64, body []byte) (toolgate.Message, error) {
-	if format != formatJSON {
-		return nil, fmt.Errorf("%w: unknown message format %d", toolgate.ErrCorrupt, format)
-	}
-	m, err := toolgate.UnmarshalMessage(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
-	}
-	return m, nil
+	return msgs.List(), nil
 }
 
 // loadPause reads the conversation's unresolved pause, or nil, with
@@ -325,17 +303,13 @@ func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
-	if err := json.Unmarshal(awaiting, &pr.Awaiting); err != nil {
-		return nil, fmt.Errorf("%w: pause %q: awaiting: %v", toolgate.ErrCorrupt, pr.ID, err)
-	}
 	if claimed != 0 && claimed != 1 {
 		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
 	}
-	if createdN < 0 || createdN >= 1e9 {
-		return nil, fmt.Errorf("%w: pause %q: created_at_nanos is %d", toolgate.ErrCorrupt, pr.ID, createdN)
-	}
 	pr.Claimed = claimed == 1
-	pr.CreatedAt = time.Unix(created, createdN).UTC()
+	if err := storerows.Pause(&pr, awaiting, created, createdN); err != nil {
+		return nil, err
+	}
 	return &pr, nil
 }
 
@@ -412,7 +386,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		}
 		ins := tx.StmtContext(ctx, s.insertMessage)
 		for i, b := range bodies {
-			if _, err := ins.ExecContext(ctx, id, n+i, formatJSON, b); err != nil {
+			if _, err := ins.ExecContext(ctx, id, n+i, storerows.FormatJSON, b); err != nil {
 				return dbErr(err)
 			}
 		}

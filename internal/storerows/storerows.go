@@ -1,0 +1,73 @@
+// Package storerows holds what the durable conversation stores share about
+// their rows: the stored message format and the checks that turn a damaged
+// row into an error wrapping toolgate.ErrCorrupt instead of a panic or a
+// silently different conversation.
+package storerows
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate"
+)
+
+// FormatJSON is the format of a message row whose body is the message's
+// JSON form (what toolgate.UnmarshalMessage reads).
+const FormatJSON = 1
+
+// Messages collects a conversation's message rows, read in order of their
+// sequence numbers.
+type Messages struct {
+	list []toolgate.Message
+}
+
+// Add checks and decodes the next row: its sequence number must be the
+// count of rows before it (no gap), its format known and its body a valid
+// message.
+func (m *Messages) Add(seq, format int64, body []byte) error {
+	n := len(m.list)
+	if seq != int64(n) {
+		return fmt.Errorf("%w: message %d is stored as number %d", toolgate.ErrCorrupt, n, seq)
+	}
+	msg, err := Decode(format, body)
+	if err != nil {
+		return fmt.Errorf("message %d: %w", seq, err)
+	}
+	m.list = append(m.list, msg)
+	return nil
+}
+
+// ScanError reports a row of the wrong shape at the next position.
+func (m *Messages) ScanError(err error) error {
+	return fmt.Errorf("%w: message %d: %v", toolgate.ErrCorrupt, len(m.list), err)
+}
+
+// List returns the messages collected.
+func (m *Messages) List() []toolgate.Message { return m.list }
+
+// Decode decodes a stored message body.
+func Decode(format int64, body []byte) (toolgate.Message, error) {
+	if format != FormatJSON {
+		return nil, fmt.Errorf("%w: unknown message format %d", toolgate.ErrCorrupt, format)
+	}
+	msg, err := toolgate.UnmarshalMessage(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+	}
+	return msg, nil
+}
+
+// Pause completes a pause record read from a row: awaiting is the JSON list
+// of keys, and the creation time is whole seconds plus the exact
+// nanoseconds (databases keep less than nanoseconds in their own types).
+func Pause(pr *toolgate.PauseRecord, awaiting []byte, unixSeconds, nanos int64) error {
+	if err := json.Unmarshal(awaiting, &pr.Awaiting); err != nil {
+		return fmt.Errorf("%w: pause %q: awaiting: %v", toolgate.ErrCorrupt, pr.ID, err)
+	}
+	if nanos < 0 || nanos >= 1e9 {
+		return fmt.Errorf("%w: pause %q: created_at_nanos is %d", toolgate.ErrCorrupt, pr.ID, nanos)
+	}
+	pr.CreatedAt = time.Unix(unixSeconds, nanos).UTC()
+	return nil
+}
