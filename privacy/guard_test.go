@@ -382,7 +382,9 @@ func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
 	const other = "grace.hopper@example.org"
 	var rec recorder
 	lookup := toolgate.NewTool(toolgate.ToolDefinition{Name: "lookup"}, toolgate.ToolMetadata{},
-		func(context.Context, *toolgate.ToolRequest) (string, error) { return `{"assistant":"` + other + `"}`, nil })
+		func(context.Context, *toolgate.ToolRequest) (string, error) {
+			return `{"assistant":"` + other + `"}`, nil
+		})
 	send := rec.tool("send", `"sent"`).WithMetadata(toolgate.ToolMetadata{RequiresConfirmation: true})
 	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
 		switch last := p.Messages[len(p.Messages)-1].(type) {
