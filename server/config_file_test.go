@@ -2,12 +2,16 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
@@ -239,4 +243,73 @@ func TestConfigOIDC(t *testing.T) {
 	f.must(201, "POST", "/v1/conversations", is.rs(claims()), `{}`)
 	f.must(401, "POST", "/v1/conversations", is.rs(with(func(c map[string]any) { c["aud"] = "x" })), `{}`)
 	f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+}
+
+// TestConfigPostgres builds the service on the PostgreSQL store named by
+// TOOLGATE_POSTGRES_URL, in a schema of its own, and takes a turn through a
+// pause. Without the variable it is skipped, except in CI, where it fails.
+func TestConfigPostgres(t *testing.T) {
+	if os.Getenv("TOOLGATE_POSTGRES_URL") == "" {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
+		}
+		t.Skip("TOOLGATE_POSTGRES_URL is not set")
+	}
+	schema := "toolgate_config_test_" + strings.ToLower(rand.Text())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, os.Getenv("TOOLGATE_POSTGRES_URL"))
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	text := strings.Replace(validConfig, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1)
+	fc, err := server.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+	conv := c["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	out = f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
+	if out["status"] != "completed" {
+		t.Errorf("decision: %v", out)
+	}
+}
+
+// TestConfigPrivacy builds an agent with the privacy guard, its vaults in
+// the store: a turn with personal data pauses and completes, and no
+// response shows the data.
+func TestConfigPrivacy(t *testing.T) {
+	t.Setenv("TG_TEST_VAULT_KEY", strings.Repeat("5a", 32))
+	text := strings.Replace(validConfig, "\t\trequester_roles", "\t\tprivacy:\n\t\t\tenabled: true\n\t\t\tvault_key_env: TG_TEST_VAULT_KEY\n\t\t\tdisclosures:\n\t\t\t\tbookFlight: [EMAIL_ADDRESS]\n\t\t\toutput: tokens\n\t\trequester_roles", 1)
+	fc, err := server.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+	conv := c["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.PrivateInput+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	if s := fmt.Sprint(out); strings.Contains(s, "ada.lovelace@example.com") || strings.Contains(s, "4111") {
+		t.Errorf("the paused turn shows personal data: %s", s)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	out = f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
+	if out["status"] != "completed" || !strings.Contains(fmt.Sprint(out["text"]), "[EMAIL_ADDRESS_1]") {
+		t.Errorf("decision: %v, want a completed turn naming the e-mail token", out)
+	}
 }
