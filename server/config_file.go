@@ -440,7 +440,9 @@ type BuildOptions struct {
 }
 
 // Build opens the store and builds the agents, the authentication and the
-// rest of a [Config] from fc, which [LoadConfig] checked. The returned
+// rest of a [Config] from fc, checking it as [LoadConfig] does (fc may
+// also be built by hand; relative paths are then relative to the working
+// directory). The returned
 // close function closes the store; call it after the server is done. On
 // error nothing is left open; problems of the file found only now (a Cedar
 // policy that does not parse, a store that does not open) come as a
@@ -452,6 +454,12 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
+	}
+	// Check again: fc may have been changed, or built by hand, since.
+	d := &decoder{pos: fc.pos, failed: map[string]bool{}}
+	fc.check(d)
+	if len(d.problems) > 0 {
+		return nil, nil, &ConfigError{File: fc.file, Problems: d.problems}
 	}
 	cerr := &ConfigError{File: fc.file}
 	bad := func(path string, err error) {
@@ -510,8 +518,9 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		v, err := NewOIDC(o)
 		if err != nil {
 			bad("authentication.oidc", err)
+		} else {
+			cfg.Tokens = v
 		}
-		cfg.Tokens = v
 	}
 	if len(cerr.Problems) > 0 {
 		store.Close()
