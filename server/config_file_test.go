@@ -313,3 +313,18 @@ func TestConfigPrivacy(t *testing.T) {
 		t.Errorf("decision: %v, want a completed turn naming the e-mail token", out)
 	}
 }
+
+func TestBuildChecksHandBuiltConfig(t *testing.T) {
+	_, _, err := server.Build(context.Background(), &server.FileConfig{Store: server.StoreSpec{SQLite: filepath.Join(t.TempDir(), "x.db")}}, nil)
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *ConfigError", err)
+	}
+	var paths []string
+	for _, p := range ce.Problems {
+		paths = append(paths, p.Path)
+	}
+	if want := "[agents authentication]"; fmt.Sprint(paths) != want {
+		t.Errorf("problems at %v, want %s", paths, want)
+	}
+}
