@@ -28,6 +28,10 @@ type Config struct {
 	// SHA256 is the hash of KEY. nil: nobody can authenticate (every
 	// endpoint but /healthz answers 401).
 	APIKeys []APIKey `json:"api_keys" yaml:"api_keys"`
+	// Tokens authenticates the bearer tokens that are not API keys and
+	// have the shape of a JWT, such as an [*OIDC] verifier. nil: only API
+	// keys authenticate.
+	Tokens TokenVerifier `json:"-" yaml:"-"`
 	// ReadAllRoles are the roles whose holders see every conversation
 	// (list and get), not only their own. nil: everybody sees only their
 	// own.

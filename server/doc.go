@@ -37,6 +37,12 @@
 // The API is described in docs/API.md and docs/openapi.yaml; "toolgate
 // serve" runs the server with timeouts and graceful shutdown.
 //
+// A [Config] can also come from a YAML file (see examples/serve.yaml):
+// [LoadConfig] reads and checks it, reporting every problem with its line
+// and column as a [*ConfigError], and [Build] opens its store and builds
+// its agents. Besides API keys, [Config.Tokens] can accept JWT bearer
+// tokens of an OpenID Connect provider, verified by an [OIDC].
+//
 // Exactly once: a decision first takes the pause in the server (a second
 // decision, concurrent or later, is answered 409 "already_decided" with
 // the first decision's record), then resumes it through

@@ -123,6 +123,12 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Princ
 			return
 		}
 		p := s.keys[sha256.Sum256([]byte(key))]
+		if p == nil && s.cfg.Tokens != nil && looksLikeJWT(key) {
+			p = s.verifyToken(w, r, key)
+			if p == nil {
+				return
+			}
+		}
 		if p == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, "unknown API key")

@@ -28,6 +28,11 @@ keys are printed at start-up and valid until the process exits:
 "traveller" may start conversations, "approver" may decide bookFlight calls.
 The API is described in docs/API.md.
 
+With --config FILE it runs what the YAML file describes instead (agents,
+approval rules, store, authentication; see examples/serve.yaml) and
+refuses to start, listing every problem with its line and column, when
+the file is invalid. --data is then unused.
+
 Flags:
 `
 
@@ -44,6 +49,7 @@ func runServe(ctx context.Context, args []string, e *env) int {
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on this `address`")
 	data := fs.String("data", ".toolgate-data", "keep the embedded store in this `directory`")
+	config := fs.String("config", "", "run the service the YAML `file` describes instead of the embedded demo")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -54,7 +60,13 @@ func runServe(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "toolgate serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if err := serve(ctx, *addr, *data, e); err != nil {
+	var err error
+	if *config != "" {
+		err = serveConfig(ctx, *addr, *config, e)
+	} else {
+		err = serve(ctx, *addr, *data, e)
+	}
+	if err != nil {
 		fmt.Fprintf(e.stderr, "toolgate serve: %v\n", err)
 		return 1
 	}
@@ -94,6 +106,37 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 	for _, u := range users {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
 	}
+	return listenAndServe(ctx, addr, cfg, e, func(ln net.Addr) {
+		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s)\n", ln, dbPath)
+		fmt.Fprintf(e.stdout, "DEMO: the flight agent on a scripted model, with demo users whose keys are new at every start:\n")
+		for _, u := range users {
+			fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)
+		}
+		fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
+	})
+}
+
+// serveConfig runs the service the configuration file at path describes.
+func serveConfig(ctx context.Context, addr, path string, e *env) error {
+	fc, err := server.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	cfg, closeStore, err := server.Build(ctx, fc, &server.BuildOptions{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	return listenAndServe(ctx, addr, cfg, e, func(ln net.Addr) {
+		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (config %s)\n", ln, path)
+		fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
+	})
+}
+
+// listenAndServe serves cfg on addr until ctx is done, then shuts down
+// gracefully; started is called once the listener is open.
+func listenAndServe(ctx context.Context, addr string, cfg *server.Config, e *env, started func(net.Addr)) error {
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -114,12 +157,7 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s)\n", ln.Addr(), dbPath)
-	fmt.Fprintf(e.stdout, "DEMO: the flight agent on a scripted model, with demo users whose keys are new at every start:\n")
-	for _, u := range users {
-		fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)
-	}
-	fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
+	started(ln.Addr())
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -1,0 +1,616 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/authz/cedar"
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/privacy"
+	"github.com/toolgate/toolgate/provider/anthropic"
+	"github.com/toolgate/toolgate/provider/gemini"
+	"github.com/toolgate/toolgate/provider/openai"
+	"github.com/toolgate/toolgate/store/postgres"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+// FileConfig is a configuration file of the service, as [LoadConfig]
+// reads and checks it; [Build] turns it into a [Config]. The keys of the
+// file are the yaml tags of the fields. See examples/serve.yaml.
+//
+// A FileConfig is not safe for concurrent modification; [Build] only reads
+// it.
+type FileConfig struct {
+	// Agents are the agents by name. At least one is required.
+	Agents map[string]*AgentSpec `yaml:"agents"`
+	// Store is where every agent keeps its conversations. Required.
+	Store StoreSpec `yaml:"store"`
+	// Authentication says who may call the service. Required: API keys,
+	// OIDC or both.
+	Authentication AuthSpec `yaml:"authentication"`
+	// ReadAllRoles is [Config.ReadAllRoles].
+	ReadAllRoles []string `yaml:"read_all_roles"`
+	// MaxBodyBytes is [Config.MaxBodyBytes].
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+
+	file string              // as given to LoadConfig
+	dir  string              // relative paths in the file are relative to it
+	pos  map[string]position // where each value is, by key path
+}
+
+// AgentSpec describes one agent.
+type AgentSpec struct {
+	// Model is the model the agent runs on. Required.
+	Model ModelSpec `yaml:"model"`
+	// SystemPrompt is [toolgate.ClientOptions.SystemPrompt]. "": none.
+	SystemPrompt string `yaml:"system_prompt"`
+	// Tools name the agent's tools among the built-in ones:
+	// "flightStatus" and "bookFlight" (bookFlight's metadata requires
+	// confirmation). nil: no tools.
+	Tools []string `yaml:"tools"`
+	// Confirmation says which calls wait for a person's decision.
+	Confirmation ConfirmationSpec `yaml:"confirmation"`
+	// Authorization guards the agent's tools with Cedar policies. Zero: no
+	// authorization.
+	Authorization AuthorizationSpec `yaml:"authorization"`
+	// Privacy keeps personal data from the model. Zero: off.
+	Privacy PrivacySpec `yaml:"privacy"`
+	// RequesterRoles is [Agent.RequesterRoles].
+	RequesterRoles []string `yaml:"requester_roles"`
+	// Approvals is [Agent.Approvals]; the tools they name must be the
+	// agent's.
+	Approvals []ApprovalRule `yaml:"approvals"`
+	// MaxRounds is [toolgate.ClientOptions.MaxRounds]. 0: its default.
+	MaxRounds int `yaml:"max_rounds"`
+}
+
+// ModelSpec names a model.
+type ModelSpec struct {
+	// Provider is "openai", "anthropic", "gemini" or "scripted-demo" (the
+	// flight story's scripted model: no network, no key). Required.
+	Provider string `yaml:"provider"`
+	// Name is the provider's model name, such as "gpt-4.1-mini". Required
+	// except for scripted-demo.
+	Name string `yaml:"name"`
+	// APIKeyEnv is the environment variable holding the API key; it must
+	// be set when the file is loaded. "": OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY or GEMINI_API_KEY.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// BaseURL is the provider's base URL. "": the provider's default.
+	BaseURL string `yaml:"base_url"`
+}
+
+// ConfirmationSpec says which calls need a person's decision: those of
+// the named tools, and those whose tool's metadata requires it unless the
+// metadata switch is off.
+type ConfirmationSpec struct {
+	// Tools always need confirmation. nil: none beyond the metadata's.
+	Tools []string `yaml:"tools"`
+	// Metadata honours the tools' RequiresConfirmation flag. nil: true.
+	Metadata *bool `yaml:"metadata"`
+}
+
+// AuthorizationSpec guards an agent with Cedar policies.
+type AuthorizationSpec struct {
+	// Cedar is a Cedar policy file, or a directory of them, relative to
+	// the configuration file. "": no authorization.
+	Cedar string `yaml:"cedar"`
+}
+
+// PrivacySpec configures the privacy guard of an agent (package privacy).
+type PrivacySpec struct {
+	// Enabled turns the guard on. false: off, and the other fields must
+	// be empty.
+	Enabled bool `yaml:"enabled"`
+	// Disclosures grant, per tool, the entity types (such as
+	// EMAIL_ADDRESS, or ALL) the tool receives as original values. A tool
+	// not listed receives tokens only.
+	Disclosures map[string][]string `yaml:"disclosures"`
+	// Output is what the user sees: "tokens", "redact" or "block".
+	// "": tokens.
+	Output string `yaml:"output"`
+	// VaultKeyEnv is the environment variable holding the 32-byte key
+	// (hex or base64) that seals each conversation's vault in the store,
+	// so that tokens survive a pause. Required when Enabled.
+	VaultKeyEnv string `yaml:"vault_key_env"`
+}
+
+// StoreSpec names the store: exactly one of SQLite and PostgresURLEnv.
+type StoreSpec struct {
+	// SQLite is the path of a SQLite database file, relative to the
+	// configuration file; it is created when missing.
+	SQLite string `yaml:"sqlite"`
+	// PostgresURLEnv is the environment variable holding a PostgreSQL
+	// connection string; it must be set when the file is loaded.
+	PostgresURLEnv string `yaml:"postgres_url_env"`
+	// PostgresSchema is [postgres.Options.Schema].
+	PostgresSchema string `yaml:"postgres_schema"`
+}
+
+// AuthSpec says how callers authenticate.
+type AuthSpec struct {
+	// APIKeys is [Config.APIKeys]: SHA-256 hashes of keys, never keys.
+	APIKeys []APIKey `yaml:"api_keys"`
+	// OIDC accepts JWT bearer tokens of an OpenID Connect provider (see
+	// [OIDC]). nil: none.
+	OIDC *OIDCOptions `yaml:"oidc"`
+}
+
+// The providers of [ModelSpec.Provider].
+const (
+	providerOpenAI    = "openai"
+	providerAnthropic = "anthropic"
+	providerGemini    = "gemini"
+	providerDemo      = "scripted-demo"
+)
+
+var defaultKeyEnv = map[string]string{
+	providerOpenAI:    "OPENAI_API_KEY",
+	providerAnthropic: "ANTHROPIC_API_KEY",
+	providerGemini:    "GEMINI_API_KEY",
+}
+
+// builtinTools are the tools an agent may name.
+var builtinTools = []string{"bookFlight", "flightStatus"}
+
+// outputModes are the privacy output modes a file may name. Restore needs
+// a per-principal grant the file cannot express yet.
+var outputModes = map[string]privacy.OutputMode{
+	"tokens": privacy.ModeTokens,
+	"redact": privacy.ModeRedact,
+	"block":  privacy.ModeBlock,
+}
+
+var entityTypes = []privacy.EntityType{
+	privacy.EmailAddress, privacy.PhoneNumber, privacy.CreditCard, privacy.IBANCode, privacy.IPAddress,
+	privacy.MACAddress, privacy.USSSN, privacy.URL, privacy.DomainName, privacy.Crypto, privacy.Secret,
+	privacy.Person, privacy.Location, privacy.Organization, privacy.Address, privacy.DateTime, privacy.NRP,
+	privacy.USDriverLicense, privacy.USPassport, privacy.USBankNumber, privacy.MedicalLicense, privacy.Generic,
+}
+
+// maxConfigBytes bounds the size of a configuration file.
+const maxConfigBytes = 1 << 20
+
+// LoadConfig reads the YAML configuration file at path and checks it:
+// unknown keys, values of the wrong type, bad enumerations, missing
+// required values, tools that are not built in, files and environment
+// variables that do not exist. The error for an invalid file is a
+// [*ConfigError] listing every problem with its line and column.
+func LoadConfig(path string) (*FileConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("server: config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("server: config: %w", err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, &ConfigError{File: path, Problems: []Problem{{Message: fmt.Sprintf("larger than %d bytes", maxConfigBytes)}}}
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig is [LoadConfig] for a file already read: name is the file's
+// path, used in positions and to resolve relative paths.
+func ParseConfig(name string, data []byte) (*FileConfig, error) {
+	fc := &FileConfig{file: name, dir: filepath.Dir(name)}
+	d := &decoder{pos: map[string]position{}, failed: map[string]bool{}}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		// The parser's message holds the line.
+		return nil, &ConfigError{File: name, Problems: []Problem{{Message: strings.TrimPrefix(err.Error(), "yaml: ")}}}
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); err == nil {
+		d.problem(&more, "", "a second YAML document; want one")
+	}
+	if len(doc.Content) == 0 {
+		return nil, &ConfigError{File: name, Problems: []Problem{{Message: "the file is empty"}}}
+	}
+	d.decode(doc.Content[0], reflect.ValueOf(fc).Elem(), "")
+	fc.pos = d.pos
+	fc.check(d)
+	if len(d.problems) > 0 {
+		slices.SortStableFunc(d.problems, func(a, b Problem) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		return nil, &ConfigError{File: name, Problems: d.problems}
+	}
+	return fc, nil
+}
+
+// at returns the node-less position of path (or of its closest ancestor
+// that has one) for a problem.
+func (fc *FileConfig) at(path string) *yaml.Node {
+	for {
+		if p, ok := fc.pos[path]; ok {
+			return &yaml.Node{Line: p.line, Column: p.column}
+		}
+		if path == "" {
+			return nil
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// resolve returns a path of the file relative to the file's directory.
+func (fc *FileConfig) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(fc.dir, p)
+}
+
+// check adds the problems of the decoded file to d.
+func (fc *FileConfig) check(d *decoder) {
+	bad := func(path, format string, args ...any) { d.problem(fc.at(path), path, format, args...) }
+	env := func(path, name string) {
+		if os.Getenv(name) == "" {
+			bad(path, "the environment variable %s is not set", name)
+		}
+	}
+	if len(fc.Agents) == 0 {
+		bad("agents", "at least one agent is required")
+	}
+	for _, name := range slices.Sorted(maps.Keys(fc.Agents)) {
+		a, p := fc.Agents[name], "agents."+name
+		if a == nil {
+			bad(p, "an agent needs at least a model")
+			continue
+		}
+		m := a.Model
+		switch m.Provider {
+		case "":
+			bad(p+".model.provider", "required: openai, anthropic, gemini or scripted-demo")
+		case providerDemo:
+			if m.Name != "" || m.APIKeyEnv != "" || m.BaseURL != "" {
+				bad(p+".model", "scripted-demo takes no name, api_key_env or base_url")
+			}
+		case providerOpenAI, providerAnthropic, providerGemini:
+			if m.Name == "" {
+				bad(p+".model.name", "required: the provider's model name")
+			}
+			keyEnv := m.APIKeyEnv
+			if keyEnv == "" {
+				keyEnv = defaultKeyEnv[m.Provider]
+			}
+			env(p+".model.api_key_env", keyEnv)
+			if m.BaseURL != "" {
+				if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					bad(p+".model.base_url", "not an http or https URL")
+				}
+			}
+		default:
+			bad(p+".model.provider", "unknown provider %q (want openai, anthropic, gemini or scripted-demo)", m.Provider)
+		}
+		for i, t := range a.Tools {
+			switch {
+			case !slices.Contains(builtinTools, t):
+				bad(fmt.Sprintf("%s.tools[%d]", p, i), "unknown tool %q (want one of %s)", t, strings.Join(builtinTools, ", "))
+			case slices.Index(a.Tools, t) != i:
+				bad(fmt.Sprintf("%s.tools[%d]", p, i), "tool %q is listed twice", t)
+			}
+		}
+		agentTool := func(path, t string) {
+			if !d.failed[p+".tools"] && !slices.Contains(a.Tools, t) {
+				bad(path, "%q is not one of the agent's tools", t)
+			}
+		}
+		for i, t := range a.Confirmation.Tools {
+			agentTool(fmt.Sprintf("%s.confirmation.tools[%d]", p, i), t)
+		}
+		if c := a.Authorization.Cedar; c != "" {
+			if _, err := os.Stat(fc.resolve(c)); err != nil {
+				bad(p+".authorization.cedar", "cannot read the policies: %v", err)
+			}
+		}
+		pv := a.Privacy
+		if _, ok := outputModes[pv.Output]; !ok && pv.Output != "" {
+			bad(p+".privacy.output", "unknown output mode %q (want tokens, redact or block)", pv.Output)
+		}
+		for _, tool := range slices.Sorted(maps.Keys(pv.Disclosures)) {
+			tp := p + ".privacy.disclosures." + tool
+			agentTool(tp, tool)
+			for i, et := range pv.Disclosures[tool] {
+				if et != "ALL" && !slices.Contains(entityTypes, privacy.EntityType(et)) {
+					bad(fmt.Sprintf("%s[%d]", tp, i), "unknown entity type %q (want ALL or a type such as EMAIL_ADDRESS)", et)
+				}
+			}
+		}
+		switch {
+		case pv.Enabled && pv.VaultKeyEnv == "":
+			bad(p+".privacy", "vault_key_env is required when privacy is enabled")
+		case pv.Enabled:
+			if k := os.Getenv(pv.VaultKeyEnv); k == "" {
+				env(p+".privacy.vault_key_env", pv.VaultKeyEnv)
+			} else if _, err := vaultKey(k); err != nil {
+				bad(p+".privacy.vault_key_env", "%s: %v", pv.VaultKeyEnv, err)
+			}
+		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "":
+			bad(p+".privacy", "privacy settings given but enabled is not true")
+		}
+		for i, r := range a.Approvals {
+			for j, t := range r.Tools {
+				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
+			}
+		}
+		if a.MaxRounds < 0 {
+			bad(p+".max_rounds", "must not be negative")
+		}
+	}
+
+	s := fc.Store
+	switch {
+	case s.SQLite == "" && s.PostgresURLEnv == "":
+		bad("store", "required: sqlite (a file path) or postgres_url_env")
+	case s.SQLite != "" && s.PostgresURLEnv != "":
+		bad("store", "give sqlite or postgres_url_env, not both")
+	case s.PostgresURLEnv != "":
+		env("store.postgres_url_env", s.PostgresURLEnv)
+	case s.PostgresSchema != "":
+		bad("store.postgres_schema", "only with postgres_url_env")
+	}
+
+	au := fc.Authentication
+	if len(au.APIKeys) == 0 && au.OIDC == nil {
+		bad("authentication", "required: api_keys, oidc or both (otherwise nobody can call the service)")
+	}
+	hashes := map[string]bool{}
+	for i, k := range au.APIKeys {
+		p := fmt.Sprintf("authentication.api_keys[%d]", i)
+		b, err := hex.DecodeString(k.SHA256)
+		switch {
+		case err != nil || len(b) != 32:
+			bad(p+".sha256", "not a hex-encoded SHA-256 hash (64 hex digits)")
+		case hashes[strings.ToLower(k.SHA256)]:
+			bad(p+".sha256", "the same key as another entry")
+		}
+		hashes[strings.ToLower(k.SHA256)] = true
+		if k.Principal.ID == "" {
+			bad(p+".principal.id", "required")
+		}
+	}
+	if o := au.OIDC; o != nil {
+		p := "authentication.oidc"
+		if o.Issuer == "" {
+			bad(p+".issuer", "required")
+		}
+		if o.Audience == "" {
+			bad(p+".audience", "required")
+		}
+		if u, err := url.Parse(o.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad(p+".jwks_url", "required: an http or https URL")
+		}
+		for i, a := range o.Algorithms {
+			if !slices.Contains(DefaultAlgorithms, a) {
+				bad(fmt.Sprintf("%s.algorithms[%d]", p, i), "algorithm %q is not accepted (want one of %s)", a, strings.Join(DefaultAlgorithms, ", "))
+			}
+		}
+	}
+	if fc.MaxBodyBytes < 0 {
+		bad("max_body_bytes", "must not be negative")
+	}
+}
+
+// vaultKey decodes a 32-byte key given in hex or base64.
+func vaultKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	if b, err := hex.DecodeString(s); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	return nil, errors.New("want 32 bytes in hex (64 digits) or base64")
+}
+
+// BuildOptions are what [Build] takes besides the file.
+type BuildOptions struct {
+	// Logger is [Config.Logger] and the clients' logger. nil:
+	// [slog.Default].
+	Logger *slog.Logger
+}
+
+// Build opens the store and builds the agents, the authentication and the
+// rest of a [Config] from fc, checking it as [LoadConfig] does (fc may
+// also be built by hand; relative paths are then relative to the working
+// directory). The returned
+// close function closes the store; call it after the server is done. On
+// error nothing is left open; problems of the file found only now (a Cedar
+// policy that does not parse, a store that does not open) come as a
+// [*ConfigError].
+func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, func() error, error) {
+	if opts == nil {
+		opts = &BuildOptions{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	// Check again: fc may have been changed, or built by hand, since.
+	d := &decoder{pos: fc.pos, failed: map[string]bool{}}
+	fc.check(d)
+	if len(d.problems) > 0 {
+		return nil, nil, &ConfigError{File: fc.file, Problems: d.problems}
+	}
+	cerr := &ConfigError{File: fc.file}
+	bad := func(path string, err error) {
+		n := fc.at(path)
+		p := Problem{Path: path, Message: err.Error()}
+		if n != nil {
+			p.Line, p.Column = n.Line, n.Column
+		}
+		cerr.Problems = append(cerr.Problems, p)
+	}
+
+	var store interface {
+		conversationVaultStore
+		Close() error
+	}
+	var err error
+	if fc.Store.SQLite != "" {
+		path := fc.resolve(fc.Store.SQLite)
+		var s *sqlite.Store
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			s, err = sqlite.Open(ctx, path, nil)
+		}
+		if err != nil {
+			bad("store.sqlite", err)
+		} else {
+			store = s
+		}
+	} else {
+		s, err := postgres.Open(ctx, os.Getenv(fc.Store.PostgresURLEnv), &postgres.Options{Schema: fc.Store.PostgresSchema})
+		if err != nil {
+			bad("store.postgres_url_env", err)
+		} else {
+			store = s
+		}
+	}
+	if store == nil {
+		return nil, nil, cerr
+	}
+
+	cfg := &Config{
+		Agents:       make(map[string]*Agent, len(fc.Agents)),
+		APIKeys:      slices.Clone(fc.Authentication.APIKeys),
+		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
+		MaxBodyBytes: fc.MaxBodyBytes,
+		Logger:       logger,
+	}
+	for _, name := range slices.Sorted(maps.Keys(fc.Agents)) {
+		a, p := fc.Agents[name], "agents."+name
+		client, err := buildClient(fc, a, p, store, logger, bad)
+		if err != nil {
+			continue
+		}
+		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals)}
+	}
+	if o := fc.Authentication.OIDC; o != nil {
+		v, err := NewOIDC(o)
+		if err != nil {
+			bad("authentication.oidc", err)
+		} else {
+			cfg.Tokens = v
+		}
+	}
+	if len(cerr.Problems) > 0 {
+		store.Close()
+		return nil, nil, cerr
+	}
+	return cfg, store.Close, nil
+}
+
+// conversationVaultStore is a store that also keeps privacy vaults, as
+// both stores of a file do.
+type conversationVaultStore interface {
+	toolgate.ConversationStore
+	privacy.VaultStore
+}
+
+// buildClient builds the client of agent a, whose key path is p.
+func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVaultStore, logger *slog.Logger, bad func(string, error)) (*toolgate.Client, error) {
+	var model toolgate.Model
+	var err error
+	m := a.Model
+	keyEnv := m.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = defaultKeyEnv[m.Provider]
+	}
+	key := os.Getenv(keyEnv)
+	switch m.Provider {
+	case providerDemo:
+		model = flightdemo.Model()
+	case providerOpenAI:
+		model, err = openai.New(&openai.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+	case providerAnthropic:
+		model, err = anthropic.New(&anthropic.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+	case providerGemini:
+		model, err = gemini.New(&gemini.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+	}
+	if err != nil {
+		bad(p+".model", err)
+		return nil, err
+	}
+
+	demo := &flightdemo.Tools{}
+	var tools []*toolgate.Tool
+	for _, t := range demo.Tools() {
+		if slices.Contains(a.Tools, t.Name()) {
+			tools = append(tools, t)
+		}
+	}
+	opts := &toolgate.ClientOptions{
+		Store:        store,
+		SystemPrompt: a.SystemPrompt,
+		MaxRounds:    a.MaxRounds,
+		Logger:       logger,
+		Manager: toolgate.NewManager(&toolgate.ManagerOptions{
+			ConfirmTools:        slices.Clone(a.Confirmation.Tools),
+			DisableMetadataFlag: a.Confirmation.Metadata != nil && !*a.Confirmation.Metadata,
+			Logger:              logger,
+		}),
+	}
+	if c := a.Authorization.Cedar; c != "" {
+		policy, err := cedar.Load(fc.resolve(c))
+		if err != nil {
+			bad(p+".authorization.cedar", err)
+			return nil, err
+		}
+		opts.Authorizer = authz.NewGuard(policy, nil)
+	}
+	if pv := a.Privacy; pv.Enabled {
+		key, err := vaultKey(os.Getenv(pv.VaultKeyEnv))
+		if err != nil {
+			bad(p+".privacy.vault_key_env", err)
+			return nil, err
+		}
+		disclosure := map[string]privacy.Grant{}
+		for tool, types := range pv.Disclosures {
+			if slices.Contains(types, "ALL") {
+				disclosure[tool] = privacy.AllTypes()
+				continue
+			}
+			ets := make([]privacy.EntityType, len(types))
+			for i, t := range types {
+				ets[i] = privacy.EntityType(t)
+			}
+			disclosure[tool] = privacy.Types(ets...)
+		}
+		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key})
+		if err != nil {
+			bad(p+".privacy", err)
+			return nil, err
+		}
+		opts.Protector = g
+	}
+	return toolgate.NewClient(model, tools, opts), nil
+}

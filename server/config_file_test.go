@@ -1,0 +1,330 @@
+package server_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/server"
+)
+
+// The keys whose hashes examples/serve.yaml holds.
+const (
+	exampleTravellerKey = "example-traveller-key"
+	exampleApproverKey  = "example-approver-key"
+)
+
+// build loads and builds fc into a served fixture.
+func build(t *testing.T, fc *server.FileConfig) *fixture {
+	t.Helper()
+	cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := closeStore(); err != nil {
+			t.Error(err)
+		}
+	})
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &fixture{t: t, h: srv, srv: srv}
+}
+
+func TestExampleConfig(t *testing.T) {
+	fc, err := server.LoadConfig("../examples/serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Store.SQLite != ".toolgate-data/toolgate.db" {
+		t.Fatalf("store.sqlite %q", fc.Store.SQLite)
+	}
+	fc.Store.SQLite = filepath.Join(t.TempDir(), "toolgate.db") // not in the repository
+	f := build(t, fc)
+
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{"agent":"flights"}`)
+	conv := c["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	if got := f.must(200, "GET", "/v1/inbox", exampleApproverKey, "")["pauses"].([]any); len(got) != 1 {
+		t.Fatalf("approver's inbox: %v, want one pause", got)
+	}
+	body := `{"decisions":[{"key":"call_book","verdict":"allow"}]}`
+	f.must(403, "POST", decisionsPath(conv, pause), exampleTravellerKey, body)
+	out = f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, body)
+	if out["status"] != "completed" || out["text"] != "VX205 is on time. Your seat on VX205 is booked." {
+		t.Errorf("decision: %v", out)
+	}
+	f.must(401, "GET", "/v1/inbox", "example-unknown-key", "")
+}
+
+// writeConfig writes text (tabs turned into two spaces) to a file in a new
+// directory, with an empty Cedar policy file beside it, and returns the
+// file's path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "policies.cedar"), []byte(flightsPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, "\t", "  ")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const flightsPolicy = `permit (principal in Role::"traveller", action, resource);`
+
+// validConfig is a valid file; the table below breaks it line by line.
+const validConfig = `agents:
+	flights:
+		model:
+			provider: scripted-demo
+		tools: [flightStatus, bookFlight]
+		confirmation:
+			tools: [bookFlight]
+		authorization:
+			cedar: policies.cedar
+		requester_roles: [traveller]
+		approvals:
+			- tools: [bookFlight]
+				roles: [approver]
+store:
+	sqlite: data/toolgate.db
+authentication:
+	api_keys:
+		- sha256: 84f71c9ac07c9c3ab0d2c54334bcf5cab957f375e87468b71092eacc65ffed75
+			principal: {id: alice, roles: [traveller]}
+		- sha256: 99c6533d0bfe6cb4465751fec0b04fe9e546a05f63485547b7dec32799a5f5c1
+			principal: {id: bob, roles: [approver]}
+`
+
+func TestConfigValid(t *testing.T) {
+	fc, err := server.LoadConfig(writeConfig(t, validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+	out := f.must(200, "POST", "/v1/conversations/"+c["id"].(string)+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+}
+
+func TestConfigInvalid(t *testing.T) {
+	t.Setenv("TG_TEST_SET", "x")
+	t.Setenv("TG_TEST_UNSET", "")
+	t.Setenv("TG_TEST_KEY", strings.Repeat("ab", 32))
+	tests := []struct {
+		name      string
+		old, new  string // validConfig with old replaced by new
+		line, col int
+		path      string
+		message   string // a part of the problem's message
+	}{
+		{"unknown key", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight]\n\t\tcolour: blue\n", 6, 5, "agents.flights", `unknown key "colour"`},
+		{"unknown top-level key", "store:\n", "stores:\n\tx: 1\nstore:\n", 14, 1, "", `unknown key "stores"`},
+		{"wrong type: scalar for a list", "[flightStatus, bookFlight]", "flightStatus", 5, 12, "agents.flights.tools", "want a list"},
+		{"wrong type: string for a boolean", "\t\t\ttools: [bookFlight]\n", "\t\t\ttools: [bookFlight]\n\t\t\tmetadata: yes\n", 8, 17, "agents.flights.confirmation.metadata", "want true or false"},
+		{"wrong type: list for a string", "provider: scripted-demo", "provider: [scripted-demo]", 4, 17, "agents.flights.model.provider", "want a string"},
+		{"wrong type: duration", "\tapi_keys:\n", "\toidc:\n\t\tissuer: i\n\t\taudience: a\n\t\tjwks_url: https://id.example.com/jwks\n\t\tclock_skew: often\n\tapi_keys:\n", 21, 17, "authentication.oidc.clock_skew", "want a duration"},
+		{"bad enum", "provider: scripted-demo", "provider: scripted", 4, 17, "agents.flights.model.provider", `unknown provider "scripted"`},
+		{"bad output mode", "\t\trequester_roles", "\t\tprivacy:\n\t\t\tenabled: true\n\t\t\tvault_key_env: TG_TEST_KEY\n\t\t\toutput: shout\n\t\trequester_roles", 13, 15, "agents.flights.privacy.output", `unknown output mode "shout"`},
+		{"missing required: provider", "\t\t\tprovider: scripted-demo\n", "\t\t\tname: x\n", 4, 7, "agents.flights.model.provider", "required"},
+		{"missing required: store", "store:\n\tsqlite: data/toolgate.db\n", "", 1, 1, "store", "required"},
+		{"missing required: model name", "provider: scripted-demo", "provider: openai\n\t\t\tapi_key_env: TG_TEST_SET", 4, 7, "agents.flights.model.name", "required"},
+		{"missing required: principal id", "{id: alice, roles: [traveller]}", "{roles: [traveller]}", 19, 18, "authentication.api_keys[0].principal.id", "required"},
+		{"unknown tool", "[flightStatus, bookFlight]", "[flightStatus, bookFlight, launchRocket]", 5, 39, "agents.flights.tools[2]", `unknown tool "launchRocket"`},
+		{"unknown tool in a rule", "\t\t\t- tools: [bookFlight]\n", "\t\t\t- tools: [cancelFlight]\n", 12, 17, "agents.flights.approvals[0].tools[0]", `"cancelFlight" is not one of the agent's tools`},
+		{"missing env var", "provider: scripted-demo", "provider: openai\n\t\t\tname: gpt-4.1-mini\n\t\t\tapi_key_env: TG_TEST_UNSET", 6, 20, "agents.flights.model.api_key_env", "TG_TEST_UNSET is not set"},
+		{"missing env var for postgres", "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TG_TEST_UNSET\n", 15, 21, "store.postgres_url_env", "TG_TEST_UNSET is not set"},
+		{"bad hash", "sha256: 84f71c9a", "sha256: zz71c9a", 18, 15, "authentication.api_keys[0].sha256", "not a hex-encoded SHA-256"},
+		{"missing policy file", "cedar: policies.cedar", "cedar: nowhere.cedar", 9, 14, "agents.flights.authorization.cedar", "cannot read the policies"},
+		{"duplicate key", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight]\n\t\ttools: [flightStatus]\n", 6, 5, "agents.flights.tools", "appears twice"},
+		{"YAML syntax", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight\n", 0, 0, "", "line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(validConfig, tt.old) {
+				t.Fatalf("%q is not in the valid config", tt.old)
+			}
+			path := writeConfig(t, strings.Replace(validConfig, tt.old, tt.new, 1))
+			_, err := server.LoadConfig(path)
+			var ce *server.ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *ConfigError", err)
+			}
+			for _, p := range ce.Problems {
+				if p.Line == tt.line && p.Column == tt.col && p.Path == tt.path && strings.Contains(p.Message, tt.message) {
+					if tt.line > 0 {
+						if pos := fmt.Sprintf("%s:%d:%d: ", path, tt.line, tt.col); !strings.Contains(err.Error(), pos) {
+							t.Errorf("error %q does not name %s", err, pos)
+						}
+					}
+					return
+				}
+			}
+			t.Errorf("got problems %+v, want one at %d:%d, path %q, saying %q", ce.Problems, tt.line, tt.col, tt.path, tt.message)
+		})
+	}
+}
+
+func TestConfigListsAllProblems(t *testing.T) {
+	text := strings.NewReplacer(
+		"provider: scripted-demo", "provider: scripted",
+		"[flightStatus, bookFlight]", "[flightStatus, bookFlight, launchRocket]",
+		"sha256: 84f71c9a", "sha256: zz",
+	).Replace(validConfig)
+	_, err := server.LoadConfig(writeConfig(t, text))
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *ConfigError", err)
+	}
+	var got []string
+	for _, p := range ce.Problems {
+		got = append(got, fmt.Sprintf("%d:%d %s", p.Line, p.Column, p.Path))
+	}
+	want := "[4:17 agents.flights.model.provider 5:39 agents.flights.tools[2] 18:15 authentication.api_keys[0].sha256]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("problems %v, want %s", got, want)
+	}
+}
+
+func TestBuildReportsPolicyPosition(t *testing.T) {
+	path := writeConfig(t, validConfig)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "policies.cedar"), []byte("permit (principal"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fc, err := server.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = server.Build(context.Background(), fc, nil)
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
+		t.Fatalf("got %v, want a *ConfigError with one problem", err)
+	}
+	if p := ce.Problems[0]; p.Line != 9 || p.Column != 14 || p.Path != "agents.flights.authorization.cedar" {
+		t.Errorf("problem %+v, want at 9:14 agents.flights.authorization.cedar", p)
+	}
+}
+
+func TestConfigOIDC(t *testing.T) {
+	is := newIssuer(t)
+	text := strings.Replace(validConfig, "\tapi_keys:\n", "\toidc:\n\t\tissuer: "+testIssuer+"\n\t\taudience: "+testAudience+
+		"\n\t\tjwks_url: "+is.srv.URL+"\n\t\tclock_skew: 87600h\n\tapi_keys:\n", 1)
+	fc, err := server.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Authentication.OIDC == nil || fc.Authentication.OIDC.JWKSURL != is.srv.URL {
+		t.Fatalf("oidc %+v", fc.Authentication.OIDC)
+	}
+	f := build(t, fc)
+	// The verifier runs on the real clock; the skew of ten years covers
+	// the test tokens' times.
+	f.must(201, "POST", "/v1/conversations", is.rs(claims()), `{}`)
+	f.must(401, "POST", "/v1/conversations", is.rs(with(func(c map[string]any) { c["aud"] = "x" })), `{}`)
+	f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+}
+
+// TestConfigPostgres builds the service on the PostgreSQL store named by
+// TOOLGATE_POSTGRES_URL, in a schema of its own, and takes a turn through a
+// pause. Without the variable it is skipped, except in CI, where it fails.
+func TestConfigPostgres(t *testing.T) {
+	if os.Getenv("TOOLGATE_POSTGRES_URL") == "" {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
+		}
+		t.Skip("TOOLGATE_POSTGRES_URL is not set")
+	}
+	schema := "toolgate_config_test_" + strings.ToLower(rand.Text())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, os.Getenv("TOOLGATE_POSTGRES_URL"))
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	text := strings.Replace(validConfig, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1)
+	fc, err := server.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+	conv := c["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	out = f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
+	if out["status"] != "completed" {
+		t.Errorf("decision: %v", out)
+	}
+}
+
+// TestConfigPrivacy builds an agent with the privacy guard, its vaults in
+// the store: a turn with personal data pauses and completes, and no
+// response shows the data.
+func TestConfigPrivacy(t *testing.T) {
+	t.Setenv("TG_TEST_VAULT_KEY", strings.Repeat("5a", 32))
+	text := strings.Replace(validConfig, "\t\trequester_roles", "\t\tprivacy:\n\t\t\tenabled: true\n\t\t\tvault_key_env: TG_TEST_VAULT_KEY\n\t\t\tdisclosures:\n\t\t\t\tbookFlight: [EMAIL_ADDRESS]\n\t\t\toutput: tokens\n\t\trequester_roles", 1)
+	fc, err := server.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+	conv := c["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.PrivateInput+`"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	if s := fmt.Sprint(out); strings.Contains(s, "ada.lovelace@example.com") || strings.Contains(s, "4111") {
+		t.Errorf("the paused turn shows personal data: %s", s)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	out = f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
+	if out["status"] != "completed" || !strings.Contains(fmt.Sprint(out["text"]), "[EMAIL_ADDRESS_1]") {
+		t.Errorf("decision: %v, want a completed turn naming the e-mail token", out)
+	}
+}
+
+func TestBuildChecksHandBuiltConfig(t *testing.T) {
+	_, _, err := server.Build(context.Background(), &server.FileConfig{Store: server.StoreSpec{SQLite: filepath.Join(t.TempDir(), "x.db")}}, nil)
+	var ce *server.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *ConfigError", err)
+	}
+	var paths []string
+	for _, p := range ce.Problems {
+		paths = append(paths, p.Path)
+	}
+	if want := "[agents authentication]"; fmt.Sprint(paths) != want {
+		t.Errorf("problems at %v, want %s", paths, want)
+	}
+}
