@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
@@ -410,5 +414,50 @@ func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
 	got := rec.got()
 	if len(got) != 1 || strings.Contains(got[0], email) || strings.Contains(got[0], other) || !strings.Contains(got[0], "[EMAIL_ADDRESS_2]") {
 		t.Errorf("send received %v; want the unrestorable token, never another value", got)
+	}
+}
+
+// TestGuardExternalAnalyzerFailsClosed: an analyzer that times out, answers
+// garbage or an oversized body makes the request fail before the model is
+// called, and the error names no original value.
+func TestGuardExternalAnalyzerFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"timeout", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body) // the server notices the client leaving only once the body is read
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"not":"a list"`) }},
+		{"oversized", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "["+strings.Repeat(`{"entity_type":"PERSON","start":0,"end":1,"score":0.9},`, 4000)+`{"entity_type":"PERSON","start":0,"end":1,"score":0.9}]`)
+		}},
+		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusInternalServerError) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			analyzer := privacy.NewAnalyzer(srv.URL+"/analyze", &privacy.AnalyzerOptions{Timeout: 200 * time.Millisecond, Retries: -1, MaxResponseBytes: 64 << 10})
+			guard, _ := privacy.NewGuard(&privacy.GuardOptions{Scanner: privacy.NewScanner(&privacy.ScannerOptions{Recognizers: append(privacy.Builtins(), analyzer)})})
+			model := scripted.New(scripted.Reply{Text: "never"})
+			_, err := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protector: guard}).Call(ctx, &toolgate.CallParams{Input: "Ada Lovelace, " + email})
+			if err == nil || len(model.Prompts()) != 0 {
+				t.Fatalf("got %v with %d model calls; want an error and none", err, len(model.Prompts()))
+			}
+			var ae *privacy.AnalyzerError
+			if !errors.As(err, &ae) {
+				t.Errorf("error %v is not an AnalyzerError", err)
+			}
+			if strings.Contains(err.Error(), email) || strings.Contains(err.Error(), "Lovelace") {
+				t.Errorf("error %q carries an original", err)
+			}
+		})
 	}
 }
