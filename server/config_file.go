@@ -10,12 +10,16 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -23,6 +27,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/mcptool"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
@@ -79,6 +84,82 @@ type AgentSpec struct {
 	Approvals []ApprovalRule `yaml:"approvals"`
 	// MaxRounds is [toolgate.ClientOptions.MaxRounds]. 0: its default.
 	MaxRounds int `yaml:"max_rounds"`
+	// MCPServers are MCP servers whose tools the agent also has. [Build]
+	// connects to each and lists its tools once; the agent keeps that set
+	// (a server's later list changes reach a new build only). Their names
+	// may be used wherever the agent's tools are named (confirmation,
+	// privacy disclosures, approvals); Build checks them. nil: none.
+	MCPServers []MCPServerSpec `yaml:"mcp_servers"`
+}
+
+// MCPServerSpec is one MCP server of an agent (package mcptool): a command
+// speaking MCP over stdio, or a streamable HTTP endpoint.
+type MCPServerSpec struct {
+	// Name names the server in messages and logs; unique among the
+	// agent's servers. Required.
+	Name string `yaml:"name"`
+	// Command starts the server (stdio). Exactly one of Command and URL
+	// is required. In Command and Args, ${NAME} is replaced by the value
+	// of the environment variable NAME, which must be set when the file
+	// is loaded; nothing else is expanded, and relative paths are relative
+	// to the service's working directory, not to the file.
+	Command string `yaml:"command"`
+	// Args are the command's arguments. nil: none.
+	Args []string `yaml:"args"`
+	// Env holds variables added to the command's environment, which is
+	// otherwise the service's. Values are literal. nil: none added.
+	Env map[string]string `yaml:"env"`
+	// URL is the server's streamable HTTP endpoint: http or https.
+	URL string `yaml:"url"`
+	// Headers are sent with every request to URL. nil: none.
+	Headers map[string]string `yaml:"headers"`
+	// BearerTokenEnv is the environment variable holding a token sent as
+	// "Authorization: Bearer <token>" to URL; it must be set when the file
+	// is loaded. "": none.
+	BearerTokenEnv string `yaml:"bearer_token_env"`
+	// Prefix is put before every tool name of the server
+	// ([mcptool.Options.Prefix]). "": none.
+	Prefix string `yaml:"prefix"`
+	// ConfirmTools are tool names, or [path.Match] patterns, whose calls
+	// always need confirmation, matched against the names the model sees
+	// (prefix included). They apply even when the agent's
+	// confirmation.metadata is false. nil: none.
+	ConfirmTools []string `yaml:"confirm_tools"`
+	// Hints says which tool annotations add confirmation: "destructive"
+	// (destructiveHint), "not_read_only" (anything not annotated
+	// readOnlyHint, and destructiveHint) or "none". Annotations never remove
+	// confirmation. "": destructive.
+	Hints string `yaml:"hints"`
+	// MinBackoff and MaxBackoff bound the waits between reconnection
+	// attempts after the server is lost ([mcptool.Options]). 0: 100ms and
+	// 30s.
+	MinBackoff time.Duration `yaml:"min_backoff"`
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+}
+
+// hintModes are the values of [MCPServerSpec.Hints].
+var hintModes = map[string]mcptool.Hints{
+	"":              mcptool.HintDestructive,
+	"destructive":   mcptool.HintDestructive,
+	"not_read_only": mcptool.HintNotReadOnly,
+	"none":          mcptool.HintNone,
+}
+
+// envRef is a reference to an environment variable in a command line.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces the ${NAME} references of s; missing are the names
+// whose variables are not set.
+func expandEnv(s string) (expanded string, missing []string) {
+	expanded = envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		v := os.Getenv(name)
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	return expanded, missing
 }
 
 // ModelSpec names a model.
@@ -320,7 +401,9 @@ func (fc *FileConfig) check(d *decoder) {
 			}
 		}
 		agentTool := func(path, t string) {
-			if !d.failed[p+".tools"] && !slices.Contains(a.Tools, t) {
+			// With MCP servers, the agent's tools are known only once Build
+			// has listed them; it checks the other names then.
+			if !d.failed[p+".tools"] && !slices.Contains(a.Tools, t) && len(a.MCPServers) == 0 {
 				bad(path, "%q is not one of the agent's tools", t)
 			}
 		}
@@ -365,6 +448,7 @@ func (fc *FileConfig) check(d *decoder) {
 		if a.MaxRounds < 0 {
 			bad(p+".max_rounds", "must not be negative")
 		}
+		fc.checkMCP(a, p, bad, env)
 	}
 
 	s := fc.Store
@@ -420,6 +504,76 @@ func (fc *FileConfig) check(d *decoder) {
 	}
 }
 
+// checkMCP adds the problems of the MCP servers of agent a, whose key path
+// is p.
+func (fc *FileConfig) checkMCP(a *AgentSpec, p string, bad func(path, format string, args ...any), env func(path, name string)) {
+	names := map[string]bool{}
+	for i, m := range a.MCPServers {
+		sp := fmt.Sprintf("%s.mcp_servers[%d]", p, i)
+		switch {
+		case m.Name == "":
+			bad(sp+".name", "required: a name for the server")
+		case names[m.Name]:
+			bad(sp+".name", "another server of the agent is named %q", m.Name)
+		}
+		names[m.Name] = true
+		switch {
+		case m.Command == "" && m.URL == "":
+			bad(sp, "required: command (stdio) or url (streamable HTTP)")
+		case m.Command != "" && m.URL != "":
+			bad(sp, "give command or url, not both")
+		case m.Command != "":
+			if m.Headers != nil || m.BearerTokenEnv != "" {
+				bad(sp, "headers and bearer_token_env are only for url")
+			}
+			for _, n := range expandMissing(m.Command) {
+				bad(sp+".command", "the environment variable %s is not set", n)
+			}
+			for j, arg := range m.Args {
+				for _, n := range expandMissing(arg) {
+					bad(fmt.Sprintf("%s.args[%d]", sp, j), "the environment variable %s is not set", n)
+				}
+			}
+		default:
+			if m.Args != nil || m.Env != nil {
+				bad(sp, "args and env are only for command")
+			}
+			if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(sp+".url", "not an http or https URL")
+			}
+			if m.BearerTokenEnv != "" {
+				env(sp+".bearer_token_env", m.BearerTokenEnv)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+			if strings.Contains(k, "=") {
+				bad(sp+".env."+k, "a variable name must not contain =")
+			}
+		}
+		for j, pat := range m.ConfirmTools {
+			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+				bad(fmt.Sprintf("%s.confirm_tools[%d]", sp, j), "not a tool name or path.Match pattern: %q", pat)
+			}
+		}
+		if _, ok := hintModes[m.Hints]; !ok {
+			bad(sp+".hints", "unknown hints %q (want destructive, not_read_only or none)", m.Hints)
+		}
+		if m.MinBackoff < 0 {
+			bad(sp+".min_backoff", "must not be negative")
+		}
+		if m.MaxBackoff < 0 {
+			bad(sp+".max_backoff", "must not be negative")
+		} else if m.MaxBackoff > 0 && m.MaxBackoff < m.MinBackoff {
+			bad(sp+".max_backoff", "less than min_backoff")
+		}
+	}
+}
+
+func expandMissing(s string) []string {
+	_, missing := expandEnv(s)
+	return missing
+}
+
 // vaultKey decodes a 32-byte key given in hex or base64.
 func vaultKey(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
@@ -437,13 +591,21 @@ type BuildOptions struct {
 	// Logger is [Config.Logger] and the clients' logger. nil:
 	// [slog.Default].
 	Logger *slog.Logger
+	// Models replace the models of the named agents, which the file must
+	// still give (to embed the service, or to test it with a scripted
+	// model). A name that is no agent of the file is an error. nil: none.
+	Models map[string]toolgate.Model
+	// MCPStderr receives the standard error of the MCP servers started as
+	// commands. nil: [os.Stderr].
+	MCPStderr io.Writer
 }
 
 // Build opens the store and builds the agents, the authentication and the
 // rest of a [Config] from fc, checking it as [LoadConfig] does (fc may
 // also be built by hand; relative paths are then relative to the working
-// directory). The returned
-// close function closes the store; call it after the server is done. On
+// directory). It connects
+// to the agents' MCP servers. The returned close function closes the
+// servers and the store; call it after the server is done. On
 // error nothing is left open; problems of the file found only now (a Cedar
 // policy that does not parse, a store that does not open) come as a
 // [*ConfigError].
@@ -506,9 +668,28 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		MaxBodyBytes: fc.MaxBodyBytes,
 		Logger:       logger,
 	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
+		if _, ok := fc.Agents[name]; !ok {
+			bad("agents", fmt.Errorf("BuildOptions.Models names %q, which is not an agent of the file", name))
+		}
+	}
+	stderr := opts.MCPStderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	var servers []*mcptool.Server
+	closeServers := func() error {
+		var errs []error
+		for _, s := range servers {
+			errs = append(errs, s.Close())
+		}
+		return errors.Join(errs...)
+	}
 	for _, name := range slices.Sorted(maps.Keys(fc.Agents)) {
 		a, p := fc.Agents[name], "agents."+name
-		client, err := buildClient(fc, a, p, store, logger, bad)
+		b := &agentBuild{ctx: ctx, fc: fc, a: a, p: p, store: store, logger: logger, stderr: stderr, bad: bad, model: opts.Models[name]}
+		client, err := b.client()
+		servers = append(servers, b.servers...)
 		if err != nil {
 			continue
 		}
@@ -523,10 +704,11 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		}
 	}
 	if len(cerr.Problems) > 0 {
+		closeServers()
 		store.Close()
 		return nil, nil, cerr
 	}
-	return cfg, store.Close, nil
+	return cfg, func() error { return errors.Join(closeServers(), store.Close()) }, nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as
@@ -536,8 +718,24 @@ type conversationVaultStore interface {
 	privacy.VaultStore
 }
 
-// buildClient builds the client of agent a, whose key path is p.
-func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVaultStore, logger *slog.Logger, bad func(string, error)) (*toolgate.Client, error) {
+// agentBuild builds the client of one agent.
+type agentBuild struct {
+	ctx    context.Context
+	fc     *FileConfig
+	a      *AgentSpec
+	p      string // the agent's key path
+	store  conversationVaultStore
+	logger *slog.Logger
+	stderr io.Writer
+	bad    func(string, error)
+	model  toolgate.Model // nil: the file's
+
+	servers []*mcptool.Server // connected, to be closed by the caller
+}
+
+// client builds the agent's client.
+func (b *agentBuild) client() (*toolgate.Client, error) {
+	fc, a, p, store, logger, bad := b.fc, b.a, b.p, b.store, b.logger, b.bad
 	var model toolgate.Model
 	var err error
 	m := a.Model
@@ -560,6 +758,9 @@ func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVault
 		bad(p+".model", err)
 		return nil, err
 	}
+	if b.model != nil {
+		model = b.model
+	}
 
 	demo := &flightdemo.Tools{}
 	var tools []*toolgate.Tool
@@ -567,6 +768,14 @@ func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVault
 		if slices.Contains(a.Tools, t.Name()) {
 			tools = append(tools, t)
 		}
+	}
+	mcpTools, policy, err := b.connectMCP()
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, mcpTools...)
+	if err := b.checkToolNames(tools); err != nil {
+		return nil, err
 	}
 	opts := &toolgate.ClientOptions{
 		Store:        store,
@@ -576,6 +785,7 @@ func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVault
 		Manager: toolgate.NewManager(&toolgate.ManagerOptions{
 			ConfirmTools:        slices.Clone(a.Confirmation.Tools),
 			DisableMetadataFlag: a.Confirmation.Metadata != nil && !*a.Confirmation.Metadata,
+			Policy:              policy,
 			Logger:              logger,
 		}),
 	}
@@ -613,4 +823,123 @@ func buildClient(fc *FileConfig, a *AgentSpec, p string, store conversationVault
 		opts.Protector = g
 	}
 	return toolgate.NewClient(model, tools, opts), nil
+}
+
+// connectMCP connects to the agent's MCP servers and returns their tools
+// and a confirmation policy for their confirm_tools (nil without servers).
+func (b *agentBuild) connectMCP() ([]*toolgate.Tool, toolgate.ConfirmationPolicy, error) {
+	owner := map[string]string{} // tool name → whose it is
+	for _, t := range builtinTools {
+		owner[t] = "a built-in tool"
+	}
+	var tools []*toolgate.Tool
+	var policies []toolgate.ConfirmationPolicy
+	var failed error
+	for i, m := range b.a.MCPServers {
+		sp := fmt.Sprintf("%s.mcp_servers[%d]", b.p, i)
+		srv, err := mcptool.Connect(b.ctx, b.dialer(m), &mcptool.Options{
+			Prefix:       m.Prefix,
+			ConfirmTools: slices.Clone(m.ConfirmTools),
+			Hints:        hintModes[m.Hints],
+			MinBackoff:   m.MinBackoff,
+			MaxBackoff:   m.MaxBackoff,
+			Logger:       b.logger.With("agent", strings.TrimPrefix(b.p, "agents."), "mcp_server", m.Name),
+		})
+		if err != nil {
+			err = fmt.Errorf("MCP server %q: %w", m.Name, err)
+			b.bad(sp, err)
+			failed = err
+			continue
+		}
+		b.servers = append(b.servers, srv)
+		policies = append(policies, srv.Policy())
+		for _, is := range srv.Issues() {
+			b.logger.Warn("server: a tool of an MCP server is skipped", "agent", strings.TrimPrefix(b.p, "agents."), "mcp_server", m.Name, "tool", is.Name, "error", is.Err)
+		}
+		var clashes []string
+		for _, t := range srv.Tools() {
+			if o, ok := owner[t.Name()]; ok {
+				clashes = append(clashes, fmt.Sprintf("%q (%s)", t.Name(), o))
+				continue
+			}
+			owner[t.Name()] = fmt.Sprintf("a tool of MCP server %q", m.Name)
+			tools = append(tools, t)
+		}
+		if len(clashes) > 3 {
+			clashes = append(clashes[:3], fmt.Sprintf("and %d more", len(clashes)-3))
+		}
+		if len(clashes) > 0 {
+			err := fmt.Errorf("MCP server %q has tools named as others: %s; give it another prefix", m.Name, strings.Join(clashes, ", "))
+			b.bad(sp+".prefix", err)
+			failed = err
+		}
+	}
+	if failed != nil {
+		return nil, nil, failed
+	}
+	if len(policies) == 0 {
+		return tools, nil, nil
+	}
+	return tools, func(call toolgate.ToolCall, md toolgate.ToolMetadata) bool {
+		for _, p := range policies {
+			if p(call, md) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// dialer returns the dialer of server m, whose entry was checked.
+func (b *agentBuild) dialer(m MCPServerSpec) mcptool.Dialer {
+	if m.Command != "" {
+		command, _ := expandEnv(m.Command)
+		args := make([]string, len(m.Args))
+		for i, arg := range m.Args {
+			args[i], _ = expandEnv(arg)
+		}
+		var env []string
+		for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+			env = append(env, k+"="+m.Env[k])
+		}
+		return mcptool.Command(command, &mcptool.CommandOptions{Args: args, Env: env, Stderr: b.stderr})
+	}
+	header := http.Header{}
+	for k, v := range m.Headers {
+		header.Set(k, v)
+	}
+	var token string
+	if m.BearerTokenEnv != "" {
+		token = os.Getenv(m.BearerTokenEnv)
+	}
+	return mcptool.HTTP(m.URL, &mcptool.HTTPOptions{Header: header, BearerToken: token})
+}
+
+// checkToolNames checks the tool names of the agent's rules against its
+// tools, MCP tools included. Without MCP servers, LoadConfig has checked
+// them.
+func (b *agentBuild) checkToolNames(tools []*toolgate.Tool) error {
+	a, p := b.a, b.p
+	if len(a.MCPServers) == 0 {
+		return nil
+	}
+	var failed error
+	check := func(path, name string) {
+		if !slices.ContainsFunc(tools, func(t *toolgate.Tool) bool { return t.Name() == name }) {
+			failed = fmt.Errorf("%q is not one of the agent's tools", name)
+			b.bad(path, failed)
+		}
+	}
+	for i, t := range a.Confirmation.Tools {
+		check(fmt.Sprintf("%s.confirmation.tools[%d]", p, i), t)
+	}
+	for _, tool := range slices.Sorted(maps.Keys(a.Privacy.Disclosures)) {
+		check(p+".privacy.disclosures."+tool, tool)
+	}
+	for i, r := range a.Approvals {
+		for j, t := range r.Tools {
+			check(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
+		}
+	}
+	return failed
 }

@@ -123,11 +123,11 @@ func serveConfig(ctx context.Context, addr, path string, e *env) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	cfg, closeStore, err := server.Build(ctx, fc, &server.BuildOptions{Logger: logger})
+	cfg, closeAll, err := server.Build(ctx, fc, &server.BuildOptions{Logger: logger})
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer closeAll()
 	return listenAndServe(ctx, addr, cfg, e, func(ln net.Addr) {
 		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (config %s)\n", ln, path)
 		fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
