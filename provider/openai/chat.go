@@ -197,11 +197,24 @@ func (m *Model) streamChat(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*t
 // readChat yields the chunks of a streamed chat completion and closes the
 // stream.
 func readChat(ctx context.Context, stream *ssestream.Stream[sdk.ChatCompletionChunk], yield func(*toolgate.Chunk, error) bool) {
+	readStream(ctx, stream, &chatStream{}, yield)
+}
+
+// eventMapper turns the events of one stream into chunks: add maps an
+// event (a nil chunk yields nothing), last gives the closing chunk.
+type eventMapper[E any] interface {
+	add(*E) (*toolgate.Chunk, error)
+	last() (*toolgate.Chunk, error)
+}
+
+// readStream yields the chunks of a stream mapped by m and closes the
+// stream. A transport error, a cut stream or a canceled context ends it with
+// an error instead of the closing chunk.
+func readStream[E any](ctx context.Context, stream *ssestream.Stream[E], m eventMapper[E], yield func(*toolgate.Chunk, error) bool) {
 	defer stream.Close()
-	var st chatStream
 	for stream.Next() {
-		chunk := stream.Current()
-		out, err := st.add(&chunk)
+		ev := stream.Current()
+		out, err := m.add(&ev)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -218,7 +231,7 @@ func readChat(ctx context.Context, stream *ssestream.Stream[sdk.ChatCompletionCh
 		yield(nil, fmt.Errorf("openai: %w", err))
 		return
 	}
-	yield(st.last())
+	yield(m.last())
 }
 
 // maxCallIndex bounds the tool call index accepted from a stream.

@@ -207,28 +207,7 @@ func (m *Model) streamResponses(ctx context.Context, p *toolgate.Prompt) iter.Se
 // readResponses yields the chunks of a streamed response and closes the
 // stream.
 func readResponses(ctx context.Context, stream *ssestream.Stream[responses.ResponseStreamEventUnion], yield func(*toolgate.Chunk, error) bool) {
-	defer stream.Close()
-	var st responsesStream
-	for stream.Next() {
-		ev := stream.Current()
-		out, err := st.add(&ev)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		if out != nil && !yield(out, nil) {
-			return
-		}
-	}
-	if err := stream.Err(); err != nil {
-		yield(nil, wrapErr(ctx, err))
-		return
-	}
-	if err := ctx.Err(); err != nil {
-		yield(nil, fmt.Errorf("openai: %w", err))
-		return
-	}
-	yield(st.last())
+	readStream(ctx, stream, &responsesStream{}, yield)
 }
 
 // responsesStream maps the events of a streamed response to chunks.
