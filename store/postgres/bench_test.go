@@ -1,68 +1,16 @@
 package postgres_test
 
 import (
-	"fmt"
 	"strconv"
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// conversation50 returns a 50-message conversation: a system prompt, then
-// rounds of question, tool call, result and answer.
-func conversation50() []toolgate.Message {
-	msgs := []toolgate.Message{&toolgate.SystemMessage{Text: "You are a travel assistant. Answer briefly."}}
-	for i := 0; len(msgs) < 50; i++ {
-		id := fmt.Sprintf("call_%d", i)
-		round := []toolgate.Message{
-			&toolgate.UserMessage{Text: fmt.Sprintf("What is the status of flight VX%d?", 200+i)},
-			&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: id, Name: "flightStatus", Arguments: fmt.Sprintf(`{"flight":"VX%d"}`, 200+i)}}},
-			&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: id, Name: "flightStatus", Content: `{"status":"on time","gate":"B12"}`}}},
-			&toolgate.AssistantMessage{Text: fmt.Sprintf("VX%d is on time, gate B12.", 200+i)},
-		}
-		msgs = append(msgs, round[:min(len(round), 50-len(msgs))]...)
-	}
-	return msgs
-}
-
-func BenchmarkAppendLoad50(b *testing.B) {
+func BenchmarkStore(b *testing.B) {
 	s, _ := open(b)
-	msgs := conversation50()
-	ctx := b.Context()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		id := "conv-" + strconv.Itoa(i)
-		i++
-		if err := s.Append(ctx, id, &toolgate.AppendParams{Messages: msgs}); err != nil {
-			b.Fatal(err)
-		}
-		c, err := s.Load(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(c.Messages) != 50 {
-			b.Fatalf("loaded %d messages, want 50", len(c.Messages))
-		}
-	}
-}
-
-func BenchmarkLoad50(b *testing.B) {
-	s, _ := open(b)
-	ctx := b.Context()
-	if err := s.Append(ctx, "conv", &toolgate.AppendParams{Messages: conversation50()}); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		c, err := s.Load(ctx, "conv")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(c.Messages) != 50 {
-			b.Fatalf("loaded %d messages, want 50", len(c.Messages))
-		}
-	}
+	toolgatetest.BenchmarkStore(b, s)
 }
 
 // BenchmarkClaimPause measures successful claims, one per iteration; the
