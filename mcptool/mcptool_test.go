@@ -405,12 +405,19 @@ func TestServerDiesMidCall(t *testing.T) {
 		var sessions []*mcp.ServerSession
 		down := false
 		started := make(chan struct{}, 1)
+		dead := make(chan struct{}) // closed when the server "process" dies
 		s := newTestServer(nil)
 		s.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				started <- struct{}{}
-				<-ctx.Done()
-				return nil, ctx.Err()
+				// A dying server takes its handlers with it; the SDK's
+				// session Close waits for running handlers to return.
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-dead:
+					return nil, errors.New("the server died")
+				}
 			})
 		dial := mcptool.InMemory(s, func(ss *mcp.ServerSession) {
 			mu.Lock()
@@ -443,6 +450,7 @@ func TestServerDiesMidCall(t *testing.T) {
 			down = true
 			ss := sessions[0]
 			mu.Unlock()
+			close(dead)
 			ss.Close()
 		}()
 		var results []toolgate.ToolResult
