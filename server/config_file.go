@@ -54,6 +54,9 @@ type FileConfig struct {
 	ReadAllRoles []string `yaml:"read_all_roles"`
 	// MaxBodyBytes is [Config.MaxBodyBytes].
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// PauseTTL is [Config.PauseTTL]: how long a pause waits for a
+	// decision, such as "30m". 0: pauses never expire.
+	PauseTTL time.Duration `yaml:"pause_ttl"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -84,6 +87,10 @@ type AgentSpec struct {
 	Approvals []ApprovalRule `yaml:"approvals"`
 	// MaxRounds is [toolgate.ClientOptions.MaxRounds]. 0: its default.
 	MaxRounds int `yaml:"max_rounds"`
+	// PauseTTL is [Agent.PauseTTL]: it overrides the file's pause_ttl for
+	// this agent. 0: the file's; "-1s" (any negative value): the agent's
+	// pauses never expire.
+	PauseTTL time.Duration `yaml:"pause_ttl"`
 	// MCPServers are MCP servers whose tools the agent also has. [Build]
 	// connects to each and lists its tools once; the agent keeps that set
 	// (a server's later list changes reach a new build only). Their names
@@ -502,6 +509,9 @@ func (fc *FileConfig) check(d *decoder) {
 	if fc.MaxBodyBytes < 0 {
 		bad("max_body_bytes", "must not be negative")
 	}
+	if fc.PauseTTL < 0 {
+		bad("pause_ttl", "must not be negative (leave it out or 0: pauses never expire)")
+	}
 }
 
 // checkMCP adds the problems of the MCP servers of agent a, whose key path
@@ -666,6 +676,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		APIKeys:      slices.Clone(fc.Authentication.APIKeys),
 		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
 		MaxBodyBytes: fc.MaxBodyBytes,
+		PauseTTL:     fc.PauseTTL,
 		Logger:       logger,
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
@@ -693,7 +704,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		if err != nil {
 			continue
 		}
-		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals)}
+		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals), PauseTTL: a.PauseTTL}
 	}
 	if o := fc.Authentication.OIDC; o != nil {
 		v, err := NewOIDC(o)

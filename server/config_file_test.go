@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -158,6 +159,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad hash", "sha256: 84f71c9a", "sha256: zz71c9a", 18, 15, "authentication.api_keys[0].sha256", "not a hex-encoded SHA-256"},
 		{"missing policy file", "cedar: policies.cedar", "cedar: nowhere.cedar", 9, 14, "agents.flights.authorization.cedar", "cannot read the policies"},
 		{"duplicate key", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight]\n\t\ttools: [flightStatus]\n", 6, 5, "agents.flights.tools", "appears twice"},
+		{"negative pause_ttl", "store:\n", "pause_ttl: -5m\nstore:\n", 14, 12, "pause_ttl", "must not be negative"},
+		{"pause_ttl not a duration", "\t\trequester_roles", "\t\tpause_ttl: soon\n\t\trequester_roles", 10, 16, "agents.flights.pause_ttl", "want a duration"},
 		{"YAML syntax", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight\n", 0, 0, "", "line"},
 	}
 	for _, tt := range tests {
@@ -182,6 +185,52 @@ func TestConfigInvalid(t *testing.T) {
 				}
 			}
 			t.Errorf("got problems %+v, want one at %d:%d, path %q, saying %q", ce.Problems, tt.line, tt.col, tt.path, tt.message)
+		})
+	}
+}
+
+func TestConfigPauseTTL(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		file     string // inserted before "store:"
+		agent    string // inserted before the agent's requester_roles
+		want     time.Duration
+		expiring bool
+	}{
+		{name: "file-wide", file: "pause_ttl: 45m\n", want: 45 * time.Minute, expiring: true},
+		{name: "agent overrides", file: "pause_ttl: 45m\n", agent: "\t\tpause_ttl: 2h\n", want: 2 * time.Hour, expiring: true},
+		{name: "agent never expires", file: "pause_ttl: 45m\n", agent: "\t\tpause_ttl: -1s\n"},
+		{name: "unset"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.Replace(validConfig, "store:\n", tt.file+"store:\n", 1)
+			text = strings.Replace(text, "\t\trequester_roles", tt.agent+"\t\trequester_roles", 1)
+			fc, err := server.LoadConfig(writeConfig(t, text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := build(t, fc)
+			c := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
+			out := f.must(200, "POST", "/v1/conversations/"+c["id"].(string)+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+			pause, _ := out["pause"].(map[string]any)
+			if pause == nil {
+				t.Fatalf("turn: %v, want a pause", out)
+			}
+			exp, ok := pause["expires_at"].(string)
+			if ok != tt.expiring {
+				t.Fatalf("expires_at = %v, want one: %v", pause["expires_at"], tt.expiring)
+			}
+			if !ok {
+				return
+			}
+			created, err1 := time.Parse(time.RFC3339Nano, pause["created_at"].(string))
+			expires, err2 := time.Parse(time.RFC3339Nano, exp)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			if got := expires.Sub(created); got != tt.want {
+				t.Errorf("expires_at - created_at = %v, want %v", got, tt.want)
+			}
 		})
 	}
 }
