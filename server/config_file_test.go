@@ -77,7 +77,7 @@ func TestExampleConfig(t *testing.T) {
 // writeConfig writes text (tabs turned into two spaces) to a file in a new
 // directory, with an empty Cedar policy file beside it, and returns the
 // file's path.
-func writeConfig(t *testing.T, text string) string {
+func writeConfig(t testing.TB, text string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "policies.cedar"), []byte(flightsPolicy), 0o600); err != nil {

@@ -9,6 +9,7 @@
 //	                          score the PII recognizers on labelled data
 //	toolgate audit verify --db FILE [--anchor SEQ:HASH]
 //	                          check the audit log's hash chain
+//	toolgate load --url URL   measure a running service's decisions per second
 //	toolgate help             this text
 //
 // Run "toolgate demo -h" or "toolgate serve -h" for their flags.
@@ -49,6 +50,7 @@ Usage:
                           score the PII recognizers on labelled data
   toolgate audit verify --db FILE [--anchor SEQ:HASH]
                           check the audit log's hash chain
+  toolgate load --url URL measure a running service's decisions per second
   toolgate help           show this text
 `
 
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return runEval(ctx, args[1:], e)
 	case "audit":
 		return runAudit(ctx, args[1:], e)
+	case "load":
+		return runLoad(ctx, args[1:], e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

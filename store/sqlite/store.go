@@ -35,8 +35,9 @@ type Options struct {
 // of them. Close it when done.
 type Store struct {
 	// Fixed at creation.
-	write *sql.DB // one connection; every transaction begins IMMEDIATE
-	read  *sql.DB // read-only transactions
+	write  *sql.DB    // one connection; every transaction begins IMMEDIATE
+	commit *committer // runs the transactions of write (commit.go)
+	read   *sql.DB    // read-only transactions
 
 	// Prepared statements, fixed at creation: on read, for Load; on
 	// write, for Append and ClaimPause.
@@ -130,7 +131,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{write: write, read: read}
+	s := &Store{write: write, read: read, commit: newCommitter(write)}
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -176,7 +177,7 @@ func (s *Store) setup(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, not wal", mode)
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var v int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return dbErr(err)
@@ -201,6 +202,8 @@ func (s *Store) setup(ctx context.Context) error {
 
 // Close closes the database. Operations in progress may fail.
 func (s *Store) Close() error {
+	// The writes queued before Close finish first.
+	s.commit.close()
 	var errs []error
 	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause} {
 		if stmt != nil {
@@ -211,18 +214,12 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE), committing when fn
-// returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return dbErr(err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return dbErr(tx.Commit())
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE) that it may share
+// with other writes (see commit.go): fn's writes commit when it returns nil
+// and are undone when it returns an error. fn must use the context it is
+// given, which is not canceled, never its caller's.
+func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	return s.commit.do(ctx, fn)
 }
 
 // Load implements [toolgate.ConversationStore]. A row that cannot be read
@@ -364,7 +361,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			encErr = fmt.Errorf("%w: awaiting: %v", toolgate.ErrInvalidAppend, err)
 		}
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n, err := countMessages(ctx, tx.StmtContext(ctx, s.countMessages), id)
 		if err != nil {
 			return err
@@ -414,16 +411,22 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res, err := s.claimPause.ExecContext(ctx, id, pauseID)
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, id, pauseID)
+		if err != nil {
+			return dbErr(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return dbErr(err)
+		}
+		if n == 0 {
+			return toolgate.ErrNoOpenPause
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, dbErr(err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, dbErr(err))
-	}
-	if n == 0 {
-		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, toolgate.ErrNoOpenPause)
+		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
 	}
 	return nil
 }
@@ -468,7 +471,7 @@ func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []b
 	if sealed == nil {
 		sealed = []byte{}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO vaults (conversation_id, sealed) VALUES (?, ?) ON CONFLICT (conversation_id) DO UPDATE SET sealed = excluded.sealed", conversationID, sealed)
 		if err != nil {
 			return fmt.Errorf("sqlite: save vault of %q: %w", conversationID, dbErr(err))

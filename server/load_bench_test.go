@@ -1,0 +1,120 @@
+package server_test
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/loadgen"
+	"github.com/toolgate/toolgate/server"
+)
+
+// loadConfig is the service the load benchmarks measure: the flight agent
+// on the scripted model, bookFlight gated, STORE replaced by the store.
+const loadConfig = `agents:
+	flights:
+		model:
+			provider: scripted-demo
+		tools: [flightStatus, bookFlight]
+		confirmation:
+			tools: [bookFlight]
+		approvals:
+			- tools: [bookFlight]
+				roles: [approver]
+store:
+STORE
+authentication:
+	api_keys:
+		- sha256: 84f71c9ac07c9c3ab0d2c54334bcf5cab957f375e87468b71092eacc65ffed75
+			principal: {id: alice, roles: [traveller]}
+		- sha256: 99c6533d0bfe6cb4465751fec0b04fe9e546a05f63485547b7dec32799a5f5c1
+			principal: {id: bob, roles: [approver]}
+`
+
+// loadInstance builds the service of loadConfig with store and serves it
+// over loopback; it returns its URL.
+func loadInstance(b *testing.B, store string) string {
+	b.Helper()
+	fc, err := server.LoadConfig(writeConfig(b, strings.Replace(loadConfig, "STORE\n", store, 1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	b.Cleanup(func() {
+		hs.Close()
+		srv.Close()
+		if err := closeStore(); err != nil {
+			b.Error(err)
+		}
+	})
+	return hs.URL
+}
+
+// benchmarkDecisions runs the load generator against urls: each round
+// opens 1,000 pauses, then decides them with 64 requests in flight. It
+// reports the decisions resolved per second and the latencies of posting
+// a message (a turn that pauses) and of deciding (the resumed turn runs
+// to its end), over all rounds.
+func benchmarkDecisions(b *testing.B, urls []string) {
+	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
+		Input: flightdemo.Input, Pauses: 1000, Concurrency: 64}
+	var rate float64
+	var last *loadgen.Report
+	for b.Loop() {
+		rep, err := loadgen.Run(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rate += rep.DecisionsPerSecond
+		last = rep
+	}
+	b.ReportMetric(rate/float64(b.N), "decisions/s")
+	b.ReportMetric(float64(last.Decide.P50.Microseconds())/1000, "decide-p50-ms")
+	b.ReportMetric(float64(last.Decide.P99.Microseconds())/1000, "decide-p99-ms")
+	b.ReportMetric(float64(last.PostMessage.P50.Microseconds())/1000, "post-p50-ms")
+	b.ReportMetric(float64(last.PostMessage.P99.Microseconds())/1000, "post-p99-ms")
+}
+
+// BenchmarkDecisionsSQLite measures one service on a SQLite file.
+func BenchmarkDecisionsSQLite(b *testing.B) {
+	benchmarkDecisions(b, []string{loadInstance(b, "\tsqlite: "+b.TempDir()+"/toolgate.db\n")})
+}
+
+// BenchmarkDecisionsPostgresTwoInstances measures two services on one
+// PostgreSQL database (TOOLGATE_POSTGRES_URL): each pause is opened on one
+// instance and decided on the other.
+func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
+	url := os.Getenv("TOOLGATE_POSTGRES_URL")
+	if url == "" {
+		b.Skip("TOOLGATE_POSTGRES_URL is not set")
+	}
+	schema := "toolgate_load_" + strings.ToLower(rand.Text())
+	b.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			b.Error(err)
+		}
+	})
+	store := "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: " + schema + "\n"
+	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)})
+}

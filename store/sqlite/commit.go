@@ -1,0 +1,205 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Group commit. Every write of a Store is an operation queued to one
+// committer goroutine, which runs the operations waiting at that moment in
+// a single write transaction, each inside a savepoint of its own, and
+// commits them together: one fsync for many appends and claims. An
+// operation that fails is rolled back to its savepoint alone; the others
+// of its batch commit. Each caller gets its own outcome once the batch's
+// commit is durable (synchronous=FULL), never before.
+//
+// Operations run in the committer, one after the other, in the order they
+// were queued: an operation sees the effects of those before it in its
+// batch, exactly as if each had committed alone. They run with a context
+// that is not canceled, because interrupting a statement may make SQLite
+// roll back the whole transaction, and with it the other operations of the
+// batch; a caller whose context ends before its operation starts gets the
+// context's error and nothing of its operation runs.
+
+// maxBatch bounds the operations of one transaction.
+const maxBatch = 256
+
+// writeOp is one queued write.
+type writeOp struct {
+	ctx  context.Context
+	fn   func(context.Context, *sql.Tx) error
+	done chan error // capacity 1
+}
+
+// committer owns the write connection's transactions.
+type committer struct {
+	db *sql.DB
+
+	mu     sync.RWMutex // held for reading to queue, for writing to close
+	closed bool         // guarded by mu
+	ops    chan *writeOp
+	exited chan struct{} // closed when the goroutine returns
+}
+
+func newCommitter(db *sql.DB) *committer {
+	c := &committer{db: db, ops: make(chan *writeOp, maxBatch), exited: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// errClosed is returned for writes queued after Close.
+var errClosed = errors.New("sqlite: the store is closed")
+
+// do runs fn in a write transaction shared with other writes and returns
+// its outcome once committed. fn must use the context it is given, not
+// one of its caller's.
+func (c *committer) do(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return errClosed
+	}
+	c.ops <- op
+	c.mu.RUnlock()
+	// Wait even when ctx ends: the operation may be running, and its
+	// caller must learn whether it committed.
+	return <-op.done
+}
+
+// close stops the committer once the writes already queued are done.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.ops)
+	}
+	c.mu.Unlock()
+	<-c.exited
+}
+
+func (c *committer) loop() {
+	defer close(c.exited)
+	batch := make([]*writeOp, 0, maxBatch)
+	for op := range c.ops {
+		batch = append(batch[:0], op)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case op, ok := <-c.ops:
+				if !ok {
+					break more
+				}
+				batch = append(batch, op)
+			default:
+				break more
+			}
+		}
+		c.run(batch)
+		clear(batch)
+	}
+}
+
+// run runs a batch in one transaction and tells every operation its
+// outcome.
+func (c *committer) run(batch []*writeOp) {
+	errs := make([]error, len(batch))
+	live := 0 // operations whose context had not ended
+	for i, op := range batch {
+		if errs[i] = op.ctx.Err(); errs[i] == nil {
+			live++
+		}
+	}
+	if live > 0 {
+		c.runLive(batch, errs, live)
+	}
+	for i, op := range batch {
+		op.done <- errs[i]
+	}
+}
+
+// runLive runs the operations of batch whose errs entry is nil.
+func (c *committer) runLive(batch []*writeOp, errs []error, live int) {
+	ctx := context.Background()
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		setLive(errs, dbErr(err))
+		return
+	}
+	ok := make([]bool, len(batch)) // ran and succeeded, not yet committed
+	for i, op := range batch {
+		if errs[i] != nil {
+			continue
+		}
+		opCtx := context.WithoutCancel(op.ctx)
+		if live == 1 {
+			// Alone in its transaction: no savepoint needed.
+			if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
+				tx.Rollback()
+				return
+			}
+			ok[i] = true
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+			abort(tx, errs, ok, dbErr(err))
+			return
+		}
+		if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+				abort(tx, errs, ok, dbErr(err))
+				return
+			}
+		} else {
+			ok[i] = true
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+			abort(tx, errs, ok, dbErr(err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range ok {
+			if ok[i] {
+				errs[i] = dbErr(err)
+			}
+		}
+	}
+}
+
+// call runs fn, turning a panic into an error so that the committer and
+// the other operations of the batch survive it.
+func call(ctx context.Context, fn func(context.Context, *sql.Tx) error, tx *sql.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sqlite: write operation panicked: %v", r)
+		}
+	}()
+	return fn(ctx, tx)
+}
+
+// abort rolls the transaction back after a failure of its savepoints: the
+// operations that had succeeded, and those not yet run, get err.
+func abort(tx *sql.Tx, errs []error, ok []bool, err error) {
+	tx.Rollback()
+	for i := range errs {
+		if ok[i] || errs[i] == nil {
+			errs[i] = err
+		}
+	}
+}
+
+// setLive sets err for every operation still without an outcome.
+func setLive(errs []error, err error) {
+	for i := range errs {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+}
