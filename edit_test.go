@@ -392,3 +392,35 @@ func TestClientResumeEdited(t *testing.T) {
 		t.Errorf("the stored result records the edit as %q, want %q", r.EditedArguments, edit)
 	}
 }
+
+// TestClientResumeStreamEdited: a streamed resumption yields the edited
+// call's result with the edit recorded.
+func TestClientResumeStreamEdited(t *testing.T) {
+	ctx := context.Background()
+	var rec argsRecorder
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b", "bookFlight", vx)}},
+		scripted.Reply{Text: "Booked."},
+	)
+	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool()}, nil)
+	if resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "s", Input: "Book VX205."}); err != nil || !resp.Paused() {
+		t.Fatalf("Call: %v", err)
+	}
+	edit := `{"flight":"VX206"}`
+	var results []toolgate.ToolResult
+	for ch, err := range client.ResumeStream(ctx, &toolgate.ResumeTurnParams{ConversationID: "s",
+		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}}) {
+		if err != nil {
+			t.Fatalf("ResumeStream: %v", err)
+		}
+		results = append(results, ch.Results...)
+	}
+	want := []toolgate.ToolResult{{CallID: "b", Name: "bookFlight", Status: toolgate.ResultOK, EditedArguments: edit,
+		Content: toolgate.EditNote + edit + "\n" + `"Booked VX206"`}}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("streamed results (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{edit}, rec.ran()); diff != "" {
+		t.Errorf("bookFlight received (-want +got):\n%s", diff)
+	}
+}
