@@ -656,6 +656,10 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	if err := CheckDecisions(&Prompt{}, t.reply, denyOnly(t.decisions)); err != nil {
 		return nil, err
 	}
+	// Edited arguments are checked before the authorizer judges them.
+	if err := checkEdits(prompt, t.reply, t.decisions); err != nil {
+		return nil, err
+	}
 	var refused *ToolMessage
 	if t.guard != nil {
 		// Access may have been revoked while the pause waited: authorize the
@@ -902,7 +906,10 @@ func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, err
 	allowed := &AssistantMessage{Text: t.reply.Text}
 	var index []int
 	for i, call := range t.reply.ToolCalls {
-		if verdict[keys[i]].Verdict == VerdictAllow {
+		if d := verdict[keys[i]]; d.Verdict == VerdictAllow {
+			if len(d.Arguments) > 0 {
+				call.Arguments = string(d.Arguments) // the authorizer judges the edit
+			}
 			allowed.ToolCalls = append(allowed.ToolCalls, call)
 			index = append(index, i)
 		}
@@ -923,6 +930,9 @@ func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, err
 	}
 	for j, i := range index {
 		msg.Results[i] = refusals[j]
+		if args := verdict[keys[i]].Arguments; len(args) > 0 {
+			recordEdit(&msg.Results[i], string(args))
+		}
 	}
 	return msg, nil
 }

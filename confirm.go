@@ -1,6 +1,7 @@
 package toolgate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -147,16 +148,25 @@ const (
 )
 
 // Decision is a person's decision on one call of a paused reply, named by
-// the call's key. Build one with [Allow], [Deny] or [DenyWithMessage].
+// the call's key. Build one with [Allow], [AllowWithArguments], [Deny] or
+// [DenyWithMessage].
 //
-// JSON: {"key":"...","verdict":"allow"} or
+// JSON: {"key":"...","verdict":"allow"},
+// {"key":"...","verdict":"allow","arguments":{...}} or
 // {"key":"...","verdict":"deny","message":"..."}. The message of a denial
-// goes to the model as the call's result: treat it as untrusted model input.
+// goes to the model as the call's result, and edited arguments go to the
+// tool and the model: treat both as untrusted input.
 type Decision struct {
 	Key     string
 	Verdict Verdict
 	// Message is the result a denied call answers with; empty for allow.
 	Message string
+	// Arguments, on an allow, replaces the call's arguments: the call runs
+	// with these instead of the model's (see [AllowWithArguments]). They
+	// must be a JSON object. nil: the call runs as the model made it;
+	// always nil for a denial. A Decision does not own the bytes it is
+	// built with by a literal; treat them as read-only.
+	Arguments json.RawMessage
 }
 
 // Allow returns a decision that lets the call with this key run.
@@ -177,6 +187,25 @@ func DenyWithMessage(key, message string) Decision {
 	return Decision{Key: key, Verdict: VerdictDeny, Message: message}
 }
 
+// AllowWithArguments returns a decision that lets the call with this key
+// run with args instead of the arguments the model gave: the approver's
+// edit. The call keeps its tool (a decision cannot rename a call). args must
+// be a JSON object without duplicate names; for a typed tool ([NewToolFor])
+// it must match the input schema. These rules are checked with the others
+// ([CheckDecisions]), not here. args is copied (compacted when it is valid
+// JSON); nil or empty args give a plain [Allow].
+//
+// When the call runs, authorization and the privacy guard see the edited
+// arguments like a model's, and its [ToolResult] records the edit (see
+// [ToolResult.EditedArguments]); the reply keeps the model's arguments.
+func AllowWithArguments(key string, args json.RawMessage) Decision {
+	d := Allow(key)
+	if len(args) > 0 {
+		d.Arguments = compactArguments(args)
+	}
+	return d
+}
+
 // DenyAll returns a denial with message for every call of reply, for
 // resolving an abandoned pause ("The user moved on.").
 func DenyAll(reply *AssistantMessage, message string) []Decision {
@@ -189,13 +218,16 @@ func DenyAll(reply *AssistantMessage, message string) []Decision {
 }
 
 type decisionJSON struct {
-	Key     string  `json:"key"`
-	Verdict Verdict `json:"verdict"`
-	Message string  `json:"message,omitempty"`
+	Key       string          `json:"key"`
+	Verdict   Verdict         `json:"verdict"`
+	Message   string          `json:"message,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // MarshalJSON implements [json.Marshaler]. It refuses a decision whose
-// verdict is not allow or deny, or an allow that carries a message.
+// verdict is not allow or deny, an allow that carries a message, a denial
+// that carries arguments, and arguments that are not a JSON object (see
+// [AllowWithArguments]).
 func (d Decision) MarshalJSON() ([]byte, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -205,7 +237,8 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements [json.Unmarshaler], with the checks of
 // [Decision.MarshalJSON]. A denial without a message gets
-// [DefaultDenyMessage].
+// [DefaultDenyMessage]; "arguments": null is the same as no arguments, and
+// arguments are kept compacted.
 func (d *Decision) UnmarshalJSON(data []byte) error {
 	var v decisionJSON
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -215,8 +248,14 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 	if nd.Verdict == VerdictDeny && nd.Message == "" {
 		nd.Message = DefaultDenyMessage
 	}
+	if string(bytes.TrimSpace(nd.Arguments)) == "null" {
+		nd.Arguments = nil
+	}
 	if err := nd.check(); err != nil {
 		return err
+	}
+	if len(nd.Arguments) > 0 {
+		nd.Arguments = compactArguments(nd.Arguments)
 	}
 	*d = nd
 	return nil
@@ -228,6 +267,12 @@ func (d Decision) check() error {
 		return &DecisionError{Problem: ProblemInvalidVerdict, Key: d.Key}
 	case d.Verdict == VerdictAllow && d.Message != "":
 		return &DecisionError{Problem: ProblemMessageOnAllow, Key: d.Key}
+	case d.Verdict == VerdictDeny && len(d.Arguments) > 0:
+		return &DecisionError{Problem: ProblemArgumentsOnDeny, Key: d.Key}
+	case len(d.Arguments) > 0:
+		if err := checkArgumentsObject(d.Arguments); err != nil {
+			return &DecisionError{Problem: ProblemInvalidArguments, Key: d.Key, Detail: err.Error()}
+		}
 	}
 	return nil
 }
@@ -257,6 +302,12 @@ const (
 	ProblemMessageOnAllow DecisionProblem = "message_on_allow"
 	// ProblemNoToolCalls: the reply has no tool calls to decide on.
 	ProblemNoToolCalls DecisionProblem = "no_tool_calls"
+	// ProblemArgumentsOnDeny: a denial carries edited arguments.
+	ProblemArgumentsOnDeny DecisionProblem = "arguments_on_deny"
+	// ProblemInvalidArguments: the edited arguments of an allow are not a
+	// well-formed JSON object, do not match the input schema of a typed
+	// tool, or the confirmation policy failed on them; Detail says which.
+	ProblemInvalidArguments DecisionProblem = "invalid_arguments"
 )
 
 // DecisionError reports decisions that break a rule of resumption. Nothing
@@ -265,8 +316,12 @@ type DecisionError struct {
 	Problem DecisionProblem
 	// Key is the key concerned, if any.
 	Key string
-	// Tool is the tool concerned (for ProblemToolNotInPrompt).
+	// Tool is the tool concerned (for ProblemToolNotInPrompt, and for
+	// ProblemInvalidArguments when a tool's schema refused the arguments).
 	Tool string
+	// Detail explains ProblemInvalidArguments: the JSON or schema error.
+	// It may quote the edited arguments. "": no detail.
+	Detail string
 }
 
 func (e *DecisionError) Error() string {
@@ -285,6 +340,17 @@ func (e *DecisionError) Error() string {
 		return fmt.Sprintf("toolgate: decision for %q allows the call but carries a message", e.Key)
 	case ProblemNoToolCalls:
 		return "toolgate: the reply has no tool calls"
+	case ProblemArgumentsOnDeny:
+		return fmt.Sprintf("toolgate: decision for %q denies the call but carries arguments", e.Key)
+	case ProblemInvalidArguments:
+		msg := fmt.Sprintf("toolgate: the edited arguments for call %q are invalid", e.Key)
+		if e.Tool != "" {
+			msg = fmt.Sprintf("toolgate: the edited arguments for call %q do not fit tool %q", e.Key, e.Tool)
+		}
+		if e.Detail != "" {
+			msg += ": " + e.Detail
+		}
+		return msg
 	}
 	return fmt.Sprintf("toolgate: invalid decisions (%s)", e.Problem)
 }
@@ -297,7 +363,9 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 //  1. every call of the reply has exactly one decision, including calls
 //     that no policy flagged;
 //  2. every decision names a call of the reply;
-//  3. an allowed call's tool is carried by the prompt.
+//  3. an allowed call's tool is carried by the prompt;
+//  4. edited arguments (see [AllowWithArguments]) are a well-formed JSON
+//     object and, for a typed tool ([NewToolFor]), match its input schema.
 //
 // Every decision must also be well formed. The first broken rule is
 // returned as a [*DecisionError]; nil means the decisions can be run.
@@ -348,9 +416,14 @@ func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (k
 		if di < 0 {
 			return nil, nil, &DecisionError{Problem: ProblemMissing, Key: keys[ci]}
 		}
-		if decisions[di].Verdict == VerdictAllow {
-			if name := reply.ToolCalls[ci].Name; p.Tool(name) == nil {
+		if d := &decisions[di]; d.Verdict == VerdictAllow {
+			name := reply.ToolCalls[ci].Name
+			t := p.Tool(name)
+			if t == nil {
 				return nil, nil, &DecisionError{Problem: ProblemToolNotInPrompt, Key: keys[ci], Tool: name}
+			}
+			if err := checkEdit(t, keys[ci], d.Arguments); err != nil {
+				return nil, nil, err
 			}
 		}
 	}

@@ -59,7 +59,9 @@
 //     [ConfirmationPolicy] about every call first and returns a
 //     [*PauseError] when any needs a decision; [Manager.Resume] runs a paused
 //     reply with one [Decision] per call, after checking the rules of
-//     [CheckDecisions]. Keys name calls ([ToolCallKeys]).
+//     [CheckDecisions]. Keys name calls ([ToolCallKeys]). An approver may
+//     allow a call with other arguments ([AllowWithArguments]); its result
+//     tells the model what ran.
 //   - [Client] runs whole turns (model, tools, model, …), blocking or
 //     streaming, keeps conversations in a [ConversationStore] and resumes
 //     paused turns from it, consuming each pause once.
@@ -69,6 +71,7 @@
 // The manager runs the calls of the reply it is given. Always read a paused
 // reply from storage the end user cannot change, as [Client.Resume] does,
 // never from a client request. A deny message reaches the model as a tool
-// result: treat it as untrusted input. The [Manager] alone does not prevent
+// result, and edited arguments reach the tool and the model: treat both as
+// untrusted input (the guards check edits like a model's arguments). The [Manager] alone does not prevent
 // replays; the [Client] and its stores do, by claiming a pause once.
 package toolgate

@@ -1,10 +1,13 @@
 package toolgate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -94,7 +97,7 @@ func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
 			key = keys[k%len(keys)]
 		}
 		var d toolgate.Decision
-		switch data[i+1] % 8 {
+		switch data[i+1] % 10 {
 		case 0, 1, 2:
 			d = toolgate.Allow(key)
 		case 3, 4:
@@ -105,11 +108,19 @@ func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
 			d = toolgate.Decision{Key: key} // no verdict
 		case 7:
 			d = toolgate.Decision{Key: key, Verdict: toolgate.VerdictAllow, Message: "ok"}
+		case 8:
+			d = toolgate.AllowWithArguments(key, json.RawMessage(fuzzEdits[int(data[i+1]>>4)%len(fuzzEdits)]))
+		case 9:
+			d = toolgate.Decision{Key: key, Verdict: toolgate.VerdictDeny, Message: "no", Arguments: json.RawMessage(`{"x":2}`)}
 		}
 		ds = append(ds, d)
 	}
 	return ds
 }
+
+// fuzzEdits are the edited arguments fuzzed decisions draw from: objects
+// (compacted and not), and what must be refused.
+var fuzzEdits = []string{`{"x":2}`, `{ "x" : [1, {"y":null}] }`, `{}`, `[1]`, `"x"`, `{"x":1,"x":2}`, `{"x":`, "{\"x\":\"\xff\"}", `null`, `{"a":{"b":1},"b":{"a":1}}`, `{"x":"\u003c"}`}
 
 // allDecided returns one well-formed decision bytes pair per call, for
 // seeds that pass the checks.
@@ -138,6 +149,11 @@ func FuzzResume(f *testing.F) {
 	f.Add([]byte{0, 8, 0, 12, 0, 2}, []byte{0, 0, 1, 0, 2, 0}, false)        // arguments
 	f.Add([]byte{0xf0, 0, 0xf0, 1, 0xf1, 2}, allDecided(3, 1), false)        // repeated generated ids
 	f.Add([]byte{3, 0, 4, 0, 2, 0}, []byte{2, 3, 1, 0, 0, 0, 0xff, 0}, true) // extra positional key
+	f.Add([]byte{1, 1, 2, 0}, []byte{0, 8, 1, 28}, false)                    // edited arguments
+	f.Add([]byte{1, 1, 2, 0}, []byte{0, 8, 1, 28}, true)                     // edited arguments, concurrently
+	f.Add([]byte{1, 1}, []byte{0, 48}, false)                                // edit that is not an object
+	f.Add([]byte{1, 1}, []byte{0, 88}, false)                                // edit with a repeated name
+	f.Add([]byte{1, 1}, []byte{0, 9}, false)                                 // edit on a denial
 	f.Fuzz(func(t *testing.T, replyBytes, decisionBytes []byte, concurrent bool) {
 		r := fuzzReply(replyBytes)
 		keys := toolgate.ToolCallKeys(r)
@@ -145,10 +161,12 @@ func FuzzResume(f *testing.F) {
 
 		var mu sync.Mutex
 		runs := map[string]int{}
+		seen := map[string]string{} // key -> the arguments its tool received
 		count := func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			runs[req.Key]++
+			seen[req.Key] = req.Call.Arguments
 			if req.Call.Name == "failing" {
 				return "", errors.New("failed")
 			}
@@ -200,13 +218,28 @@ func FuzzResume(f *testing.F) {
 			}
 			switch d.Verdict {
 			case toolgate.VerdictAllow:
+				args := c.Arguments
+				if len(d.Arguments) > 0 {
+					args = string(d.Arguments)
+					if !json.Valid(d.Arguments) || args[0] != '{' {
+						t.Errorf("call %q ran with edited arguments %q that are not an object", keys[i], args)
+					}
+					if got.EditedArguments != args || !strings.HasPrefix(got.Content, toolgate.EditNote+args+"\n") {
+						t.Errorf("edited call %q: got %+v, want the edit %s recorded", keys[i], got, args)
+					}
+					if seen[keys[i]] != args {
+						t.Errorf("edited call %q: the tool received %q, want %q", keys[i], seen[keys[i]], args)
+					}
+				} else if got.EditedArguments != "" {
+					t.Errorf("call %q was not edited but its result records %q", keys[i], got.EditedArguments)
+				}
 				// Arguments that are not JSON stop the call before the tool.
 				want := 1
-				if c.Arguments != "" && !json.Valid([]byte(c.Arguments)) {
+				if args != "" && !json.Valid([]byte(args)) {
 					want = 0
 				}
 				if runs[keys[i]] != want {
-					t.Errorf("allowed call %q (arguments %q) ran %d times, want %d", keys[i], c.Arguments, runs[keys[i]], want)
+					t.Errorf("allowed call %q (arguments %q) ran %d times, want %d", keys[i], args, runs[keys[i]], want)
 				}
 				if !got.Status.Ran() {
 					t.Errorf("allowed call %q has status %v", keys[i], got.Status)
@@ -317,4 +350,92 @@ func FuzzPromptJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+func FuzzDecisionJSON(f *testing.F) {
+	for _, d := range sampleDecisions() {
+		b, _ := json.Marshal(d)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		`{"key":"k","verdict":"allow","arguments":{"seats":2}}`,
+		`{"key":"k","verdict":"allow","arguments":null}`,
+		`{"key":"k","verdict":"allow","arguments":{}}`,
+		`{"key":"k","verdict":"allow","arguments":[]}`,
+		`{"key":"k","verdict":"allow","arguments":"{}"}`,
+		`{"key":"k","verdict":"allow","arguments":{"a":1,"a":2}}`,
+		`{"key":"k","verdict":"allow","arguments":{"a":{"b":[{"c":1,"\u0063":2}]}}}`,
+		`{"key":"k","verdict":"allow","arguments":{"a":"<b>&amp;"}}`,
+		`{"key":"k","verdict":"allow","arguments":{"a":1e400}}`,
+		`{"key":"k","verdict":"deny","arguments":{"a":1}}`,
+		`{"key":"k","verdict":"deny","message":"no","arguments":{}}`,
+		`{"key":"k","verdict":"allow","message":"x","arguments":{}}`,
+		`{"key":"k","verdict":"allow","arguments":{"a":1},"arguments":{"a":2}}`,
+		"{\"key\":\"k\",\"verdict\":\"allow\",\"arguments\":{\"a\":\"\xff\"}}",
+		`{"key":"k","verdict":"allow","name":"other"}`,
+		`{"key":"k","verdict":"allow","arguments":{` + strings.Repeat(`"a":{`, 50) + `"b":1` + strings.Repeat(`}`, 51) + `}`,
+		`null`, `[]`, `{}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d toolgate.Decision
+		err := json.Unmarshal(data, &d)
+		if err != nil {
+			var de *toolgate.DecisionError
+			if errors.As(err, &de) && !errors.Is(err, toolgate.ErrInvalidDecisions) {
+				t.Fatalf("a DecisionError does not match ErrInvalidDecisions: %v", err)
+			}
+			return
+		}
+		switch {
+		case d.Verdict != toolgate.VerdictAllow && d.Verdict != toolgate.VerdictDeny:
+			t.Fatalf("decoded a decision without a verdict: %+v", d)
+		case d.Verdict == toolgate.VerdictDeny && (len(d.Arguments) > 0 || d.Message == ""):
+			t.Fatalf("decoded a denial with arguments or without a message: %+v", d)
+		case d.Verdict == toolgate.VerdictAllow && d.Message != "":
+			t.Fatalf("decoded an allow with a message: %+v", d)
+		}
+		if len(d.Arguments) > 0 {
+			var obj map[string]any
+			if err := decodeNumbers(d.Arguments, &obj); err != nil || obj == nil {
+				t.Fatalf("decoded arguments %q that are not a JSON object: %v", d.Arguments, err)
+			}
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatalf("Marshal(%+v): %v", d, err)
+		}
+		var d2 toolgate.Decision
+		if err := json.Unmarshal(b, &d2); err != nil {
+			t.Fatalf("decoding the re-encoded %s: %v", b, err)
+		}
+		b2, err := json.Marshal(d2)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("encoding is not stable: %s then %s (%v)", b, b2, err)
+		}
+		if d2.Key != d.Key || d2.Verdict != d.Verdict || d2.Message != d.Message || !jsonEqual(d.Arguments, d2.Arguments) {
+			t.Fatalf("round trip through %s: %+v then %+v", b, d, d2)
+		}
+	})
+}
+
+// jsonEqual reports whether a and b hold the same JSON value (both empty
+// counts as equal).
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if decodeNumbers(a, &va) != nil || decodeNumbers(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// decodeNumbers decodes data into v, numbers as [json.Number].
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

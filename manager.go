@@ -282,9 +282,15 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 // Resume runs a paused reply with decisions. All rules (see
 // [CheckDecisions]) and the limits are checked before anything runs; a
 // broken rule gives a [*DecisionError], an exceeded limit a [*LimitError],
-// and nothing runs. The policy is not consulted again. Then, in call order,
-// allowed calls run and denied calls answer with their message, marked
-// [ResultDenied].
+// and nothing runs. The policy is not consulted again, except about calls
+// allowed with edited arguments ([AllowWithArguments]): a person allowed
+// those arguments, so the policy's answer does not stop them, but a policy
+// that fails on them (panics) refuses the decisions with
+// [ProblemInvalidArguments]. Then, in call order, allowed calls run (edited
+// ones with their edited arguments, which their tools, guards included, see
+// in [ToolRequest.Call]) and denied calls answer with their message, marked
+// [ResultDenied]. The result of an edited call records the edit (see
+// [ToolResult.EditedArguments]).
 //
 // Resume does not prevent replays: running the same decisions twice runs
 // the tools twice. The [Client] and its stores consume a pause once.
@@ -294,6 +300,9 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	}
 	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.checkEditedPolicy(p.Prompt, p.Reply, keys, p.Decisions, which); err != nil {
 		return nil, err
 	}
 	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
@@ -308,8 +317,11 @@ func (m *Manager) CheckResume(p *ResumeParams) error {
 	if p == nil {
 		return &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	_, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
+	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
 	if err != nil {
+		return err
+	}
+	if err := m.checkEditedPolicy(p.Prompt, p.Reply, keys, p.Decisions, which); err != nil {
 		return err
 	}
 	return m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow })
@@ -373,7 +385,7 @@ func lastUserIndex(msgs []Message) int {
 // execute runs the calls: decisions and which are nil for a run without
 // decisions (every call allowed).
 func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
-	calls := reply.ToolCalls
+	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
 	// and the requests of all calls another.
 	out := &struct {
@@ -422,6 +434,13 @@ func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessag
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(decisions) > 0 && &calls[0] != &reply.ToolCalls[0] {
+		for i := range results {
+			if args := edited(decisions, which, i); args != "" {
+				recordEdit(&results[i], args)
+			}
+		}
 	}
 	out.msg.Results = results
 	out.res = RunResult{History: historyWith(p, reply, &out.msg), Message: &out.msg, ReturnDirect: returnDirect}

@@ -86,12 +86,22 @@ type ToolCall struct {
 // the model reads: the tool's JSON output, an error text, or the message of a
 // denial. Status says which of these it is.
 //
-// JSON: {"call_id":"...","name":"...","content":"...","status":"ok"}.
+// When a person allowed the call with edited arguments
+// ([AllowWithArguments]), EditedArguments holds them and Content opens with
+// [EditNote] and the same arguments, so that the model knows what ran; the
+// reply still holds the arguments the model gave.
+//
+// JSON: {"call_id":"...","name":"...","content":"...","status":"ok"}, plus
+// "edited_arguments" (a JSON string holding the raw text, like a call's
+// "arguments") when the arguments were edited.
 type ToolResult struct {
 	CallID  string       `json:"call_id,omitempty"`
 	Name    string       `json:"name"`
 	Content string       `json:"content"`
 	Status  ResultStatus `json:"status"`
+	// EditedArguments are the arguments the call ran with instead of the
+	// model's, as JSON text; "" when nobody edited them.
+	EditedArguments string `json:"edited_arguments,omitempty"`
 }
 
 // ResultStatus says how a [ToolResult] came to be. The zero value is

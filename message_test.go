@@ -117,7 +117,7 @@ func allMessages() []toolgate.Message {
 			{ID: "call_3", Name: "mcp.notes-append"},
 		}},
 		&toolgate.ToolMessage{Results: []toolgate.ToolResult{
-			{CallID: "call_1", Name: "flightStatus", Content: `"VX205 is on time"`, Status: toolgate.ResultOK},
+			{CallID: "call_1", Name: "flightStatus", Content: toolgate.EditNote + `{"flight":"VX206"}` + "\n" + `"VX206 is on time"`, Status: toolgate.ResultOK, EditedArguments: `{"flight":"VX206"}`},
 			{Name: "bookFlight", Content: "User cancelled the booking.", Status: toolgate.ResultDenied},
 			{CallID: "call_3", Name: "mcp.notes-append", Content: "invalid arguments: not valid JSON", Status: toolgate.ResultError},
 		}},
@@ -175,6 +175,7 @@ func sampleResponse() *toolgate.Response {
 func sampleDecisions() []toolgate.Decision {
 	return []toolgate.Decision{
 		toolgate.Allow("call_status"),
+		toolgate.AllowWithArguments("call_seats", json.RawMessage(`{"flight": "VX205", "seats": 2}`)),
 		toolgate.Deny("#1"),
 		toolgate.DenyWithMessage("call_book", "User cancelled the booking."),
 	}
@@ -266,10 +267,10 @@ func TestGolden(t *testing.T) {
 		value  any
 		decode func([]byte) (any, error)
 	}{
-		{"messages.json", "the JSON form of every message kind and every tool result status (UnmarshalMessages)", allMessages(), decodeMessages},
+		{"messages.json", "the JSON form of every message kind, every tool result status and the result of a call with edited arguments (UnmarshalMessages)", allMessages(), decodeMessages},
 		{"prompt.json", "the JSON form of a Prompt: messages, tools (definition and metadata) and model options", samplePrompt(), decodeAs[toolgate.Prompt]},
 		{"response.json", "the JSON form of a paused Response with every field set", sampleResponse(), decodeAs[toolgate.Response]},
-		{"decisions.json", "the JSON form of the decisions: allow, deny with the default message, deny with a message", sampleDecisions(), decodeAs[[]toolgate.Decision]},
+		{"decisions.json", "the JSON form of the decisions: allow, allow with edited arguments, deny with the default message, deny with a message", sampleDecisions(), decodeAs[[]toolgate.Decision]},
 		{"chunks.json", "the JSON form of stream chunks: text, tool call fragments, results, and a paused turn's last chunk", sampleChunks(), decodeAs[[]toolgate.Chunk]},
 		{"pause_record.json", "the JSON form of a stored PauseRecord", samplePause(), decodeAs[toolgate.PauseRecord]},
 	}

@@ -58,7 +58,9 @@ type Principal struct {
 // The request is owned by the manager; a tool must not keep it after it
 // returns.
 type ToolRequest struct {
-	// Call is the call as the model made it.
+	// Call is the call as the model made it, except that its Arguments are
+	// a person's edit when the call was allowed with
+	// [AllowWithArguments].
 	Call ToolCall
 	// Key is the call's key in its reply (see [ToolCallKeys]).
 	Key string
@@ -206,16 +208,21 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 	return t
 }
 
+// validateArguments validates args against the schema.
+func validateArguments(resolved *jsonschema.Resolved, args json.RawMessage) error {
+	var instance any
+	if err := json.Unmarshal(args, &instance); err != nil {
+		return err
+	}
+	return resolved.Validate(instance)
+}
+
 // decodeInput validates args against the schema and decodes them into an
 // In. The instance is decoded twice (into any for the validator, into In for
 // the function); that keeps validation exact (json.Number-free) and simple.
 func decodeInput[In any](resolved *jsonschema.Resolved, args json.RawMessage) (In, error) {
 	var in In
-	var instance any
-	if err := json.Unmarshal(args, &instance); err != nil {
-		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	if err := resolved.Validate(instance); err != nil {
+	if err := validateArguments(resolved, args); err != nil {
 		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	// A pointer input type gets a fresh value to decode into.

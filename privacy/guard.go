@@ -196,6 +196,13 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 				return nil, err
 			}
 			r.Content = content
+			if r.EditedArguments != "" {
+				// A person's edit may hold originals, like the content
+				// that quotes it.
+				if r.EditedArguments, err = rw.TokenizeContent(ctx, r.EditedArguments); err != nil {
+					return nil, err
+				}
+			}
 			out.Results[i] = r
 		}
 		return out, nil

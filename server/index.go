@@ -27,6 +27,9 @@ type DecisionRecord struct {
 	DecidedBy string              `json:"decided_by"`
 	DecidedAt time.Time           `json:"decided_at"`
 	Decisions []toolgate.Decision `json:"decisions"`
+	// Edits are the calls allowed with edited arguments, with the model's
+	// arguments and the approver's; omitted when none was edited.
+	Edits []EditRecord `json:"edits,omitempty"`
 	// Outcome is "deciding" while the resumed turn runs, then "decided",
 	// or "failed" when the turn failed after the pause was claimed; it is
 	// "expired" for a pause that outlived its time-to-live (DecidedAt is

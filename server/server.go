@@ -436,6 +436,8 @@ type decisionIn struct {
 	Key     string           `json:"key"`
 	Verdict toolgate.Verdict `json:"verdict"`
 	Message string           `json:"message,omitempty"`
+	// Arguments, on an allow, are the approver's edit (see edit.go).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -489,10 +491,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	decisions := make([]toolgate.Decision, 0, len(reply.ToolCalls))
 	decided := make(map[string]bool, len(in.Decisions))
 	for _, d := range in.Decisions {
-		dec := toolgate.Decision{Key: d.Key, Verdict: d.Verdict, Message: d.Message}
-		if d.Verdict == toolgate.VerdictDeny {
-			dec = toolgate.DenyWithMessage(d.Key, d.Message)
-		}
+		dec := d.decision()
 		decisions = append(decisions, dec)
 		decided[d.Key] = true
 	}
@@ -506,7 +505,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	rec := &DecisionRecord{PauseID: pauseID, DecidedBy: p.ID, DecidedAt: time.Now().UTC(), Decisions: decisions, Outcome: outcomeDeciding}
+	rec := &DecisionRecord{PauseID: pauseID, DecidedBy: p.ID, DecidedAt: time.Now().UTC(), Decisions: decisions, Edits: edits(reply, decisions), Outcome: outcomeDeciding}
 	if old, ok := s.idx.begin(c.ID, rec); !ok {
 		s.alreadyDecided(w, old)
 		return

@@ -62,7 +62,8 @@ const goroutines = 16
 
 // allKinds returns messages of the four kinds, with the awkward cases a
 // store must keep: calls without ids or with duplicated ids, arguments that
-// are not JSON, and results of every status.
+// are not JSON, results of every status, and a result with edited
+// arguments.
 func allKinds() []toolgate.Message {
 	return []toolgate.Message{
 		&toolgate.SystemMessage{Text: "You are a travel assistant."},
@@ -75,6 +76,7 @@ func allKinds() []toolgate.Message {
 			{ID: "dup", Name: "prose", Arguments: `not JSON at all`},
 			{ID: "c5", Name: "noArguments"},
 			{ID: "c6", Name: "spaced", Arguments: " { \"a\" : [1, 2.50, 1e3] }\n"},
+			{ID: "c8", Name: "edited", Arguments: `{"a":[1,2]}`},
 		}},
 		&toolgate.ToolMessage{Results: []toolgate.ToolResult{
 			{CallID: "c1", Name: "flightStatus", Content: `{"status":"on time"}`, Status: toolgate.ResultOK},
@@ -83,6 +85,7 @@ func allKinds() []toolgate.Message {
 			{CallID: "dup", Name: "prose", Status: toolgate.ResultSkipped},
 			{CallID: "c5", Name: "noArguments", Content: "null", Status: toolgate.ResultOK},
 			{CallID: "c6", Name: "spaced", Content: `"ok"`, Status: toolgate.ResultError},
+			{CallID: "c8", Name: "edited", Content: toolgate.EditNote + `{"a":[1]}` + "\n" + `"ok"`, Status: toolgate.ResultOK, EditedArguments: `{"a":[1]}`},
 		}},
 		&toolgate.AssistantMessage{
 			Text:      "VX205 is on time; logging that.",

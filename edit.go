@@ -1,0 +1,210 @@
+package toolgate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// EditNote opens the result of a call that ran with arguments a person
+// edited (see [AllowWithArguments]): the model reads
+// EditNote + the edited arguments + "\n" + the tool's output, so it knows
+// what actually ran. The reply keeps the arguments the model gave.
+const EditNote = "The approver changed the arguments to: "
+
+// compactArguments returns a compacted copy of args, or a plain copy when
+// args is not valid JSON (the checks report it later).
+func compactArguments(args json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err != nil {
+		return bytes.Clone(args)
+	}
+	return buf.Bytes()
+}
+
+// Errors of checkArgumentsObject; their text becomes DecisionError.Detail.
+var (
+	errArgsNotObject = errors.New("not a JSON object")
+	errArgsUTF8      = errors.New("not valid UTF-8")
+	errArgsSyntax    = errors.New("not valid JSON")
+)
+
+// checkArgumentsObject reports whether args is one well-formed JSON object,
+// in valid UTF-8, with no name repeated within an object at any depth.
+// Repeated names are refused because readers disagree about them (one takes
+// the first, another the last), so an authorizer could judge a value other
+// than the one the tool gets.
+func checkArgumentsObject(args json.RawMessage) error {
+	if !utf8.Valid(args) {
+		return errArgsUTF8
+	}
+	if !json.Valid(args) {
+		return errArgsSyntax
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return errArgsSyntax
+	}
+	if tok != json.Delim('{') {
+		return errArgsNotObject
+	}
+	// One set of names per open object; nil for an open array.
+	stack := []map[string]bool{{}}
+	expectName := true // in an object, the next string token is a name
+	for len(stack) > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return errArgsSyntax
+		}
+		top := stack[len(stack)-1]
+		if top != nil && expectName {
+			if tok == json.Delim('}') {
+				stack = stack[:len(stack)-1]
+				expectName = len(stack) > 0 && stack[len(stack)-1] != nil
+				continue
+			}
+			name, ok := tok.(string)
+			if !ok {
+				return errArgsSyntax
+			}
+			if top[name] {
+				return fmt.Errorf("the name %q appears twice in one object", name)
+			}
+			top[name] = true
+			expectName = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, map[string]bool{})
+			expectName = true
+		case json.Delim('['):
+			stack = append(stack, nil)
+			expectName = false
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			expectName = len(stack) > 0 && stack[len(stack)-1] != nil
+		default:
+			// A value: in an object, a name comes next.
+			expectName = top != nil
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errArgsSyntax
+	}
+	return nil
+}
+
+// checkEdit checks the edited arguments of an allowed call against the
+// input schema of its tool t, when t is a typed tool.
+func checkEdit(t *Tool, key string, args json.RawMessage) error {
+	if len(args) == 0 || t.resolved == nil {
+		return nil
+	}
+	if err := validateArguments(t.resolved, args); err != nil {
+		return &DecisionError{Problem: ProblemInvalidArguments, Key: key, Tool: t.def.Name, Detail: err.Error()}
+	}
+	return nil
+}
+
+// edited returns the edited arguments of the decision for call i, or ""
+// when the call runs as the model made it. decisions is nil for a run
+// without decisions.
+func edited(decisions []Decision, which []int, i int) string {
+	if decisions == nil {
+		return ""
+	}
+	if d := &decisions[which[i]]; d.Verdict == VerdictAllow && len(d.Arguments) > 0 {
+		return string(d.Arguments)
+	}
+	return ""
+}
+
+// runCalls returns the calls as they run: the reply's calls with the
+// arguments of edited calls replaced. It returns calls itself when nothing
+// was edited, so that an ordinary run does not allocate.
+func runCalls(calls []ToolCall, decisions []Decision, which []int) []ToolCall {
+	var out []ToolCall
+	for i := range calls {
+		if args := edited(decisions, which, i); args != "" {
+			if out == nil {
+				out = append([]ToolCall(nil), calls...)
+			}
+			out[i].Arguments = args
+		}
+	}
+	if out == nil {
+		return calls
+	}
+	return out
+}
+
+// recordEdit marks r as the result of a call that ran (or was refused)
+// with edited arguments args, and opens its content with [EditNote].
+func recordEdit(r *ToolResult, args string) {
+	r.EditedArguments = args
+	r.Content = EditNote + args + "\n" + r.Content
+}
+
+// checkEditedPolicy asks the manager's policy about every edited call. A
+// person allowed these arguments, so the answer does not matter; a policy
+// that fails on them (panics) refuses the decisions before anything runs.
+func (m *Manager) checkEditedPolicy(p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int) error {
+	for i, c := range reply.ToolCalls {
+		args := edited(decisions, which, i)
+		if args == "" {
+			continue
+		}
+		c.Arguments = args
+		if err := m.askPolicy(p, c); err != nil {
+			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: err.Error()}
+		}
+	}
+	return nil
+}
+
+// askPolicy asks the policy about call, turning a panic into an error.
+func (m *Manager) askPolicy(p *Prompt, call ToolCall) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.logger.Error("toolgate: the confirmation policy panicked on edited arguments", "tool", call.Name, "panic", fmt.Sprint(v))
+			err = fmt.Errorf("the confirmation policy failed on them: %v", v)
+		}
+	}()
+	m.NeedsConfirmation(p, call)
+	return nil
+}
+
+// checkEdits checks the edited arguments of the allows among decisions:
+// well formed and, when p carries the call's tool, matching its schema.
+// Decisions naming no call are left to [CheckDecisions].
+func checkEdits(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
+	var keys []string
+	for _, d := range decisions {
+		if d.Verdict != VerdictAllow || len(d.Arguments) == 0 {
+			continue
+		}
+		if err := d.check(); err != nil {
+			return err
+		}
+		if keys == nil {
+			keys = ToolCallKeys(reply)
+		}
+		for i, k := range keys {
+			if k != d.Key {
+				continue
+			}
+			if t := p.Tool(reply.ToolCalls[i].Name); t != nil {
+				if err := checkEdit(t, k, d.Arguments); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/toolgate/toolgate"
+)
+
+// EditRecord is one call a person allowed with edited arguments: what the
+// model asked for and what ran instead. The tool cannot change.
+type EditRecord struct {
+	Key  string `json:"key"`
+	Tool string `json:"tool"`
+	// Original is the raw JSON text of the model's arguments, as stored.
+	Original string `json:"original"`
+	// Edited is the approver's arguments, a JSON object.
+	Edited json.RawMessage `json:"edited"`
+}
+
+// decision returns the toolgate decision of a request's decision. An
+// allow's arguments are the approver's edit ("arguments": null is none);
+// whether they are acceptable is checked with the other rules
+// ([toolgate.CheckDecisions]), so that a bad edit gets 422
+// invalid_decisions with its problem.
+func (d decisionIn) decision() toolgate.Decision {
+	args := d.Arguments
+	if string(bytes.TrimSpace(args)) == "null" {
+		args = nil
+	}
+	switch {
+	case d.Verdict == toolgate.VerdictDeny && len(args) == 0:
+		return toolgate.DenyWithMessage(d.Key, d.Message)
+	case d.Verdict == toolgate.VerdictAllow && d.Message == "":
+		return toolgate.AllowWithArguments(d.Key, args)
+	}
+	return toolgate.Decision{Key: d.Key, Verdict: d.Verdict, Message: d.Message, Arguments: args}
+}
+
+// edits returns the edit records of decisions on reply, in call order.
+func edits(reply *toolgate.AssistantMessage, decisions []toolgate.Decision) []EditRecord {
+	var out []EditRecord
+	keys := toolgate.ToolCallKeys(reply)
+	for i, call := range reply.ToolCalls {
+		for _, d := range decisions {
+			if d.Key == keys[i] && d.Verdict == toolgate.VerdictAllow && len(d.Arguments) > 0 {
+				out = append(out, EditRecord{Key: d.Key, Tool: call.Name, Original: call.Arguments, Edited: d.Arguments})
+			}
+		}
+	}
+	return out
+}
