@@ -725,9 +725,9 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	}
 
 	cfg := &Config{
-		Agents:       make(map[string]*Agent, len(fc.Agents)),
-		APIKeys:      slices.Clone(fc.Authentication.APIKeys),
-		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
+		Agents:         make(map[string]*Agent, len(fc.Agents)),
+		APIKeys:        slices.Clone(fc.Authentication.APIKeys),
+		ReadAllRoles:   slices.Clone(fc.ReadAllRoles),
 		MaxBodyBytes:   fc.MaxBodyBytes,
 		Logger:         logger,
 		Audit:          auditLog,
