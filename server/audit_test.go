@@ -459,3 +459,42 @@ func TestAuditAuthorizerPanicsOnNil(t *testing.T) {
 	}()
 	server.AuditAuthorizer(nil, audit.NewMemoryLog(), nil)
 }
+
+func TestBuildAuditLog(t *testing.T) {
+	key := strings.Repeat("7e", 32)
+	t.Setenv("TG_TEST_DIGEST_KEY", key)
+	for _, tc := range []struct {
+		name, audit, file string
+		keyed             bool
+	}{
+		{"beside the store", "", "data/toolgate.audit.db", false},
+		{"named, with keyed digests", "audit:\n\tsqlite: logs/audit.db\n\tdigest_key_env: TG_TEST_DIGEST_KEY\n", "logs/audit.db", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, strings.Replace(validConfig, "store:\n", tc.audit+"store:\n", 1))
+			fc, err := server.LoadConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := build(t, fc)
+			conv := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)["id"].(string)
+			f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+			l, err := auditsqlite.Open(t.Context(), filepath.Join(filepath.Dir(path), tc.file), &auditsqlite.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			rs := records(t, l, conv)
+			if len(rs) != 1 || rs[0].Kind != audit.KindRequested {
+				t.Fatalf("records %v, want one requested", summaries(rs))
+			}
+			want := audit.Digest([]byte(statusArgs))
+			if tc.keyed {
+				want = audit.KeyedDigest([]byte(strings.Repeat("\x7e", 32)), []byte(statusArgs))
+			}
+			if rs[0].ArgsDigest != want {
+				t.Errorf("digest %s, want %s", rs[0].ArgsDigest, want)
+			}
+		})
+	}
+}

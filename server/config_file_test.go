@@ -158,6 +158,9 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad hash", "sha256: 84f71c9a", "sha256: zz71c9a", 18, 15, "authentication.api_keys[0].sha256", "not a hex-encoded SHA-256"},
 		{"missing policy file", "cedar: policies.cedar", "cedar: nowhere.cedar", 9, 14, "agents.flights.authorization.cedar", "cannot read the policies"},
 		{"duplicate key", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight]\n\t\ttools: [flightStatus]\n", 6, 5, "agents.flights.tools", "appears twice"},
+		{"reveal roles without privacy", "\t\trequester_roles: [traveller]\n", "\t\treveal_roles: [auditor]\n\t\trequester_roles: [traveller]\n", 10, 19, "agents.flights.reveal_roles", "need privacy.enabled"},
+		{"missing env var for the audit digest key", "store:\n", "audit:\n\tdigest_key_env: TG_TEST_UNSET\nstore:\n", 15, 19, "audit.digest_key_env", "TG_TEST_UNSET is not set"},
+		{"bad audit digest key", "store:\n", "audit:\n\tdigest_key_env: TG_TEST_SET\nstore:\n", 15, 19, "audit.digest_key_env", "want 32 bytes"},
 		{"YAML syntax", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight\n", 0, 0, "", "line"},
 	}
 	for _, tt := range tests {
