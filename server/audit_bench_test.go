@@ -19,7 +19,9 @@ func BenchmarkAuditedDecision(b *testing.B) {
 		f    func(b *testing.B) *fixture
 	}{
 		{"none", func(b *testing.B) *fixture { return newFixture(b, nil) }},
-		{"memory", func(b *testing.B) *fixture { return newAuditFixture(b, auditOptions{log: audit.NewMemoryLog()}).fixture }},
+		{"memory", func(b *testing.B) *fixture {
+			return newAuditFixture(b, auditOptions{log: audit.NewMemoryLog()}).fixture
+		}},
 		{"sqlite", func(b *testing.B) *fixture { return newAuditFixture(b, auditOptions{}).fixture }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
