@@ -1,7 +1,8 @@
 // Package audit keeps an append-only, hash-chained log of what happened to
 // tool calls that waited for a decision: requested, decided (who, and by
 // what: a person, a rule, a standing grant, the system), edited, executed,
-// denied, expired, refused. Records carry a digest of the call's arguments,
+// denied, expired, refused; and revealed, when a person was shown the
+// original values behind privacy tokens. Records carry a digest of the call's arguments,
 // never the arguments; each record holds the hash of the one before it, so
 // [Verify] detects any altered, deleted, inserted or reordered record.
 //
@@ -76,6 +77,8 @@
 // # Stability
 //
 // [Kind], [Source] and [Problem] values, the JSON form (version [Version])
-// and the hash definition never change; a new form would have a new
+// and the hash definition never change; new kinds may be added
+// ([KindRevealed] was), which verifiers built before them report as
+// [ProblemUnknownKind]; a new form would have a new
 // version, and records of an unknown version are refused, not guessed at.
 package audit

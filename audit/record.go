@@ -46,16 +46,21 @@ const (
 	// KindRefused: the call was refused before it ran (authorization, a
 	// privacy rule, a decision that came too late or twice).
 	KindRefused Kind = "refused"
+	// KindRevealed: a person was shown the original values behind the
+	// privacy tokens of a call or a conversation; the actor says who. It
+	// was added after the other kinds: a verifier built before it reports
+	// such a record as [ProblemUnknownKind].
+	KindRevealed Kind = "revealed"
 )
 
 // Kinds returns every event kind, in a fixed order.
 func Kinds() []Kind {
-	return []Kind{KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused}
+	return []Kind{KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed}
 }
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused:
+	case KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,40 @@ func TestAnchorText(t *testing.T) {
 		if _, err := audit.ParseAnchor(bad); err == nil {
 			t.Errorf("ParseAnchor(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestEveryKindRoundTrips checks that every kind, the later KindRevealed
+// included, is appended, decoded and verified like the first ones.
+func TestEveryKindRoundTrips(t *testing.T) {
+	if !slices.Contains(audit.Kinds(), audit.KindRevealed) {
+		t.Fatalf("Kinds() = %v, want it to hold %q", audit.Kinds(), audit.KindRevealed)
+	}
+	l := audit.NewMemoryLog()
+	for _, k := range audit.Kinds() {
+		r := &audit.Record{Time: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ConversationID: "c", Kind: k, Actor: audit.Actor{ID: "ann", Source: audit.SourcePerson}}
+		if err := l.Append(t.Context(), r); err != nil {
+			t.Fatalf("append a %s record: %v", k, err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("marshal a %s record: %v", k, err)
+		}
+		var back audit.Record
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("unmarshal %s: %v", b, err)
+		}
+		if back.Kind != k || back.Hash != r.Hash {
+			t.Errorf("round trip of %s: kind %q hash %s, want %q %s", b, back.Kind, back.Hash, k, r.Hash)
+		}
+	}
+	if rep, err := audit.Verify(t.Context(), l, nil); err != nil || rep.Records != uint64(len(audit.Kinds())) {
+		t.Errorf("Verify = %+v, %v; want %d intact records", rep, err, len(audit.Kinds()))
+	}
+	var r audit.Record
+	err := json.Unmarshal([]byte(`{"v":1,"seq":1,"time":"2026-05-01T12:00:00.000000000Z","conversation_id":"","pause_id":"","call_key":"","tool":"","kind":"peeked","actor":{"id":"","source":"system"},"reason":"","args_digest":"","prev_hash":"","hash":"`+strings.Repeat("0", 64)+`"}`), &r)
+	var re *audit.RecordError
+	if !errors.As(err, &re) || re.Problem != audit.ProblemUnknownKind {
+		t.Errorf("a record of an unknown kind: %v, want %s", err, audit.ProblemUnknownKind)
 	}
 }

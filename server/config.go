@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/privacy"
 )
 
 // Config configures a [Server]. It is copied by [New]; the agents' clients
@@ -46,6 +48,19 @@ type Config struct {
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// Logger receives the server's errors. nil: [slog.Default].
 	Logger *slog.Logger `json:"-" yaml:"-"`
+	// Audit receives the service's audit records (see server/audit.go and
+	// docs/API.md): a call paused, decided, ran, denied, expired, refused,
+	// revealed. The server shares it and does not close it. nil: no audit
+	// log (and no reveals, see [Agent.RevealRoles]).
+	Audit audit.Log `json:"-" yaml:"-"`
+	// AuditDigestKey, when set, keys the argument digests of audit records
+	// ([audit.KeyedDigest]), so that a digest confirms no guess of the
+	// arguments. nil: [audit.Digest].
+	AuditDigestKey []byte `json:"-" yaml:"-"`
+	// AuditRoles are the roles whose holders may read the audit records of
+	// every conversation; a conversation's readers may read its own. nil:
+	// readers only.
+	AuditRoles []string `json:"audit_roles,omitempty" yaml:"audit_roles,omitempty"`
 }
 
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.
@@ -69,6 +84,15 @@ type Agent struct {
 	// overriding [Config.PauseTTL]. 0: Config.PauseTTL; negative: the
 	// agent's pauses never expire.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
+	// Privacy is the privacy guard the agent's client protects its turns
+	// with (its [toolgate.ClientOptions.Protector]), which the server uses
+	// to show the agent's conversations and pauses with tokens instead of
+	// personal data. nil: shown as stored.
+	Privacy *privacy.Guard `json:"-" yaml:"-"`
+	// RevealRoles are the roles whose holders may ask to see the originals
+	// behind the tokens (?reveal=true); each reveal is audited. They need
+	// Privacy and [Config.Audit]. nil: nobody may.
+	RevealRoles []string `json:"reveal_roles,omitempty" yaml:"reveal_roles,omitempty"`
 }
 
 // ApprovalRule says who may decide the calls of some tools.
@@ -125,6 +149,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		}
 	}
 	errs = append(errs, c.expiryProblems()...)
+	errs = append(errs, c.auditProblems()...)
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)
@@ -159,6 +184,7 @@ func (c *Config) clone() *Config {
 	for name, a := range c.Agents {
 		ac := *a
 		ac.RequesterRoles = slices.Clone(a.RequesterRoles)
+		ac.RevealRoles = slices.Clone(a.RevealRoles)
 		ac.Approvals = make([]ApprovalRule, len(a.Approvals))
 		for i, r := range a.Approvals {
 			ac.Approvals[i] = ApprovalRule{Tools: slices.Clone(r.Tools), Roles: slices.Clone(r.Roles), RequesterMayDecide: r.RequesterMayDecide}
@@ -167,6 +193,8 @@ func (c *Config) clone() *Config {
 	}
 	out.APIKeys = slices.Clone(c.APIKeys)
 	out.ReadAllRoles = slices.Clone(c.ReadAllRoles)
+	out.AuditRoles = slices.Clone(c.AuditRoles)
+	out.AuditDigestKey = slices.Clone(c.AuditDigestKey)
 	if out.MaxBodyBytes <= 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
 	}

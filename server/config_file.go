@@ -24,6 +24,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
+	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
 	"github.com/toolgate/toolgate/internal/flightdemo"
@@ -57,6 +59,9 @@ type FileConfig struct {
 	// PauseTTL is [Config.PauseTTL]: how long a pause waits for a
 	// decision, such as "30m". 0: pauses never expire.
 	PauseTTL time.Duration `yaml:"pause_ttl"`
+	// Audit says where the audit log is kept and who may read it. Zero:
+	// beside the store, see [AuditSpec].
+	Audit AuditSpec `yaml:"audit"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -82,6 +87,8 @@ type AgentSpec struct {
 	Privacy PrivacySpec `yaml:"privacy"`
 	// RequesterRoles is [Agent.RequesterRoles].
 	RequesterRoles []string `yaml:"requester_roles"`
+	// RevealRoles is [Agent.RevealRoles]; it needs privacy.enabled.
+	RevealRoles []string `yaml:"reveal_roles"`
 	// Approvals is [Agent.Approvals]; the tools they name must be the
 	// agent's.
 	Approvals []ApprovalRule `yaml:"approvals"`
@@ -230,6 +237,37 @@ type StoreSpec struct {
 	PostgresURLEnv string `yaml:"postgres_url_env"`
 	// PostgresSchema is [postgres.Options.Schema].
 	PostgresSchema string `yaml:"postgres_schema"`
+}
+
+// AuditSpec configures the audit log (package audit), which [Build]
+// always opens: a SQLite file (package audit/sqlite), shared safely by
+// several instances of the service on one machine.
+type AuditSpec struct {
+	// SQLite is the path of the audit log's SQLite file, relative to the
+	// configuration file; it is created when missing. "": beside the
+	// store, the SQLite store's path with its extension replaced by
+	// ".audit.db" (data/toolgate.db: data/toolgate.audit.db), or, with a
+	// Postgres store, toolgate.audit.db in the configuration file's
+	// directory.
+	SQLite string `yaml:"sqlite"`
+	// DigestKeyEnv is the environment variable holding a 32-byte key (hex
+	// or base64) for keyed argument digests ([Config.AuditDigestKey]); it
+	// must be set when the file is loaded. "": plain SHA-256 digests.
+	DigestKeyEnv string `yaml:"digest_key_env"`
+	// Roles is [Config.AuditRoles].
+	Roles []string `yaml:"roles"`
+}
+
+// auditPath returns the path of the audit log's file.
+func (fc *FileConfig) auditPath() string {
+	switch {
+	case fc.Audit.SQLite != "":
+		return fc.resolve(fc.Audit.SQLite)
+	case fc.Store.SQLite != "":
+		p := fc.resolve(fc.Store.SQLite)
+		return strings.TrimSuffix(p, filepath.Ext(p)) + ".audit.db"
+	}
+	return fc.resolve("toolgate.audit.db")
 }
 
 // AuthSpec says how callers authenticate.
@@ -447,6 +485,9 @@ func (fc *FileConfig) check(d *decoder) {
 		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "":
 			bad(p+".privacy", "privacy settings given but enabled is not true")
 		}
+		if a.RevealRoles != nil && !pv.Enabled {
+			bad(p+".reveal_roles", "reveal_roles need privacy.enabled: without privacy there are no tokens to reveal")
+		}
 		for i, r := range a.Approvals {
 			for j, t := range r.Tools {
 				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
@@ -511,6 +552,13 @@ func (fc *FileConfig) check(d *decoder) {
 	}
 	if fc.PauseTTL < 0 {
 		bad("pause_ttl", "must not be negative (leave it out or 0: pauses never expire)")
+	}
+	if k := fc.Audit.DigestKeyEnv; k != "" {
+		if v := os.Getenv(k); v == "" {
+			env("audit.digest_key_env", k)
+		} else if _, err := vaultKey(v); err != nil {
+			bad("audit.digest_key_env", "%s: %v", k, err)
+		}
 	}
 }
 
@@ -610,12 +658,13 @@ type BuildOptions struct {
 	MCPStderr io.Writer
 }
 
-// Build opens the store and builds the agents, the authentication and the
-// rest of a [Config] from fc, checking it as [LoadConfig] does (fc may
-// also be built by hand; relative paths are then relative to the working
-// directory). It connects
-// to the agents' MCP servers. The returned close function closes the
-// servers and the store; call it after the server is done. On
+// Build opens the store and the audit log (see [AuditSpec]) and builds the
+// agents, the authentication and the rest of a [Config] from fc, checking
+// it as [LoadConfig] does (fc may also be built by hand; relative paths
+// are then relative to the working directory). The agents' authorizers
+// are wrapped with [AuditAuthorizer]. It connects to the agents' MCP
+// servers. The returned close function closes the servers, the store and
+// the audit log; call it after the server is done. On
 // error nothing is left open; problems of the file found only now (a Cedar
 // policy that does not parse, a store that does not open) come as a
 // [*ConfigError].
@@ -670,14 +719,31 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	if store == nil {
 		return nil, nil, cerr
 	}
+	auditPath := fc.auditPath()
+	var auditLog *auditsqlite.Log
+	if err = os.MkdirAll(filepath.Dir(auditPath), 0o700); err == nil {
+		auditLog, err = auditsqlite.Open(ctx, auditPath, nil)
+	}
+	if err != nil {
+		bad("audit.sqlite", err)
+		store.Close()
+		return nil, nil, cerr
+	}
+	var digestKey []byte
+	if k := fc.Audit.DigestKeyEnv; k != "" {
+		digestKey, _ = vaultKey(os.Getenv(k)) // checked above
+	}
 
 	cfg := &Config{
-		Agents:       make(map[string]*Agent, len(fc.Agents)),
-		APIKeys:      slices.Clone(fc.Authentication.APIKeys),
-		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
-		MaxBodyBytes: fc.MaxBodyBytes,
-		PauseTTL:     fc.PauseTTL,
-		Logger:       logger,
+		Agents:         make(map[string]*Agent, len(fc.Agents)),
+		APIKeys:        slices.Clone(fc.Authentication.APIKeys),
+		ReadAllRoles:   slices.Clone(fc.ReadAllRoles),
+		MaxBodyBytes:   fc.MaxBodyBytes,
+		PauseTTL:       fc.PauseTTL,
+		Logger:         logger,
+		Audit:          auditLog,
+		AuditDigestKey: digestKey,
+		AuditRoles:     slices.Clone(fc.Audit.Roles),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
@@ -698,13 +764,15 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	}
 	for _, name := range slices.Sorted(maps.Keys(fc.Agents)) {
 		a, p := fc.Agents[name], "agents."+name
-		b := &agentBuild{ctx: ctx, fc: fc, a: a, p: p, store: store, logger: logger, stderr: stderr, bad: bad, model: opts.Models[name]}
+		b := &agentBuild{ctx: ctx, fc: fc, a: a, p: p, store: store, logger: logger, stderr: stderr, bad: bad, model: opts.Models[name],
+			audit: auditLog, digestKey: digestKey}
 		client, err := b.client()
 		servers = append(servers, b.servers...)
 		if err != nil {
 			continue
 		}
-		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals), PauseTTL: a.PauseTTL}
+		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals),
+			Privacy: b.guard, RevealRoles: slices.Clone(a.RevealRoles), PauseTTL: a.PauseTTL}
 	}
 	if o := fc.Authentication.OIDC; o != nil {
 		v, err := NewOIDC(o)
@@ -717,9 +785,10 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	if len(cerr.Problems) > 0 {
 		closeServers()
 		store.Close()
+		auditLog.Close()
 		return nil, nil, cerr
 	}
-	return cfg, func() error { return errors.Join(closeServers(), store.Close()) }, nil
+	return cfg, func() error { return errors.Join(closeServers(), store.Close(), auditLog.Close()) }, nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as
@@ -740,8 +809,12 @@ type agentBuild struct {
 	stderr io.Writer
 	bad    func(string, error)
 	model  toolgate.Model // nil: the file's
+	// audit receives the refusals of the agent's authorizer.
+	audit     audit.Log
+	digestKey []byte
 
 	servers []*mcptool.Server // connected, to be closed by the caller
+	guard   *privacy.Guard    // the agent's privacy guard, or nil
 }
 
 // client builds the agent's client.
@@ -806,7 +879,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			bad(p+".authorization.cedar", err)
 			return nil, err
 		}
-		opts.Authorizer = authz.NewGuard(policy, nil)
+		opts.Authorizer = AuditAuthorizer(authz.NewGuard(policy, nil), b.audit, b.digestKey)
 	}
 	if pv := a.Privacy; pv.Enabled {
 		key, err := vaultKey(os.Getenv(pv.VaultKeyEnv))
@@ -832,6 +905,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			return nil, err
 		}
 		opts.Protector = g
+		b.guard = g
 	}
 	return toolgate.NewClient(model, tools, opts), nil
 }

@@ -54,6 +54,16 @@
 // lazily when a request touches it, and by a background sweeper that
 // [Server.Close] stops — and a late decision gets 409 "expired".
 //
+// Audit: with [Config.Audit] set, the server writes a hash-chained record
+// (package audit) when a call pauses, is decided, runs, is denied,
+// expires or is refused ([AuditAuthorizer] records an authorizer's
+// refusals), and when a person is shown the personal data behind its
+// privacy tokens; records hold argument digests, never arguments. GET
+// /v1/conversations/{id}/audit returns a conversation's records with the
+// verification of the chain. For an agent with [Agent.Privacy], the inbox
+// and the conversation view show tokens; [Agent.RevealRoles] may ask for
+// the originals, each reveal audited first.
+//
 // This is a first slice of the service: the server's own records (who owns
 // a conversation, who decided a pause) are kept in memory and lost when the
 // process exits, although the conversations stay in the agent's store.

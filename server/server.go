@@ -34,6 +34,7 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	audit   *auditor // nil: no audit log
 
 	closed atomic.Bool
 }
@@ -49,6 +50,7 @@ func New(cfg *Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux(), idx: newIndex()}
 	s.logger = s.cfg.Logger
+	s.audit = newAuditor(s.cfg)
 	s.handle("GET /healthz", s.healthz)
 	s.handle("POST /v1/conversations", s.auth(s.createConversation))
 	s.handle("GET /v1/conversations", s.auth(s.listConversations))
@@ -56,6 +58,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
 	s.sweeper = s.startSweeper()
 	return s, nil
 }
@@ -239,14 +242,25 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
 	}
+	reveal, ok := revealParam(w, r)
+	if !ok {
+		return
+	} else if reveal && !s.mayReveal(p, c.Agent) {
+		forbidReveal(w)
+		return
+	}
 	conv, err := s.expireIfDue(r.Context(), c)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	pause, _ := openPause(conv)
+	pause, reply := openPause(conv)
 	s.setExpiry(c, conv, pause)
-	msgs := conv.Messages
+	msgs, err := s.showConversation(r.Context(), c, p, conv.Messages, pause, reply, reveal)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	if msgs == nil {
 		msgs = []toolgate.Message{}
 	}
@@ -259,7 +273,8 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		Messages  []toolgate.Message `json:"messages"`
 		Pause     *pauseJSON         `json:"pause"`
 		Decisions []DecisionRecord   `json:"decisions"`
-	}{convJSON(c), msgs, pause, decisions})
+		Revealed  bool               `json:"revealed,omitempty"`
+	}{convJSON(c), msgs, pause, decisions, reveal})
 }
 
 // turnJSON is the outcome of a turn: an answer, or a pause.
@@ -281,6 +296,7 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 	if !resp.Paused() {
 		return out, nil
 	}
+	s.auditPaused(ctx, c)
 	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 	if err != nil {
 		return nil, err
@@ -396,9 +412,18 @@ type inboxItem struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	// ExpiresAt is when the pause expires unless decided; nil: never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Revealed is true when Calls show original values, not tokens.
+	Revealed bool `json:"revealed,omitempty"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	reveal, ok := revealParam(w, r)
+	if !ok {
+		return
+	} else if reveal && !s.mayRevealAny(p) {
+		forbidReveal(w)
+		return
+	}
 	items := []inboxItem{}
 	for _, c := range s.idx.list(func(*conversation) bool { return true }) {
 		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(r.Context(), c.ID)
@@ -423,8 +448,13 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		if code, _ := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
 			continue
 		}
+		revealed, err := s.showInboxPause(r.Context(), c, p, pause, reply, reveal)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
-			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt})
+			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -510,8 +540,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.alreadyDecided(w, old)
 		return
 	}
+	if err := s.auditDecided(ctx, c, conv, p, decisions); err != nil {
+		s.idx.finish(c.ID, pauseID, "")
+		s.internal(w, r, err)
+		return
+	}
 	// The turn runs for the conversation's owner; the decider is recorded.
 	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
+	s.auditResolved(ctx, c, conv, p, decisions, err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first: this

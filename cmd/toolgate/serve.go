@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -23,7 +24,8 @@ const serveUsage = `Usage: toolgate serve [flags]
 
 Runs the approval service. Without a configuration it starts the embedded
 demo: the flight agent on a scripted model (no network, no API key), its
-conversations in a SQLite file under --data, and two demo users whose API
+conversations in a SQLite file under --data (its audit log beside it, in
+toolgate.audit.db), and two demo users whose API
 keys are printed at start-up and valid until the process exits:
 "traveller" may start conversations, "approver" may decide bookFlight calls.
 The API is described in docs/API.md.
@@ -89,6 +91,12 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		return err
 	}
 	defer store.Close()
+	auditPath := filepath.Join(data, "toolgate.audit.db")
+	auditLog, err := auditsqlite.Open(ctx, auditPath, nil)
+	if err != nil {
+		return err
+	}
+	defer auditLog.Close()
 	tools := &flightdemo.Tools{}
 	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
 	users := []demoUser{
@@ -102,12 +110,13 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 			Approvals:      []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}},
 		}},
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
+		Audit:  auditLog,
 	}
 	for _, u := range users {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
 	}
 	return listenAndServe(ctx, addr, cfg, e, func(ln net.Addr) {
-		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s)\n", ln, dbPath)
+		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s, audit log %s)\n", ln, dbPath, auditPath)
 		fmt.Fprintf(e.stdout, "DEMO: the flight agent on a scripted model, with demo users whose keys are new at every start:\n")
 		for _, u := range users {
 			fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)

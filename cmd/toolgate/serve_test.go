@@ -110,6 +110,10 @@ func TestServe(t *testing.T) {
 	if out["text"] != "VX205 is on time. Your seat on VX205 is booked." {
 		t.Errorf("answer %v", out)
 	}
+	// The traveller reads the conversation's audit records.
+	if a := call("GET", "/v1/conversations/"+conv+"/audit", keys["traveller"], "", 200); a["verified"] != true || len(a["records"].([]any)) != 4 {
+		t.Errorf("audit %v, want 4 verified records", a)
+	}
 
 	cancel()
 	if code := <-done; code != 0 {
@@ -120,6 +124,9 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, "toolgate.db")); err != nil {
 		t.Errorf("no store under --data: %v", err)
+	}
+	if code, out, errOut := runArgs(t, "", false, "audit", "verify", "--db", filepath.Join(data, "toolgate.audit.db")); code != 0 || !strings.Contains(out, "intact, 4 records") {
+		t.Errorf("audit verify of the demo's log: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
