@@ -81,12 +81,15 @@ var migrations = []string{
 		conversation_id TEXT NOT NULL PRIMARY KEY,
 		sealed BLOB NOT NULL
 	) WITHOUT ROWID;`,
+	// 3: the approval service's records (package server/records), in
+	// tables of their own; see records.go.
+	recordsMigration,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the database's user_version). [Open] upgrades an older database and
 // refuses a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Open opens the database file at path, creating it when it does not
 // exist, and brings its schema up to [SchemaVersion]. The file is put in

@@ -81,7 +81,7 @@ func testConversations(t *testing.T, s records.Store) {
 		wantErr(t, fmt.Sprintf("CreateConversation(%+v)", bad), s.CreateConversation(ctx, bad), records.ErrInvalid)
 	}
 	// Hostile but storable values come back as they were.
-	odd := &records.Conversation{ID: "conv_'\"; DROP TABLE x; --\x00é", Agent: "a\nb", CreatedAt: time.Unix(0, 1).UTC(),
+	odd := &records.Conversation{ID: "conv_'\"; DROP TABLE x; --é", Agent: "a\nb", CreatedAt: time.Unix(0, 1).UTC(),
 		Owner: toolgate.Principal{ID: "O'Brien \U0001F600"}}
 	must(t, "CreateConversation of odd strings", s.CreateConversation(ctx, odd))
 	got, err = s.Conversation(ctx, odd.ID)
