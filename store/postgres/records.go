@@ -61,11 +61,11 @@ const recordsMigration = `CREATE TABLE S.server_conversations (
 // recordQueries are the statements of the record store, with the schema
 // filled in.
 type recordQueries struct {
-	insertConversation, selectConversation, conversationSeq, listConversations string
-	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions  string
-	upsertPending, deletePending, pendingCursor, listPending                       string
-	insertApproval, selectApproval                                                 string
-	insertGrant, listGrants                                                        string
+	insertConversation, selectConversation, conversationSeq, listConversations    string
+	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions string
+	upsertPending, deletePending, pendingCursor, listPending                      string
+	insertApproval, selectApproval                                                string
+	insertGrant, listGrants                                                       string
 }
 
 func newRecordQueries(schema string) recordQueries {
