@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // Config configures a [Server]. It is copied by [New]; the agents' clients
@@ -46,6 +47,13 @@ type Config struct {
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// Logger receives the server's errors. nil: [slog.Default].
 	Logger *slog.Logger `json:"-" yaml:"-"`
+	// Records keeps the server's own records: conversations' owners,
+	// decision records, the index of open pauses, first approvals and
+	// sticky grants. Servers sharing the agents' store should share it
+	// too: the SQL stores provide one on their database
+	// ((*sqlite.Store).Records, (*postgres.Store).Records), which [Build]
+	// uses. nil: a [records.Memory], lost when the process exits.
+	Records records.Store `json:"-" yaml:"-"`
 }
 
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.
@@ -84,6 +92,34 @@ type ApprovalRule struct {
 	// decide its own calls (holding one of Roles is then not needed).
 	// false: the requester may not decide, whatever their roles.
 	RequesterMayDecide bool `json:"requester_may_decide,omitempty" yaml:"requester_may_decide,omitempty"`
+	// Approvers is how many distinct principals must allow a call of the
+	// rule's tools: 2 is the two-person rule (the first approval is
+	// recorded and answered 202; a second principal who may decide must
+	// send the same decisions). A denial needs one person. When several
+	// rules cover a tool, the largest Approvers applies. 0 or 1: one
+	// approver. More than 2 is refused.
+	Approvers int `json:"approvers,omitempty" yaml:"approvers,omitempty"`
+	// StickyMax lets a principal the rule allows to decide also grant a
+	// sticky approval of up to this long: later calls of the same tool in
+	// the same conversation are allowed without asking until it ends.
+	// Not with Approvers 2 (one person's grant would stand in for two).
+	// 0: no sticky approvals. It must not be negative.
+	StickyMax time.Duration `json:"sticky_max,omitempty" yaml:"sticky_max,omitempty"`
+}
+
+// problems returns what is wrong with the rule's settings.
+func (r *ApprovalRule) problems() []string {
+	var out []string
+	if r.Approvers < 0 || r.Approvers > 2 {
+		out = append(out, fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers))
+	}
+	if r.StickyMax < 0 {
+		out = append(out, fmt.Sprintf("sticky_max %v is negative", r.StickyMax))
+	}
+	if r.StickyMax > 0 && r.Approvers == 2 {
+		out = append(out, "sticky_max with approvers 2: a sticky grant would let one approval stand in for two")
+	}
+	return out
 }
 
 // covers reports whether the rule applies to calls of tool.
@@ -125,6 +161,15 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		}
 	}
 	errs = append(errs, c.expiryProblems()...)
+	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
+		if a := c.Agents[name]; a != nil {
+			for i, r := range a.Approvals {
+				for _, p := range r.problems() {
+					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p))
+				}
+			}
+		}
+	}
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)
@@ -161,7 +206,9 @@ func (c *Config) clone() *Config {
 		ac.RequesterRoles = slices.Clone(a.RequesterRoles)
 		ac.Approvals = make([]ApprovalRule, len(a.Approvals))
 		for i, r := range a.Approvals {
-			ac.Approvals[i] = ApprovalRule{Tools: slices.Clone(r.Tools), Roles: slices.Clone(r.Roles), RequesterMayDecide: r.RequesterMayDecide}
+			ac.Approvals[i] = r
+			ac.Approvals[i].Tools = slices.Clone(r.Tools)
+			ac.Approvals[i].Roles = slices.Clone(r.Roles)
 		}
 		out.Agents[name] = &ac
 	}
@@ -172,6 +219,9 @@ func (c *Config) clone() *Config {
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()
+	}
+	if out.Records == nil {
+		out.Records = records.NewMemory()
 	}
 	return &out
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
+	"github.com/toolgate/toolgate/server/records"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -444,6 +445,9 @@ func (fc *FileConfig) check(d *decoder) {
 			for j, t := range r.Tools {
 				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
 			}
+			for _, msg := range r.problems() {
+				bad(fmt.Sprintf("%s.approvals[%d]", p, i), "%s", msg)
+			}
 		}
 		if a.MaxRounds < 0 {
 			bad(p+".max_rounds", "must not be negative")
@@ -635,6 +639,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 
 	var store interface {
 		conversationVaultStore
+		Records() records.Store
 		Close() error
 	}
 	var err error
@@ -667,6 +672,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
 		MaxBodyBytes: fc.MaxBodyBytes,
 		Logger:       logger,
+		Records:      store.Records(),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
