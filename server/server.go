@@ -11,8 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
