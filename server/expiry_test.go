@@ -141,7 +141,7 @@ func TestPauseExpiresAfterTTL(t *testing.T) {
 		if code != 409 || out["error"] != "expired" {
 			t.Fatalf("late decision: %d %v, want 409 expired", code, out)
 		}
-		if rec := out["decision"].(map[string]any); rec["outcome"] != "expired" || rec["decided_by"] != "" || rec["pause_id"] != pause {
+		if rec := out["decision"].(map[string]any); rec["outcome"] != "expired" || rec["source"] != "expiry" || rec["decided_by"] != "" || rec["pause_id"] != pause {
 			t.Errorf("record %v, want the expiry's", rec)
 		}
 		f.checkExpired(conv)

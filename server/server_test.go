@@ -39,6 +39,13 @@ type fixture struct {
 // store, served with the test principals.
 func newFixture(t testing.TB, store toolgate.ConversationStore) *fixture {
 	t.Helper()
+	return newFixtureWith(t, store, flightdemo.Model(), nil)
+}
+
+// newFixtureWith is newFixture with another model, and configure, if not
+// nil, changing the configuration before the server is made.
+func newFixtureWith(t testing.TB, store toolgate.ConversationStore, model toolgate.Model, configure func(*server.Config)) *fixture {
+	t.Helper()
 	if store == nil {
 		s, err := sqlite.Open(context.Background(), t.TempDir()+"/toolgate.db", nil)
 		if err != nil {
@@ -48,7 +55,7 @@ func newFixture(t testing.TB, store toolgate.ConversationStore) *fixture {
 		store = s
 	}
 	tools := &flightdemo.Tools{}
-	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
+	client := toolgate.NewClient(model, tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
 	key := func(k, id string, roles ...string) server.APIKey {
 		return server.APIKey{SHA256: server.HashAPIKey(k), Principal: toolgate.Principal{ID: id, Roles: roles}}
 	}
@@ -57,7 +64,7 @@ func newFixture(t testing.TB, store toolgate.ConversationStore) *fixture {
 	if r, ok := store.(interface{ Records() records.Store }); ok {
 		rs = r.Records()
 	}
-	srv, err := server.New(&server.Config{
+	cfg := &server.Config{
 		Agents: map[string]*server.Agent{"flights": {
 			Client:         client,
 			RequesterRoles: []string{"traveller"},
@@ -74,7 +81,11 @@ func newFixture(t testing.TB, store toolgate.ConversationStore) *fixture {
 		ReadAllRoles: []string{"admin"},
 		MaxBodyBytes: 4096,
 		Records:      rs,
-	})
+	}
+	if configure != nil {
+		configure(cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
