@@ -107,17 +107,20 @@ type ApprovalRule struct {
 	StickyMax time.Duration `json:"sticky_max,omitempty" yaml:"sticky_max,omitempty"`
 }
 
+// ruleProblem is a problem of an [ApprovalRule]'s field.
+type ruleProblem struct{ field, msg string }
+
 // problems returns what is wrong with the rule's settings.
-func (r *ApprovalRule) problems() []string {
-	var out []string
+func (r *ApprovalRule) problems() []ruleProblem {
+	var out []ruleProblem
 	if r.Approvers < 0 || r.Approvers > 2 {
-		out = append(out, fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers))
+		out = append(out, ruleProblem{"approvers", fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers)})
 	}
 	if r.StickyMax < 0 {
-		out = append(out, fmt.Sprintf("sticky_max %v is negative", r.StickyMax))
+		out = append(out, ruleProblem{"sticky_max", fmt.Sprintf("sticky_max %v is negative", r.StickyMax)})
 	}
 	if r.StickyMax > 0 && r.Approvers == 2 {
-		out = append(out, "sticky_max with approvers 2: a sticky grant would let one approval stand in for two")
+		out = append(out, ruleProblem{"sticky_max", "sticky_max with approvers 2: a sticky grant would let one approval stand in for two"})
 	}
 	return out
 }
@@ -165,7 +168,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		if a := c.Agents[name]; a != nil {
 			for i, r := range a.Approvals {
 				for _, p := range r.problems() {
-					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p))
+					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.msg))
 				}
 			}
 		}

@@ -445,8 +445,8 @@ func (fc *FileConfig) check(d *decoder) {
 			for j, t := range r.Tools {
 				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
 			}
-			for _, msg := range r.problems() {
-				bad(fmt.Sprintf("%s.approvals[%d]", p, i), "%s", msg)
+			for _, rp := range r.problems() {
+				bad(fmt.Sprintf("%s.approvals[%d].%s", p, i, rp.field), "%s", rp.msg)
 			}
 		}
 		if a.MaxRounds < 0 {

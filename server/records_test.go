@@ -505,3 +505,48 @@ func TestListConversationsPages(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildKeepsRecords restarts a server built from a configuration
+// file on the same SQLite file, as "toolgate serve --data DIR" does: the
+// server's records are in the store's database.
+func TestBuildKeepsRecords(t *testing.T) {
+	path := writeConfig(t, strings.Replace(validConfig, "\t\t\t\troles: [approver]\n", "\t\t\t\troles: [approver]\n\t\t\t\tsticky_max: 30m\n", 1))
+	start := func() (*fixture, func()) {
+		fc, err := server.LoadConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Agents["flights"].Approvals[0].StickyMax; got != 30*time.Minute {
+			t.Errorf("sticky_max %v, want 30m", got)
+		}
+		srv, err := server.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fixture{t: t, h: srv, srv: srv}, func() {
+			srv.Close()
+			if err := closeStore(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	f, stop := start()
+	conv := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)["id"].(string)
+	pause := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)["pause"].(map[string]any)["id"].(string)
+	stop()
+
+	f, stop = start()
+	defer stop()
+	inbox := f.must(200, "GET", "/v1/inbox", exampleApproverKey, "")["pauses"].([]any)
+	if len(inbox) != 1 || inbox[0].(map[string]any)["pause_id"] != pause {
+		t.Fatalf("inbox after a restart: %v, want the pause", inbox)
+	}
+	f.must(200, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}],"sticky":{"minutes":5}}`)
+	if out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`); out["status"] != "completed" {
+		t.Errorf("a turn within the sticky grant: %v, want completed", out)
+	}
+}
