@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate"
@@ -25,9 +26,40 @@ const (
 // messages, which the agent's store keeps.
 type conversation = records.Conversation
 
+// convCacheSize bounds the cache of conversation records; a full cache is
+// emptied.
+const convCacheSize = 1 << 14
+
+// convCache keeps conversation records read from the record store. They
+// never change once created, so a cached one is never stale. It is safe
+// for concurrent use.
+type convCache struct {
+	mu sync.Mutex
+	m  map[string]*conversation // guarded by mu
+}
+
+func (cc *convCache) get(id string) *conversation {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.m[id]
+}
+
+func (cc *convCache) put(c *conversation) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.m == nil || len(cc.m) >= convCacheSize {
+		cc.m = make(map[string]*conversation)
+	}
+	cc.m[c.ID] = c
+}
+
 // conversation returns the record of conversation id, or nil when there
-// is none or its agent is not one of this server's.
+// is none or its agent is not one of this server's. The record is shared:
+// callers must not change it.
 func (s *Server) conversation(ctx context.Context, id string) (*conversation, error) {
+	if c := s.convs.get(id); c != nil {
+		return c, nil
+	}
 	c, err := s.cfg.Records.Conversation(ctx, id)
 	if errors.Is(err, records.ErrNotFound) {
 		return nil, nil
@@ -39,6 +71,7 @@ func (s *Server) conversation(ctx context.Context, id string) (*conversation, er
 		// Another server's agent on a shared database.
 		return nil, nil
 	}
+	s.convs.put(c)
 	return c, nil
 }
 

@@ -35,6 +35,8 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	// convs caches conversation records, which never change.
+	convs convCache
 
 	closed atomic.Bool
 }
