@@ -8,12 +8,14 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // The audit log. With [Config.Audit] set, the server writes:
@@ -151,6 +153,16 @@ func person(p *toolgate.Principal) audit.Actor {
 	return audit.Actor{ID: p.ID, Source: audit.SourcePerson}
 }
 
+// stickyActor is the actor of a decision that sticky grants made: the
+// grants' ids and who granted them.
+func stickyActor(used []records.GrantRef) audit.Actor {
+	ids := make([]string, len(used))
+	for i, g := range used {
+		ids[i] = g.ID + " by " + g.GrantedBy
+	}
+	return audit.Actor{ID: strings.Join(ids, ", "), Source: audit.SourceStickyGrant}
+}
+
 // pausedReply returns the open pause of conv and its reply, or nils.
 func pausedReply(conv *toolgate.Conversation) (*toolgate.PauseRecord, *toolgate.AssistantMessage) {
 	if conv == nil || conv.Pause == nil || conv.Pause.Index < 0 || conv.Pause.Index >= len(conv.Messages) {
@@ -185,7 +197,7 @@ func (s *Server) auditPaused(ctx context.Context, c *conversation) {
 	var recs []*audit.Record
 	for i, call := range reply.ToolCalls {
 		if slices.Contains(pr.Awaiting, keys[i]) {
-			recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], call, audit.KindRequested, person(c.Owner), "awaiting a decision"))
+			recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], call, audit.KindRequested, person(&c.Owner), "awaiting a decision"))
 		}
 	}
 	a.note(ctx, recs...)
@@ -224,7 +236,7 @@ func decidedCalls(pr *toolgate.PauseRecord, reply *toolgate.AssistantMessage, de
 // for every call whose arguments a decision changes. It runs before the
 // resumption: an error means nothing was written, and the decision must
 // not run.
-func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolgate.Conversation, p *toolgate.Principal, decisions []toolgate.Decision) error {
+func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision) error {
 	a := s.audit
 	if a == nil {
 		return nil
@@ -241,11 +253,11 @@ func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolga
 		if d.Verdict == toolgate.VerdictDeny {
 			reason = "deny"
 		}
-		recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], call, audit.KindDecided, person(p), reason))
+		recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], call, audit.KindDecided, actor, reason))
 		if args, ok := editedArguments(d); ok {
 			edited := call
 			edited.Arguments = args
-			recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], edited, audit.KindEdited, person(p), "arguments edited by the approver"))
+			recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], edited, audit.KindEdited, actor, "arguments edited by the approver"))
 		}
 	}
 	return a.append(ctx, recs...)
@@ -259,7 +271,7 @@ func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolga
 // did not run: its decided calls get a refused record saying why (another
 // decision took the pause first, or the resumption failed before running
 // them).
-func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolgate.Conversation, p *toolgate.Principal, decisions []toolgate.Decision, err error) {
+func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision, err error) {
 	a := s.audit
 	if a == nil {
 		return
@@ -282,7 +294,7 @@ func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolg
 		}
 		if pr.Index+1 < len(now.Messages) {
 			if msg, ok := now.Messages[pr.Index+1].(*toolgate.ToolMessage); ok {
-				a.note(ctx, a.resolution(c.ID, pr.ID, reply, msg, p, decisions)...)
+				a.note(ctx, a.resolution(c.ID, pr.ID, reply, msg, actor, decisions)...)
 				return
 			}
 		}
@@ -328,15 +340,15 @@ func (s *Server) auditExpired(ctx context.Context, c *conversation, pauseID stri
 			continue
 		}
 		if reply, ok := conv.Messages[i-1].(*toolgate.AssistantMessage); ok {
-			a.note(ctx, a.resolution(c.ID, pauseID, reply, msg, nil, nil)...)
+			a.note(ctx, a.resolution(c.ID, pauseID, reply, msg, audit.Actor{Source: audit.SourceSystem}, nil)...)
 		}
 		return
 	}
 }
 
 // resolution returns the records of the results msg gives the calls of
-// reply, decided by p with decisions (nil for an expiry).
-func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMessage, msg *toolgate.ToolMessage, p *toolgate.Principal, decisions []toolgate.Decision) []*audit.Record {
+// reply, decided by actor with decisions (nil for an expiry).
+func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMessage, msg *toolgate.ToolMessage, actor audit.Actor, decisions []toolgate.Decision) []*audit.Record {
 	keys := toolgate.ToolCallKeys(reply)
 	byKey := make(map[string]toolgate.Decision, len(decisions))
 	for _, d := range decisions {
@@ -355,9 +367,9 @@ func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMe
 		var r *audit.Record
 		switch res.Status {
 		case toolgate.ResultOK, toolgate.ResultError:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, person(p), res.Status.String())
+			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, actor, res.Status.String())
 		case toolgate.ResultDenied:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindDenied, person(p), "denied; message "+a.digest(res.Content))
+			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindDenied, actor, "denied; message "+a.digest(res.Content))
 		case toolgate.ResultExpired:
 			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExpired, system, "expired before a decision")
 		case toolgate.ResultRefused:
@@ -488,7 +500,11 @@ type verificationJSON struct {
 // of a conversation and whether the log verifies.
 func (s *Server) conversationAudit(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	ctx := r.Context()
-	c := s.idx.get(r.PathValue("id"))
+	c, err := s.conversation(ctx, r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	if c == nil || !(s.canRead(p, c) || hasRole(p, s.cfg.AuditRoles)) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return

@@ -108,8 +108,8 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 	return f
 }
 
-// records returns the audit records of a conversation, read from the log.
-func records(t testing.TB, l audit.Reader, conv string) []audit.Record {
+// auditRecords returns the audit records of a conversation, read from the log.
+func auditRecords(t testing.TB, l audit.Reader, conv string) []audit.Record {
 	t.Helper()
 	var out []audit.Record
 	for r, err := range l.Records(context.Background(), &audit.Query{ConversationID: conv}) {
@@ -141,7 +141,7 @@ func summaries(rs []audit.Record) []string {
 
 func (f *auditFixture) check(conv string, want ...string) []audit.Record {
 	f.t.Helper()
-	rs := records(f.t, f.log, conv)
+	rs := auditRecords(f.t, f.log, conv)
 	if diff := cmp.Diff(want, summaries(rs)); diff != "" {
 		f.t.Errorf("audit records of %s (-want +got):\n%s", conv, diff)
 	}
@@ -376,7 +376,7 @@ func TestAuditEndpoint(t *testing.T) {
 	}
 
 	// An anchor from elsewhere: it must be in the log.
-	rs := records(t, f.log, conv)
+	rs := auditRecords(t, f.log, conv)
 	anchor := rs[1].Anchor().String()
 	if out := f.must(200, "GET", path+"?anchor="+anchor, auditorKey, ""); out["verified"] != true {
 		t.Errorf("with anchor %s: %v", anchor, out)
@@ -484,7 +484,7 @@ func TestBuildAuditLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			rs := records(t, l, conv)
+			rs := auditRecords(t, l, conv)
 			if len(rs) != 1 || rs[0].Kind != audit.KindRequested {
 				t.Fatalf("records %v, want one requested", summaries(rs))
 			}

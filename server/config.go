@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/privacy"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // Config configures a [Server]. It is copied by [New]; the agents' clients
@@ -61,6 +62,13 @@ type Config struct {
 	// every conversation; a conversation's readers may read its own. nil:
 	// readers only.
 	AuditRoles []string `json:"audit_roles,omitempty" yaml:"audit_roles,omitempty"`
+	// Records keeps the server's own records: conversations' owners,
+	// decision records, the index of open pauses, first approvals and
+	// sticky grants. Servers sharing the agents' store should share it
+	// too: the SQL stores provide one on their database
+	// ((*sqlite.Store).Records, (*postgres.Store).Records), which [Build]
+	// uses. nil: a [records.Memory], lost when the process exits.
+	Records records.Store `json:"-" yaml:"-"`
 }
 
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.
@@ -108,6 +116,37 @@ type ApprovalRule struct {
 	// decide its own calls (holding one of Roles is then not needed).
 	// false: the requester may not decide, whatever their roles.
 	RequesterMayDecide bool `json:"requester_may_decide,omitempty" yaml:"requester_may_decide,omitempty"`
+	// Approvers is how many distinct principals must allow a call of the
+	// rule's tools: 2 is the two-person rule (the first approval is
+	// recorded and answered 202; a second principal who may decide must
+	// send the same decisions). A denial needs one person. When several
+	// rules cover a tool, the largest Approvers applies. 0 or 1: one
+	// approver. More than 2 is refused.
+	Approvers int `json:"approvers,omitempty" yaml:"approvers,omitempty"`
+	// StickyMax lets a principal the rule allows to decide also grant a
+	// sticky approval of up to this long: later calls of the same tool in
+	// the same conversation are allowed without asking until it ends.
+	// Not with Approvers 2 (one person's grant would stand in for two).
+	// 0: no sticky approvals. It must not be negative.
+	StickyMax time.Duration `json:"sticky_max,omitempty" yaml:"sticky_max,omitempty"`
+}
+
+// ruleProblem is a problem of an [ApprovalRule]'s field.
+type ruleProblem struct{ field, msg string }
+
+// problems returns what is wrong with the rule's settings.
+func (r *ApprovalRule) problems() []ruleProblem {
+	var out []ruleProblem
+	if r.Approvers < 0 || r.Approvers > 2 {
+		out = append(out, ruleProblem{"approvers", fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers)})
+	}
+	if r.StickyMax < 0 {
+		out = append(out, ruleProblem{"sticky_max", fmt.Sprintf("sticky_max %v is negative", r.StickyMax)})
+	}
+	if r.StickyMax > 0 && r.Approvers == 2 {
+		out = append(out, ruleProblem{"sticky_max", "sticky_max with approvers 2: a sticky grant would let one approval stand in for two"})
+	}
+	return out
 }
 
 // covers reports whether the rule applies to calls of tool.
@@ -150,6 +189,15 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 	}
 	errs = append(errs, c.expiryProblems()...)
 	errs = append(errs, c.auditProblems()...)
+	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
+		if a := c.Agents[name]; a != nil {
+			for i, r := range a.Approvals {
+				for _, p := range r.problems() {
+					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.msg))
+				}
+			}
+		}
+	}
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)
@@ -187,7 +235,9 @@ func (c *Config) clone() *Config {
 		ac.RevealRoles = slices.Clone(a.RevealRoles)
 		ac.Approvals = make([]ApprovalRule, len(a.Approvals))
 		for i, r := range a.Approvals {
-			ac.Approvals[i] = ApprovalRule{Tools: slices.Clone(r.Tools), Roles: slices.Clone(r.Roles), RequesterMayDecide: r.RequesterMayDecide}
+			ac.Approvals[i] = r
+			ac.Approvals[i].Tools = slices.Clone(r.Tools)
+			ac.Approvals[i].Roles = slices.Clone(r.Roles)
 		}
 		out.Agents[name] = &ac
 	}
@@ -200,6 +250,9 @@ func (c *Config) clone() *Config {
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()
+	}
+	if out.Records == nil {
+		out.Records = records.NewMemory()
 	}
 	return &out
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
+	"github.com/toolgate/toolgate/server/records"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -492,6 +493,9 @@ func (fc *FileConfig) check(d *decoder) {
 			for j, t := range r.Tools {
 				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
 			}
+			for _, rp := range r.problems() {
+				bad(fmt.Sprintf("%s.approvals[%d].%s", p, i, rp.field), "%s", rp.msg)
+			}
 		}
 		if a.MaxRounds < 0 {
 			bad(p+".max_rounds", "must not be negative")
@@ -694,6 +698,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 
 	var store interface {
 		conversationVaultStore
+		Records() records.Store
 		Close() error
 	}
 	var err error
@@ -744,6 +749,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		Audit:          auditLog,
 		AuditDigestKey: digestKey,
 		AuditRoles:     slices.Clone(fc.Audit.Roles),
+		Records:        store.Records(),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {

@@ -43,9 +43,10 @@
 // to its agents' MCP servers (package mcptool) and builds its agents. Besides API keys, [Config.Tokens] can accept JWT bearer
 // tokens of an OpenID Connect provider, verified by an [OIDC].
 //
-// Exactly once: a decision first takes the pause in the server (a second
-// decision, concurrent or later, is answered 409 "already_decided" with
-// the first decision's record), then resumes it through
+// Exactly once: a decision first takes the pause in the server's records
+// (a second decision, concurrent or later, on any instance sharing them,
+// is answered 409 "already_decided" with the first decision's record),
+// then resumes it through
 // [toolgate.Client.Resume] naming the pause, whose atomic claim in the
 // store refuses every other resumption, in this process or another.
 //
@@ -64,7 +65,12 @@
 // and the conversation view show tokens; [Agent.RevealRoles] may ask for
 // the originals, each reveal audited first.
 //
-// This is a first slice of the service: the server's own records (who owns
-// a conversation, who decided a pause) are kept in memory and lost when the
-// process exits, although the conversations stay in the agent's store.
+// Records: the server's own records — conversations' owners, decision
+// records with their source (person, sticky grant, expiry), the index of
+// open pauses that the inbox and the sweeper read, first approvals under a
+// two-person rule ([ApprovalRule.Approvers]) and sticky grants
+// ([ApprovalRule.StickyMax]) — are kept in [Config.Records], a
+// records.Store. [Build] uses the one of the file's SQLite or PostgreSQL
+// store, so a restarted server, or another instance on the same database,
+// knows them; without one, they are kept in memory.
 package server

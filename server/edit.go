@@ -2,21 +2,14 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // EditRecord is one call a person allowed with edited arguments: what the
-// model asked for and what ran instead. The tool cannot change.
-type EditRecord struct {
-	Key  string `json:"key"`
-	Tool string `json:"tool"`
-	// Original is the raw JSON text of the model's arguments, as stored.
-	Original string `json:"original"`
-	// Edited is the approver's arguments, a JSON object.
-	Edited json.RawMessage `json:"edited"`
-}
+// model asked for and what ran instead.
+type EditRecord = records.Edit
 
 // decision returns the toolgate decision of a request's decision. An
 // allow's arguments are the approver's edit ("arguments": null is none);

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // Pause expiry. A pending pause older than its agent's time-to-live (see
@@ -92,25 +93,31 @@ func (s *Server) setExpiry(c *conversation, conv *toolgate.Conversation, p *paus
 // decision or another expiry has taken it. It reports whether this call
 // expired it; an error is a store failure.
 func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (bool, error) {
-	rec := &DecisionRecord{PauseID: pauseID, DecidedAt: time.Now().UTC(), Decisions: []toolgate.Decision{}, Outcome: outcomeExpired}
-	if _, ok := s.idx.begin(c.ID, rec); !ok {
-		return false, nil
-	}
 	// The resolution is stored even when the request that noticed the
 	// expiry goes away.
 	ctx = context.WithoutCancel(ctx)
-	a := s.cfg.Agents[c.Agent]
-	err := a.Client.ExpireOpenPause(ctx, c.ID, pauseID)
+	rec := &DecisionRecord{ConversationID: c.ID, PauseID: pauseID, Source: records.SourceExpiry, DecidedAt: now(),
+		Decisions: []toolgate.Decision{}, Outcome: outcomeExpired}
+	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
+		if err != nil {
+			return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", pauseID, c.ID, err)
+		}
+		return false, nil
+	}
+	err := s.cfg.Agents[c.Agent].Client.ExpireOpenPause(ctx, c.ID, pauseID)
 	switch {
 	case err == nil:
+		s.unindexPause(ctx, c.ID, pauseID)
 		s.auditExpired(ctx, c, pauseID)
 		return true, nil
 	case errors.Is(err, toolgate.ErrNoOpenPause):
-		// Another server on the same store resolved the pause first.
-		s.idx.finish(c.ID, pauseID, "")
+		// The pause was resolved without a record here (by the library
+		// directly, or by a server with other records): nothing to expire.
+		s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
+		s.unindexPause(ctx, c.ID, pauseID)
 		return false, nil
 	default:
-		s.idx.finish(c.ID, pauseID, s.failedOutcome(ctx, a, c.ID, pauseID))
+		s.finishFailed(ctx, c, pauseID)
 		return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", pauseID, c.ID, err)
 	}
 }
@@ -190,40 +197,54 @@ func (s *Server) sweepLoop(ctx context.Context, sw *sweeper) {
 	}
 }
 
-// sweep expires every due pause and returns the earliest deadline of the
-// pauses still waiting (zero for none). Pauses being decided are left to
-// their decision; a decision that fails before claiming its pause kicks
-// the sweeper.
+// sweep expires every due pause of the index of open pauses and returns
+// the earliest deadline of the pauses still waiting (zero for none).
+// Pauses being decided are left to their decision; a decision that fails
+// before claiming its pause kicks the sweeper.
 func (s *Server) sweep(ctx context.Context) time.Time {
 	var next time.Time
-	for _, c := range s.idx.list(func(c *conversation) bool { return s.ttl(c.Agent) > 0 }) {
-		if ctx.Err() != nil {
-			return time.Time{}
-		}
-		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.logger.ErrorContext(ctx, "server: expiry: loading a conversation failed", "conversation", c.ID, "err", err)
-			}
-			continue
-		}
-		d, ok := s.deadline(c, conv.Pause)
-		switch {
-		case !ok || s.idx.decision(c.ID, conv.Pause.ID) != nil:
-		case time.Now().Before(d):
-			if next.IsZero() || d.Before(next) {
-				next = d
-			}
-		default:
-			if _, err := s.expire(ctx, c, conv.Pause.ID); err != nil {
-				s.logger.ErrorContext(ctx, "server: expiry failed", "conversation", c.ID, "pause", conv.Pause.ID, "err", err)
-				if retry := time.Now().Add(sweepRetry); next.IsZero() || retry.Before(next) {
-					next = retry
-				}
-			}
+	retryAt := func() {
+		if retry := time.Now().Add(sweepRetry); next.IsZero() || retry.Before(next) {
+			next = retry
 		}
 	}
-	return next
+	for params := (&records.ListParams{Limit: records.MaxLimit}); ; {
+		page, err := s.cfg.Records.ListPending(ctx, params)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logger.ErrorContext(ctx, "server: expiry: reading the open pauses failed", "err", err)
+				retryAt()
+			}
+			return next
+		}
+		for _, e := range page.Pending {
+			if ctx.Err() != nil {
+				return time.Time{}
+			}
+			ttl := s.ttl(e.Agent)
+			if ttl <= 0 {
+				continue
+			}
+			if d := e.CreatedAt.Add(ttl); time.Now().Before(d) {
+				if next.IsZero() || d.Before(next) {
+					next = d
+				}
+				continue
+			}
+			c, err := s.conversation(ctx, e.ConversationID)
+			if err == nil && c != nil {
+				_, err = s.expire(ctx, c, e.PauseID)
+			}
+			if err != nil {
+				s.logger.ErrorContext(ctx, "server: expiry failed", "conversation", e.ConversationID, "pause", e.PauseID, "err", err)
+				retryAt()
+			}
+		}
+		if page.Next == "" {
+			return next
+		}
+		params.After = page.Next
+	}
 }
 
 // writeExpired answers 409 "expired" for a decision on an expired pause,

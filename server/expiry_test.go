@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 const ttl = 15 * time.Minute
@@ -38,11 +39,13 @@ func newExpiryFixture(t *testing.T, globalTTL, agentTTL time.Duration, mw func(t
 		opts.ModelMiddleware = []func(toolgate.ModelFunc) toolgate.ModelFunc{mw}
 	}
 	client := toolgate.NewClient(model, tools.Tools(), opts)
-	srv := newServer(t, client, globalTTL, agentTTL)
+	srv := newServer(t, client, globalTTL, agentTTL, nil)
 	return &expiryFixture{fixture: &fixture{t: t, h: srv, srv: srv, tools: tools}, model: model, client: client, store: store}
 }
 
-func newServer(t *testing.T, client *toolgate.Client, globalTTL, agentTTL time.Duration) *server.Server {
+// newServer returns a server of the flight agent on client with the given
+// time-to-live settings and records (nil: its own, in memory).
+func newServer(t *testing.T, client *toolgate.Client, globalTTL, agentTTL time.Duration, rs records.Store) *server.Server {
 	t.Helper()
 	key := func(k, id string, roles ...string) server.APIKey {
 		return server.APIKey{SHA256: server.HashAPIKey(k), Principal: toolgate.Principal{ID: id, Roles: roles}}
@@ -56,6 +59,7 @@ func newServer(t *testing.T, client *toolgate.Client, globalTTL, agentTTL time.D
 		}},
 		APIKeys:  []server.APIKey{key(travellerKey, "ada", "traveller"), key(approverKey, "bob", "approver")},
 		PauseTTL: globalTTL,
+		Records:  rs,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +141,7 @@ func TestPauseExpiresAfterTTL(t *testing.T) {
 		if code != 409 || out["error"] != "expired" {
 			t.Fatalf("late decision: %d %v, want 409 expired", code, out)
 		}
-		if rec := out["decision"].(map[string]any); rec["outcome"] != "expired" || rec["decided_by"] != "" || rec["pause_id"] != pause {
+		if rec := out["decision"].(map[string]any); rec["outcome"] != "expired" || rec["source"] != "expiry" || rec["decided_by"] != "" || rec["pause_id"] != pause {
 			t.Errorf("record %v, want the expiry's", rec)
 		}
 		f.checkExpired(conv)
@@ -277,16 +281,28 @@ func TestConcurrentDecideAndExpire(t *testing.T) {
 	})
 }
 
-// A pause the sweeper does not know of (here, one another server opened)
-// is expired by the first request that touches it.
+// unindexed returns records that know conversation conv of ada but not
+// its open pause, as when a process died between storing a pause and
+// indexing it.
+func unindexed(t *testing.T, conv string) records.Store {
+	t.Helper()
+	rs := records.NewMemory()
+	err := rs.CreateConversation(t.Context(), &records.Conversation{ID: conv, Agent: "flights", Owner: toolgate.Principal{ID: "ada", Roles: []string{"traveller"}}, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// A pause the sweeper does not know of (here, one the index missed) is
+// expired by the first request that touches it.
 func TestLazyExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newExpiryFixture(t, ttl, 0, nil)
 		conv, pause := f.pause(travellerKey)
-		other := newServer(t, f.client, ttl, 0)
-		synctest.Wait() // its sweeper has looked and knows of no conversation
+		other := newServer(t, f.client, ttl, 0, unindexed(t, conv))
+		synctest.Wait() // its sweeper has looked and knows of no pause
 		f.srv.Close()   // the first server's sweeper is gone
-		other.Adopt(conv, "flights", &toolgate.Principal{ID: "ada", Roles: []string{"traveller"}})
 		f.h = other
 
 		time.Sleep(ttl)
@@ -296,6 +312,10 @@ func TestLazyExpiry(t *testing.T) {
 		}
 		if inbox := f.must(200, "GET", "/v1/inbox", approverKey, "")["pauses"].([]any); len(inbox) != 0 {
 			t.Errorf("inbox %v, want the expired pause hidden", inbox)
+		}
+		got := f.must(200, "GET", "/v1/conversations/"+conv, travellerKey, "")
+		if got["pause"] != nil {
+			t.Errorf("conversation %v, want its pause expired", got)
 		}
 		f.checkExpired(conv)
 		code, out := f.do("POST", decisionsPath(conv, pause), approverKey, allowBook)
@@ -314,10 +334,9 @@ func TestLazyExpiryOnDecisionAndInput(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newExpiryFixture(t, ttl, 0, nil)
 				conv, pause := f.pause(travellerKey)
-				other := newServer(t, f.client, ttl, 0)
+				other := newServer(t, f.client, ttl, 0, unindexed(t, conv))
 				synctest.Wait()
 				f.srv.Close()
-				other.Adopt(conv, "flights", &toolgate.Principal{ID: "ada", Roles: []string{"traveller"}})
 				f.h = other
 				time.Sleep(ttl)
 				synctest.Wait()

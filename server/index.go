@@ -1,140 +1,111 @@
 package server
 
 import (
-	"slices"
+	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
+)
+
+// DecisionRecord is who or what decided a pause, how, and what came of
+// it, as the API shows it: see [records.Decision].
+type DecisionRecord = records.Decision
+
+// The outcomes of a [DecisionRecord].
+const (
+	outcomeDeciding = records.OutcomeDeciding
+	outcomeDecided  = records.OutcomeDecided
+	outcomeFailed   = records.OutcomeFailed
+	outcomeExpired  = records.OutcomeExpired
 )
 
 // conversation is what the server knows of a conversation besides its
 // messages, which the agent's store keeps.
-type conversation struct {
-	ID        string
-	Agent     string
-	Owner     *toolgate.Principal
-	CreatedAt time.Time
+type conversation = records.Conversation
+
+// convCacheSize bounds the cache of conversation records; a full cache is
+// emptied.
+const convCacheSize = 1 << 14
+
+// convCache keeps conversation records read from the record store. They
+// never change once created, so a cached one is never stale. It is safe
+// for concurrent use.
+type convCache struct {
+	mu sync.Mutex
+	m  map[string]*conversation // guarded by mu
 }
 
-// DecisionRecord is who decided a pause, how, and what came of it.
-//
-// JSON: {"pause_id","decided_by","decided_at","decisions","outcome"}.
-type DecisionRecord struct {
-	PauseID string `json:"pause_id"`
-	// DecidedBy is the id of the principal who decided; "" for an expired
-	// pause, which nobody decided.
-	DecidedBy string              `json:"decided_by"`
-	DecidedAt time.Time           `json:"decided_at"`
-	Decisions []toolgate.Decision `json:"decisions"`
-	// Edits are the calls allowed with edited arguments, with the model's
-	// arguments and the approver's; omitted when none was edited.
-	Edits []EditRecord `json:"edits,omitempty"`
-	// Outcome is "deciding" while the resumed turn runs, then "decided",
-	// or "failed" when the turn failed after the pause was claimed; it is
-	// "expired" for a pause that outlived its time-to-live (DecidedAt is
-	// then when it was expired, and Decisions is empty).
-	Outcome string `json:"outcome"`
+func (cc *convCache) get(id string) *conversation {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.m[id]
 }
 
-// The outcomes of a [DecisionRecord].
-const (
-	outcomeDeciding = "deciding"
-	outcomeDecided  = "decided"
-	outcomeFailed   = "failed"
-	outcomeExpired  = "expired"
-)
-
-// index keeps the server's conversations and decision records in memory.
-// It is safe for concurrent use.
-type index struct {
-	mu        sync.Mutex
-	convs     map[string]*conversation   // guarded by mu
-	order     []string                   // guarded by mu: ids in creation order
-	decisions map[string]*DecisionRecord // guarded by mu: by conversation id + "/" + pause id
-}
-
-func newIndex() *index {
-	return &index{convs: make(map[string]*conversation), decisions: make(map[string]*DecisionRecord)}
-}
-
-func (x *index) add(c *conversation) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.convs[c.ID] = c
-	x.order = append(x.order, c.ID)
-}
-
-func (x *index) get(id string) *conversation {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.convs[id]
-}
-
-// list returns the conversations keep accepts, in creation order.
-func (x *index) list(keep func(*conversation) bool) []*conversation {
-	x.mu.Lock()
-	all := make([]*conversation, len(x.order))
-	for i, id := range x.order {
-		all[i] = x.convs[id]
+func (cc *convCache) put(c *conversation) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.m == nil || len(cc.m) >= convCacheSize {
+		cc.m = make(map[string]*conversation)
 	}
-	x.mu.Unlock()
-	return slices.DeleteFunc(all, func(c *conversation) bool { return !keep(c) })
+	cc.m[c.ID] = c
 }
 
-// begin records that rec's decider starts deciding a pause. It returns
-// the existing record, and false, when the pause was already being decided
-// or decided: exactly one begin per pause succeeds until it is aborted.
-func (x *index) begin(convID string, rec *DecisionRecord) (*DecisionRecord, bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	k := convID + "/" + rec.PauseID
-	if old := x.decisions[k]; old != nil {
-		cp := *old
-		return &cp, false
+// conversation returns the record of conversation id, or nil when there
+// is none or its agent is not one of this server's. The record is shared:
+// callers must not change it.
+func (s *Server) conversation(ctx context.Context, id string) (*conversation, error) {
+	if c := s.convs.get(id); c != nil {
+		return c, nil
 	}
-	x.decisions[k] = rec
-	return nil, true
+	c, err := s.cfg.Records.Conversation(ctx, id)
+	if errors.Is(err, records.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Agents[c.Agent] == nil {
+		// Another server's agent on a shared database.
+		return nil, nil
+	}
+	s.convs.put(c)
+	return c, nil
 }
 
-// finish sets the outcome of a begun decision; an empty outcome forgets
-// it, so that the pause can be decided again.
-func (x *index) finish(convID, pauseID, outcome string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	k := convID + "/" + pauseID
-	if outcome == "" {
-		delete(x.decisions, k)
-		return
+// decision returns the record of a pause, or nil.
+func (s *Server) decision(ctx context.Context, convID, pauseID string) (*DecisionRecord, error) {
+	d, err := s.cfg.Records.Decision(ctx, convID, pauseID)
+	if errors.Is(err, records.ErrNotFound) {
+		return nil, nil
 	}
-	if r := x.decisions[k]; r != nil {
-		r.Outcome = outcome
+	return d, err
+}
+
+// finish sets the outcome of a begun decision, logging a failure: the
+// record then stays "deciding", which refuses later decisions, never
+// allows a second one.
+func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) {
+	if err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome); err != nil {
+		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", err)
 	}
 }
 
-// decision returns a copy of the record of a pause, or nil.
-func (x *index) decision(convID, pauseID string) *DecisionRecord {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if r := x.decisions[convID+"/"+pauseID]; r != nil {
-		cp := *r
-		return &cp
-	}
-	return nil
+// indexPause puts the open pause pr of conversation c in the index the
+// inbox and the sweeper read.
+func (s *Server) indexPause(ctx context.Context, c *conversation, pr *toolgate.PauseRecord) error {
+	return s.cfg.Records.AddPending(context.WithoutCancel(ctx), &records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: pr.ID, CreatedAt: pr.CreatedAt})
 }
 
-// decisionsOf returns copies of the records of a conversation's pauses, in
-// the order they were decided.
-func (x *index) decisionsOf(convID string) []DecisionRecord {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var out []DecisionRecord
-	prefix := convID + "/"
-	for k, r := range x.decisions {
-		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
-			out = append(out, *r)
-		}
+// unindexPause removes a resolved pause from the index, logging a failure:
+// a stale entry is dropped by the next inbox or sweep that reads it.
+func (s *Server) unindexPause(ctx context.Context, convID, pauseID string) {
+	if err := s.cfg.Records.RemovePending(context.WithoutCancel(ctx), convID, pauseID); err != nil {
+		s.logger.ErrorContext(ctx, "server: removing a pause from the index failed", "conversation", convID, "pause", pauseID, "err", err)
 	}
-	slices.SortFunc(out, func(a, b DecisionRecord) int { return a.DecidedAt.Compare(b.DecidedAt) })
-	return out
 }
+
+// now returns the current time in UTC.
+func now() time.Time { return time.Now().UTC() }

@@ -156,7 +156,7 @@ func TestReveal(t *testing.T) {
 	}
 	defer l.Close()
 	var got []string
-	for _, r := range records(t, l, conv) {
+	for _, r := range auditRecords(t, l, conv) {
 		got = append(got, summary(r))
 	}
 	want := []string{

@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
 )
 
 // Server is the approval service as an [http.Handler]: agents' turns run
@@ -29,12 +31,13 @@ type Server struct {
 	cfg    *Config
 	keys   map[[sha256.Size]byte]*toolgate.Principal
 	mux    *http.ServeMux
-	idx    *index
 	logger *slog.Logger
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
 	audit   *auditor // nil: no audit log
+	// convs caches conversation records, which never change.
+	convs convCache
 
 	closed atomic.Bool
 }
@@ -48,7 +51,7 @@ func New(cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux(), idx: newIndex()}
+	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux()}
 	s.logger = s.cfg.Logger
 	s.audit = newAuditor(s.cfg)
 	s.handle("GET /healthz", s.healthz)
@@ -178,8 +181,11 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request, p *t
 		writeError(w, http.StatusForbidden, codeForbidden, "your roles may not start conversations with agent "+in.Agent)
 		return
 	}
-	c := &conversation{ID: "conv_" + rand.Text(), Agent: in.Agent, Owner: p, CreatedAt: time.Now().UTC()}
-	s.idx.add(c)
+	c := &conversation{ID: "conv_" + rand.Text(), Agent: in.Agent, Owner: *p, CreatedAt: now()}
+	if err := s.cfg.Records.CreateConversation(r.Context(), c); err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	w.Header().Set("Location", "/v1/conversations/"+c.ID)
 	writeJSON(w, http.StatusCreated, convJSON(c))
 }
@@ -189,12 +195,36 @@ func (s *Server) canRead(p *toolgate.Principal, c *conversation) bool {
 	return c.Owner.ID == p.ID || hasRole(p, s.cfg.ReadAllRoles)
 }
 
-func (s *Server) listConversations(w http.ResponseWriter, _ *http.Request, p *toolgate.Principal) {
-	out := []conversationJSON{}
-	for _, c := range s.idx.list(func(c *conversation) bool { return s.canRead(p, c) }) {
-		out = append(out, convJSON(c))
+func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	params := &records.ListParams{After: r.URL.Query().Get("after")}
+	if !hasRole(p, s.cfg.ReadAllRoles) {
+		params.Owner = p.ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > records.MaxLimit {
+			writeError(w, http.StatusBadRequest, codeInvalidRequest, fmt.Sprintf("limit must be a whole number from 1 to %d", records.MaxLimit))
+			return
+		}
+		params.Limit = n
+	}
+	page, err := s.cfg.Records.ListConversations(r.Context(), params)
+	if errors.Is(err, records.ErrInvalid) {
+		writeError(w, http.StatusBadRequest, codeInvalidRequest, "after is not the cursor of a page")
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := struct {
+		Conversations []conversationJSON `json:"conversations"`
+		Next          string             `json:"next,omitempty"`
+	}{Conversations: []conversationJSON{}, Next: page.Next}
+	for i := range page.Conversations {
+		out.Conversations = append(out.Conversations, convJSON(&page.Conversations[i]))
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // callJSON is one call of a paused reply.
@@ -216,6 +246,9 @@ type pauseJSON struct {
 	// ExpiresAt is when the pause expires unless decided; nil: never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Calls     []callJSON `json:"calls"`
+	// Approval is the first approval of a pause that waits for a second
+	// approver (two-person rule); nil otherwise.
+	Approval *approvalJSON `json:"approval,omitempty"`
 }
 
 // openPause returns the conversation's open pause and its reply, or nils.
@@ -237,7 +270,11 @@ func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMess
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.idx.get(r.PathValue("id"))
+	c, err := s.conversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	if c == nil || !s.canRead(p, c) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
@@ -256,6 +293,10 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 	}
 	pause, reply := openPause(conv)
 	s.setExpiry(c, conv, pause)
+	if err := s.setApproval(r.Context(), c, pause); err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	msgs, err := s.showConversation(r.Context(), c, p, conv.Messages, pause, reply, reveal)
 	if err != nil {
 		s.internal(w, r, err)
@@ -264,9 +305,10 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 	if msgs == nil {
 		msgs = []toolgate.Message{}
 	}
-	decisions := s.idx.decisionsOf(c.ID)
-	if decisions == nil {
-		decisions = []DecisionRecord{}
+	decisions, err := s.cfg.Records.Decisions(r.Context(), c.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, struct {
 		conversationJSON
@@ -284,32 +326,62 @@ type turnJSON struct {
 	Status string     `json:"status"`
 	Text   string     `json:"text"`
 	Pause  *pauseJSON `json:"pause,omitempty"`
-	// Decision is the decision that resumed the turn, for a decision's
-	// response.
+	// Decision is the decision that resumed the turn: the person's, for a
+	// decision's response, or the last sticky one when live grants
+	// resumed the turn by themselves.
 	Decision *DecisionRecord `json:"decision,omitempty"`
+	// Grants are the sticky grants the decision made.
+	Grants []grantJSON `json:"grants,omitempty"`
 }
 
+// maxStickyResumes bounds how many pauses in a row live sticky grants
+// resume by themselves within one request; a pause after that waits.
+const maxStickyResumes = 16
+
 // turnResult builds a turn's outcome; a paused one is read back from the
-// store, which holds the pause's id.
+// store, which holds the pause's id, and put in the index of open pauses.
+// A pause whose awaiting calls live sticky grants all cover is resumed at
+// once, and the outcome is that of the resumed turn.
 func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate.Response) (*turnJSON, error) {
-	out := &turnJSON{ConversationID: c.ID, Status: "completed", Text: resp.Text()}
-	if !resp.Paused() {
-		return out, nil
+	out := &turnJSON{ConversationID: c.ID}
+	for range maxStickyResumes + 1 {
+		out.Status, out.Text = "completed", resp.Text()
+		if !resp.Paused() {
+			return out, nil
+		}
+		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		out.Status = "paused"
+		pause, reply := openPause(conv)
+		out.Pause = pause
+		if pause == nil || pause.Claimed {
+			// Already being resolved elsewhere.
+			return out, nil
+		}
+		if err := s.indexPause(ctx, c, conv.Pause); err != nil {
+			return nil, err
+		}
+		s.auditPaused(ctx, c)
+		s.setExpiry(c, conv, out.Pause)
+		s.kickSweeper()
+		next, rec, err := s.resumeSticky(ctx, c, conv, pause, reply)
+		if err != nil || next == nil {
+			return out, err
+		}
+		resp, out.Decision = next, rec
+		out.Pause = nil
 	}
-	s.auditPaused(ctx, c)
-	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
-	if err != nil {
-		return nil, err
-	}
-	out.Status = "paused"
-	out.Pause, _ = openPause(conv)
-	s.setExpiry(c, conv, out.Pause)
-	s.kickSweeper()
 	return out, nil
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.idx.get(r.PathValue("id"))
+	c, err := s.conversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	if c == nil || !s.canRead(p, c) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
@@ -336,9 +408,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 			return
 		}
 	}
-	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
+	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
+		s.reindex(r.Context(), c)
 		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")
 		return
 	case errors.Is(err, toolgate.ErrConflict):
@@ -414,6 +487,9 @@ type inboxItem struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Revealed is true when Calls show original values, not tokens.
 	Revealed bool `json:"revealed,omitempty"`
+	// Approval is the first approval, when the pause waits for a second
+	// approver.
+	Approval *approvalJSON `json:"approval,omitempty"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -425,14 +501,45 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		return
 	}
 	items := []inboxItem{}
-	for _, c := range s.idx.list(func(*conversation) bool { return true }) {
+	var entries []records.Pending
+	for params := (&records.ListParams{Limit: records.MaxLimit}); ; {
+		page, err := s.cfg.Records.ListPending(r.Context(), params)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		entries = append(entries, page.Pending...)
+		if page.Next == "" {
+			break
+		}
+		params.After = page.Next
+	}
+	for _, e := range entries {
+		if s.cfg.Agents[e.Agent] == nil {
+			continue // another server's agent on a shared database
+		}
+		c, err := s.conversation(r.Context(), e.ConversationID)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		if c == nil {
+			continue
+		}
 		conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(r.Context(), c.ID)
 		if err != nil {
 			s.internal(w, r, err)
 			return
 		}
 		pause, reply := openPause(conv)
-		if pause == nil || pause.Claimed {
+		switch {
+		case pause == nil:
+			s.unindexPause(r.Context(), c.ID, e.PauseID) // resolved: a stale entry
+			continue
+		case pause.ID != e.PauseID:
+			s.reindex(r.Context(), c) // another pause opened since
+		}
+		if pause.Claimed {
 			continue
 		}
 		if s.due(c, conv) {
@@ -448,13 +555,17 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		if code, _ := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
 			continue
 		}
+		if err := s.setApproval(r.Context(), c, pause); err != nil {
+			s.internal(w, r, err)
+			return
+		}
 		revealed, err := s.showInboxPause(r.Context(), c, p, pause, reply, reveal)
 		if err != nil {
 			s.internal(w, r, err)
 			return
 		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
-			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed})
+			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -470,21 +581,26 @@ type decisionIn struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
+// decisionRequest is the body of a decision request.
+type decisionRequest struct {
+	Decisions []decisionIn `json:"decisions"`
+	// Sticky, with an allow, also grants a sticky approval.
+	Sticky *stickyIn `json:"sticky,omitempty"`
+}
+
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	ctx := r.Context()
-	c := s.idx.get(r.PathValue("id"))
-	if c == nil {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c, err := s.conversation(ctx, r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
 		return
 	}
-	if !s.canRead(p, c) && !s.approver(p, c.Agent) {
+	if c == nil || (!s.canRead(p, c) && !s.approver(p, c.Agent)) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
 	}
 	pauseID := r.PathValue("pause")
-	var in struct {
-		Decisions []decisionIn `json:"decisions"`
-	}
+	var in decisionRequest
 	if !s.decode(w, r, &in, false) {
 		return
 	}
@@ -496,7 +612,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	}
 	pause, reply := openPause(conv)
 	if pause == nil || pause.ID != pauseID || pause.Claimed {
-		if rec := s.idx.decision(c.ID, pauseID); rec != nil || (pause != nil && pause.ID == pauseID) {
+		rec, err := s.decision(ctx, c.ID, pauseID)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		if rec != nil || (pause != nil && pause.ID == pauseID) {
 			s.alreadyDecided(w, rec)
 			return
 		}
@@ -511,7 +632,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.internal(w, r, err)
 			return
 		}
-		s.alreadyDecided(w, s.idx.decision(c.ID, pauseID))
+		rec, err := s.decision(ctx, c.ID, pauseID)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		s.alreadyDecided(w, rec)
 		return
 	}
 	if code, msg := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
@@ -535,50 +661,108 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	rec := &DecisionRecord{PauseID: pauseID, DecidedBy: p.ID, DecidedAt: time.Now().UTC(), Decisions: decisions, Edits: edits(reply, decisions), Outcome: outcomeDeciding}
-	if old, ok := s.idx.begin(c.ID, rec); !ok {
+	grants, code, msg := s.stickyGrants(p, c, reply, pause.Awaiting, decisions, in.Sticky)
+	if code != "" {
+		writeError(w, http.StatusUnprocessableEntity, code, msg)
+		return
+	}
+	rec := &DecisionRecord{ConversationID: c.ID, PauseID: pauseID, Source: records.SourcePerson, DecidedBy: p.ID, DecidedAt: now(),
+		Decisions: decisions, Edits: edits(reply, decisions), Outcome: outcomeDeciding}
+	if s.needsSecondApprover(c, reply, pause.Awaiting, decisions) {
+		first, done := s.approve(w, r, p, c, pauseID, decisions)
+		if done {
+			return
+		}
+		rec.Approvers = []string{first, p.ID}
+	}
+	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
 		s.alreadyDecided(w, old)
 		return
 	}
-	if err := s.auditDecided(ctx, c, conv, p, decisions); err != nil {
-		s.idx.finish(c.ID, pauseID, "")
+	if err := s.auditDecided(ctx, c, conv, person(p), decisions); err != nil {
+		s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
 		s.internal(w, r, err)
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
-	s.auditResolved(ctx, c, conv, p, decisions, err)
+	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions})
+	s.auditResolved(ctx, c, conv, person(p), decisions, err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
-			// Another server on the same store took the pause first: this
-			// request decided nothing.
-			s.idx.finish(c.ID, pauseID, "")
+			// Another server on the same store took the pause first
+			// without a shared record: this request decided nothing.
+			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
 			s.alreadyDecided(w, nil)
 			return
 		}
-		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
-		// A pause released again may be due: let the sweeper look.
-		s.kickSweeper()
+		s.finishFailed(ctx, c, pauseID)
 		s.decisionError(w, r, err)
 		return
 	}
-	s.idx.finish(c.ID, pauseID, outcomeDecided)
+	s.finish(ctx, c.ID, pauseID, outcomeDecided)
+	s.unindexPause(ctx, c.ID, pauseID)
+	if err := s.addGrants(ctx, grants); err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	out, err := s.turnResult(ctx, c, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	out.Decision = s.idx.decision(c.ID, pauseID)
+	if out.Decision == nil {
+		if out.Decision, err = s.decision(ctx, c.ID, pauseID); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+	}
+	for _, g := range grants {
+		out.Grants = append(out.Grants, grantOut(g))
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// finishFailed records the outcome of a resumption of pause pauseID of c
+// that failed: the record is forgotten, and the pause indexed again, when
+// it is still open and unclaimed, so that it can be decided again;
+// otherwise the outcome is "failed" and the pause leaves the index.
+func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID string) {
+	ctx = context.WithoutCancel(ctx)
+	outcome := s.failedOutcome(ctx, s.cfg.Agents[c.Agent], c.ID, pauseID)
+	s.finish(ctx, c.ID, pauseID, outcome)
+	if outcome == outcomeFailed {
+		s.unindexPause(ctx, c.ID, pauseID)
+		return
+	}
+	s.reindex(ctx, c)
+	// A pause released again may be due: let the sweeper look.
+	s.kickSweeper()
+}
+
+// reindex puts the open pause of c, if any, in the index again, logging a
+// failure: the index may have missed it (a process that died between
+// storing the pause and indexing it) or dropped it.
+func (s *Server) reindex(ctx context.Context, c *conversation) {
+	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
+	if err == nil && conv.Pause != nil && !conv.Pause.Claimed {
+		err = s.indexPause(ctx, c, conv.Pause)
+	}
+	if err != nil {
+		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", err)
+	}
 }
 
 // failedOutcome returns the outcome of a resumption that failed: "" (forget
 // the attempt) when the pause is still open and unclaimed, so that it can
 // be decided again, and "failed" otherwise.
-func (s *Server) failedOutcome(ctx context.Context, a *Agent, convID, pauseID string) string {
+func (s *Server) failedOutcome(ctx context.Context, a *Agent, convID, pauseID string) records.Outcome {
 	conv, err := a.Client.Store().Load(ctx, convID)
 	if err == nil && conv.Pause != nil && conv.Pause.ID == pauseID && !conv.Pause.Claimed {
-		return ""
+		return records.OutcomeNone
 	}
 	return outcomeFailed
 }

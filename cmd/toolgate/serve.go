@@ -111,6 +111,8 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		}},
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
 		Audit:  auditLog,
+		// The server's records are in the same file: a restart keeps them.
+		Records: store.Records(),
 	}
 	for _, u := range users {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})

@@ -36,6 +36,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	ownPool bool // opened by Open: Close closes it
 	q       queries
+	rq      recordQueries
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -95,12 +96,15 @@ var migrations = []string{
 		conversation_id text PRIMARY KEY,
 		sealed bytea NOT NULL
 	);`,
+	// 2: the approval service's records (package server/records), in
+	// tables of their own; see records.go.
+	recordsMigration,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the largest version in the schema's toolgate_schema_version table).
 // [Open] and [New] upgrade an older schema and refuse a newer one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Open connects to the database named by connString (a URL or a key=value
 // string, as [pgxpool.ParseConfig] takes), brings the schema up to
@@ -143,7 +147,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	return &Store{pool: pool, q: newQueries(schema)}, nil
+	return &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema)}, nil
 }
 
 // migrate creates the schema when missing and applies the missing

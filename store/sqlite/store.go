@@ -82,12 +82,15 @@ var migrations = []string{
 		conversation_id TEXT NOT NULL PRIMARY KEY,
 		sealed BLOB NOT NULL
 	) WITHOUT ROWID;`,
+	// 3: the approval service's records (package server/records), in
+	// tables of their own; see records.go.
+	recordsMigration,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the database's user_version). [Open] upgrades an older database and
 // refuses a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Open opens the database file at path, creating it when it does not
 // exist, and brings its schema up to [SchemaVersion]. The file is put in
@@ -220,6 +223,17 @@ func (s *Store) Close() error {
 // given, which is not canceled, never its caller's.
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	return s.commit.do(ctx, fn)
+}
+
+// exec runs one write statement in a (shared) write transaction.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }
 
 // Load implements [toolgate.ConversationStore]. A row that cannot be read

@@ -1,0 +1,27 @@
+package records_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencies keeps the record store's package free of SDKs and
+// drivers: besides the standard library it may use only toolgate's core
+// package (and what the core uses).
+func TestDependencies(t *testing.T) {
+	const pkg = "github.com/toolgate/toolgate/server/records"
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(dep, "/")
+		switch {
+		case !strings.Contains(first, "."), dep == pkg, dep == "github.com/toolgate/toolgate",
+			strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
+		default:
+			t.Errorf("%s depends on %s; want only the standard library and the core package", pkg, dep)
+		}
+	}
+}

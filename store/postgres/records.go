@@ -1,0 +1,504 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/toolgate/toolgate/internal/recordrows"
+	"github.com/toolgate/toolgate/server/records"
+)
+
+// recordsMigration creates the tables of the approval service's records.
+// Times are Unix nanoseconds; seq columns keep insertion order.
+const recordsMigration = `CREATE TABLE S.server_conversations (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id text NOT NULL UNIQUE,
+		agent text NOT NULL,
+		owner_id text NOT NULL,
+		owner text NOT NULL,
+		created_at bigint NOT NULL
+	);
+	CREATE INDEX server_conversations_owner ON S.server_conversations (owner_id, seq);
+	CREATE TABLE S.server_decisions (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		conversation_id text NOT NULL,
+		pause_id text NOT NULL,
+		outcome text NOT NULL,
+		record text NOT NULL,
+		UNIQUE (conversation_id, pause_id)
+	);
+	CREATE TABLE S.server_pending (
+		conversation_id text PRIMARY KEY,
+		agent text NOT NULL,
+		pause_id text NOT NULL,
+		created_at bigint NOT NULL
+	);
+	CREATE INDEX server_pending_order ON S.server_pending (created_at, conversation_id);
+	CREATE TABLE S.server_approvals (
+		conversation_id text NOT NULL,
+		pause_id text NOT NULL,
+		approver text NOT NULL,
+		approved_at bigint NOT NULL,
+		decisions text NOT NULL,
+		PRIMARY KEY (conversation_id, pause_id)
+	);
+	CREATE TABLE S.server_grants (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id text NOT NULL UNIQUE,
+		conversation_id text NOT NULL,
+		tool text NOT NULL,
+		arguments_digest text NOT NULL,
+		granted_by text NOT NULL,
+		granted_at bigint NOT NULL,
+		expires_at bigint NOT NULL
+	);
+	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`
+
+// recordQueries are the statements of the record store, with the schema
+// filled in.
+type recordQueries struct {
+	insertConversation, selectConversation, conversationSeq, listConversations    string
+	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions string
+	upsertPending, deletePending, pendingCursor, listPending                      string
+	insertApproval, selectApproval                                                string
+	insertGrant, listGrants                                                       string
+}
+
+func newRecordQueries(schema string) recordQueries {
+	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
+	const conv = "SELECT id, agent, owner_id, owner, created_at FROM S.server_conversations "
+	const dec = "SELECT conversation_id, pause_id, outcome, record FROM S.server_decisions "
+	return recordQueries{
+		insertConversation: r.Replace(`INSERT INTO S.server_conversations (id, agent, owner_id, owner, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`),
+		selectConversation: r.Replace(conv + "WHERE id = $1"),
+		conversationSeq:    r.Replace("SELECT seq FROM S.server_conversations WHERE id = $1"),
+		listConversations:  r.Replace(conv + "WHERE seq > $1 AND ($2 = '' OR owner_id = $2) ORDER BY seq LIMIT $3"),
+		insertDecision: r.Replace(`INSERT INTO S.server_decisions (conversation_id, pause_id, outcome, record)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),
+		selectDecision: r.Replace(dec + "WHERE conversation_id = $1 AND pause_id = $2"),
+		deleteDecision: r.Replace("DELETE FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2"),
+		updateDecision: r.Replace("UPDATE S.server_decisions SET outcome = $3 WHERE conversation_id = $1 AND pause_id = $2"),
+		listDecisions:  r.Replace(dec + "WHERE conversation_id = $1 ORDER BY seq"),
+		upsertPending: r.Replace(`INSERT INTO S.server_pending (conversation_id, agent, pause_id, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`),
+		deletePending: r.Replace("DELETE FROM S.server_pending WHERE conversation_id = $1 AND pause_id = $2"),
+		pendingCursor: r.Replace("SELECT created_at, conversation_id FROM S.server_pending WHERE conversation_id = $1"),
+		listPending: r.Replace(`SELECT conversation_id, agent, pause_id, created_at FROM S.server_pending
+			WHERE (created_at, conversation_id) > ($1, $2) ORDER BY created_at, conversation_id LIMIT $3`),
+		insertApproval: r.Replace(`INSERT INTO S.server_approvals (conversation_id, pause_id, approver, approved_at, decisions)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),
+		selectApproval: r.Replace("SELECT conversation_id, pause_id, approver, approved_at, decisions FROM S.server_approvals WHERE conversation_id = $1 AND pause_id = $2"),
+		insertGrant: r.Replace(`INSERT INTO S.server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`),
+		listGrants: r.Replace(`SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+			FROM S.server_grants WHERE conversation_id = $1 AND expires_at > $2 ORDER BY seq`),
+	}
+}
+
+// Records returns the approval service's record store (a
+// [records.Store]) kept in the same schema as the conversations, for
+// server.Config.Records. It shares s's connection pool: it is usable
+// until s is closed. Every Store on the same database and schema, in any
+// process, shares the records; [records.Store.Begin] and
+// [records.Store.Approve] are one INSERT … ON CONFLICT DO NOTHING each, so
+// of concurrent callers exactly one wins.
+func (s *Store) Records() records.Store { return &recordStore{s} }
+
+// recordStore is the [records.Store] of a [Store].
+type recordStore struct{ s *Store }
+
+// recErr wraps err, a failure of operation what, in the package's error
+// form.
+func recErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("postgres: records: %s: %w", what, dbErr(err))
+}
+
+// maxTakeAttempts bounds the retries of an insert-if-absent whose
+// conflicting row is deleted before it can be read.
+const maxTakeAttempts = 10
+
+func (r *recordStore) CreateConversation(ctx context.Context, c *records.Conversation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckConversation(c); err != nil {
+		return err
+	}
+	owner, err := recordrows.EncodePrincipal(&c.Owner)
+	if err != nil {
+		return err
+	}
+	tag, err := r.s.pool.Exec(ctx, r.s.rq.insertConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
+	if err != nil {
+		return recErr("create conversation", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return recErr("create conversation", fmt.Errorf("conversation %q: %w", c.ID, records.ErrExists))
+	}
+	return nil
+}
+
+func scanConversation(row pgx.Row) (*records.Conversation, error) {
+	var (
+		c       records.Conversation
+		ownerID string
+		owner   []byte
+		created int64
+	)
+	if err := row.Scan(&c.ID, &c.Agent, &ownerID, &owner, &created); err != nil {
+		return nil, err
+	}
+	p, err := recordrows.DecodePrincipal(ownerID, owner)
+	if err != nil {
+		return nil, fmt.Errorf("conversation %q: %w", c.ID, err)
+	}
+	c.Owner, c.CreatedAt = p, recordrows.Time(created)
+	return &c, nil
+}
+
+func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := scanConversation(r.s.pool.QueryRow(ctx, r.s.rq.selectConversation, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: records: conversation %q: %w", id, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("conversation", err)
+	}
+	return c, nil
+}
+
+// readTx runs fn in a read-only snapshot.
+func (r *recordStore) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, r.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (r *recordStore) ListConversations(ctx context.Context, p *records.ListParams) (*records.ConversationPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var owner, after string
+	if p != nil {
+		owner, after = p.Owner, p.After
+	}
+	limit := records.Limit(p)
+	out := &records.ConversationPage{Conversations: []records.Conversation{}}
+	err := r.readTx(ctx, func(tx pgx.Tx) error {
+		var from int64
+		if after != "" {
+			err := tx.QueryRow(ctx, r.s.rq.conversationSeq, after).Scan(&from)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: cursor %q names no conversation", records.ErrInvalid, after)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, r.s.rq.listConversations, from, owner, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanConversation(rows)
+			if err != nil {
+				return err
+			}
+			if len(out.Conversations) == limit {
+				out.Next = out.Conversations[limit-1].ID
+				break
+			}
+			out.Conversations = append(out.Conversations, *c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("list conversations", err)
+	}
+	return out, nil
+}
+
+func scanDecision(row pgx.Row) (*records.Decision, error) {
+	var (
+		conv, pause, outcome string
+		body                 []byte
+	)
+	if err := row.Scan(&conv, &pause, &outcome, &body); err != nil {
+		return nil, err
+	}
+	return recordrows.DecodeDecision(conv, pause, outcome, body)
+}
+
+func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := records.CheckDecision(d); err != nil {
+		return nil, err
+	}
+	body, err := recordrows.EncodeDecision(d)
+	if err != nil {
+		return nil, err
+	}
+	for range maxTakeAttempts {
+		tag, err := r.s.pool.Exec(ctx, r.s.rq.insertDecision, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		if err != nil {
+			return nil, recErr("begin", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil, nil
+		}
+		prior, err := scanDecision(r.s.pool.QueryRow(ctx, r.s.rq.selectDecision, d.ConversationID, d.PauseID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // released in between: try again
+		}
+		if err != nil {
+			return nil, recErr("begin", err)
+		}
+		return prior, nil
+	}
+	return nil, fmt.Errorf("postgres: records: begin: pause %q of %q was taken and released %d times in a row", d.PauseID, d.ConversationID, maxTakeAttempts)
+}
+
+func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckOutcome(outcome, true); err != nil {
+		return err
+	}
+	var (
+		n   int64
+		err error
+	)
+	if outcome == records.OutcomeNone {
+		tag, e := r.s.pool.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
+		n, err = tag.RowsAffected(), e
+	} else {
+		tag, e := r.s.pool.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
+		n, err = tag.RowsAffected(), e
+	}
+	if err != nil {
+		return recErr("finish", err)
+	}
+	if n == 0 {
+		return recErr("finish", fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
+	}
+	return nil
+}
+
+func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := scanDecision(r.s.pool.QueryRow(ctx, r.s.rq.selectDecision, conversationID, pauseID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: records: decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("decision", err)
+	}
+	return d, nil
+}
+
+func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := r.s.pool.Query(ctx, r.s.rq.listDecisions, conversationID)
+	if err != nil {
+		return nil, recErr("decisions", err)
+	}
+	defer rows.Close()
+	out := []records.Decision{}
+	for rows.Next() {
+		d, err := scanDecision(rows)
+		if err != nil {
+			return nil, recErr("decisions", err)
+		}
+		out = append(out, *d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, recErr("decisions", err)
+	}
+	return out, nil
+}
+
+func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckPending(p); err != nil {
+		return err
+	}
+	_, err := r.s.pool.Exec(ctx, r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	return recErr("add pending", err)
+}
+
+func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := r.s.pool.Exec(ctx, r.s.rq.deletePending, conversationID, pauseID)
+	return recErr("remove pending", err)
+}
+
+func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*records.PendingPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit := records.Limit(p)
+	out := &records.PendingPage{Pending: []records.Pending{}}
+	err := r.readTx(ctx, func(tx pgx.Tx) error {
+		var (
+			fromTime int64 = -1 << 63
+			fromConv string
+		)
+		if p != nil && p.After != "" {
+			err := tx.QueryRow(ctx, r.s.rq.pendingCursor, p.After).Scan(&fromTime, &fromConv)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: cursor %q names no pending pause", records.ErrInvalid, p.After)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, r.s.rq.listPending, fromTime, fromConv, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				e       records.Pending
+				created int64
+			)
+			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created); err != nil {
+				return err
+			}
+			e.CreatedAt = recordrows.Time(created)
+			if len(out.Pending) == limit {
+				out.Next = out.Pending[limit-1].ConversationID
+				break
+			}
+			out.Pending = append(out.Pending, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("list pending", err)
+	}
+	return out, nil
+}
+
+func scanApproval(row pgx.Row) (*records.Approval, error) {
+	var (
+		a         records.Approval
+		at        int64
+		decisions []byte
+	)
+	if err := row.Scan(&a.ConversationID, &a.PauseID, &a.By, &at, &decisions); err != nil {
+		return nil, err
+	}
+	ds, err := recordrows.DecodeDecisions(decisions)
+	if err != nil {
+		return nil, fmt.Errorf("approval of pause %q: %w", a.PauseID, err)
+	}
+	a.At, a.Decisions = recordrows.Time(at), ds
+	return &a, nil
+}
+
+func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*records.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := records.CheckApproval(a); err != nil {
+		return nil, err
+	}
+	ds, err := recordrows.EncodeDecisions(a.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	// Approvals are never deleted: a conflict's row is there to read.
+	tag, err := r.s.pool.Exec(ctx, r.s.rq.insertApproval, a.ConversationID, a.PauseID, a.By, recordrows.Nanos(a.At), ds)
+	if err != nil {
+		return nil, recErr("approve", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil, nil
+	}
+	prior, err := scanApproval(r.s.pool.QueryRow(ctx, r.s.rq.selectApproval, a.ConversationID, a.PauseID))
+	if err != nil {
+		return nil, recErr("approve", err)
+	}
+	return prior, nil
+}
+
+func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID string) (*records.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a, err := scanApproval(r.s.pool.QueryRow(ctx, r.s.rq.selectApproval, conversationID, pauseID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: records: approval of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("approval", err)
+	}
+	return a, nil
+}
+
+func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckGrant(g); err != nil {
+		return err
+	}
+	tag, err := r.s.pool.Exec(ctx, r.s.rq.insertGrant, g.ID, g.ConversationID, g.Tool, g.ArgumentsDigest, g.GrantedBy,
+		recordrows.Nanos(g.GrantedAt), recordrows.Nanos(g.ExpiresAt))
+	if err != nil {
+		return recErr("add grant", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return recErr("add grant", fmt.Errorf("grant %q: %w", g.ID, records.ErrExists))
+	}
+	return nil
+}
+
+func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.Time) ([]records.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := r.s.pool.Query(ctx, r.s.rq.listGrants, conversationID, recordrows.Nanos(t))
+	if err != nil {
+		return nil, recErr("grants", err)
+	}
+	defer rows.Close()
+	out := []records.Grant{}
+	for rows.Next() {
+		var (
+			g                  records.Grant
+			granted, expiresAt int64
+		)
+		if err := rows.Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt); err != nil {
+			return nil, recErr("grants", err)
+		}
+		g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, recErr("grants", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,73 @@
+package postgres_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/server/records/recordstest"
+)
+
+func TestRecords(t *testing.T) {
+	recordstest.Run(t, func(t *testing.T) records.Store {
+		s, _ := open(t)
+		return s.Records()
+	})
+}
+
+// TestRecordsShared takes one pause through two Stores with pools of their
+// own on one schema, as two server instances do.
+func TestRecordsShared(t *testing.T) {
+	a, schema := open(t)
+	other := openIn(t, schema)
+	ctx := t.Context()
+	d := &records.Decision{ConversationID: "c", PauseID: "p", Source: records.SourcePerson, DecidedBy: "bob", Outcome: records.OutcomeDeciding, Decisions: []toolgate.Decision{}}
+	if prior, err := a.Records().Begin(ctx, d); err != nil || prior != nil {
+		t.Fatalf("Begin on a: %v, %v", prior, err)
+	}
+	d2 := *d
+	d2.DecidedBy = "cy"
+	prior, err := other.Records().Begin(ctx, &d2)
+	if err != nil || prior == nil || prior.DecidedBy != "bob" {
+		t.Fatalf("Begin on b: %+v, %v; want bob's record", prior, err)
+	}
+}
+
+// TestRecordsCorrupt checks that damaged rows give errors wrapping
+// toolgate.ErrCorrupt, never a panic or a different record.
+func TestRecordsCorrupt(t *testing.T) {
+	s, schema := open(t)
+	db := raw(t, schema)
+	mustExec(t, db, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at) VALUES ('c1', 'a', 'ada', '{"id":"bob"}', 1)`)
+	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p1', 'decided', '{"source":"robot"}')`)
+	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p2', 'won', '{"source":"person"}')`)
+	mustExec(t, db, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions) VALUES ('c1', 'p1', 'bob', 1, '{')`)
+	rs := s.Records()
+	ctx := t.Context()
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, toolgate.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", what, err)
+		}
+	}
+	_, err := rs.Conversation(ctx, "c1")
+	check("owner of another id", err)
+	_, err = rs.ListConversations(ctx, nil)
+	check("list", err)
+	for _, p := range []string{"p1", "p2"} {
+		_, err = rs.Decision(ctx, "c1", p)
+		check("decision "+p, err)
+	}
+	_, err = rs.Decisions(ctx, "c1")
+	check("decisions", err)
+	_, err = rs.Approval(ctx, "c1", "p1")
+	check("approval", err)
+}
+
+func BenchmarkRecords(b *testing.B) {
+	recordstest.Benchmark(b, func(b *testing.B) records.Store {
+		s, _ := open(b)
+		return s.Records()
+	})
+}

@@ -1,0 +1,492 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/recordrows"
+	"github.com/toolgate/toolgate/server/records"
+)
+
+// recordsMigration creates the tables of the approval service's records.
+// Times are Unix nanoseconds; seq columns keep insertion order.
+const recordsMigration = `CREATE TABLE server_conversations (
+		seq INTEGER PRIMARY KEY AUTOINCREMENT,
+		id TEXT NOT NULL UNIQUE,
+		agent TEXT NOT NULL,
+		owner_id TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX server_conversations_owner ON server_conversations (owner_id, seq);
+	CREATE TABLE server_decisions (
+		seq INTEGER PRIMARY KEY AUTOINCREMENT,
+		conversation_id TEXT NOT NULL,
+		pause_id TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		record TEXT NOT NULL,
+		UNIQUE (conversation_id, pause_id)
+	);
+	CREATE TABLE server_pending (
+		conversation_id TEXT NOT NULL PRIMARY KEY,
+		agent TEXT NOT NULL,
+		pause_id TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX server_pending_order ON server_pending (created_at, conversation_id);
+	CREATE TABLE server_approvals (
+		conversation_id TEXT NOT NULL,
+		pause_id TEXT NOT NULL,
+		approver TEXT NOT NULL,
+		approved_at INTEGER NOT NULL,
+		decisions TEXT NOT NULL,
+		PRIMARY KEY (conversation_id, pause_id)
+	) WITHOUT ROWID;
+	CREATE TABLE server_grants (
+		seq INTEGER PRIMARY KEY AUTOINCREMENT,
+		id TEXT NOT NULL UNIQUE,
+		conversation_id TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		arguments_digest TEXT NOT NULL,
+		granted_by TEXT NOT NULL,
+		granted_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`
+
+// Records returns the approval service's record store (a
+// [records.Store]) kept in the same database file as the conversations,
+// for server.Config.Records. It shares s's connections: it is usable
+// until s is closed. Several Stores on one file, in one process or
+// several, share the records; [records.Store.Begin] and
+// [records.Store.Approve] run in a write transaction, so of concurrent
+// callers exactly one wins.
+func (s *Store) Records() records.Store { return &recordStore{s} }
+
+// recordStore is the [records.Store] of a [Store].
+type recordStore struct{ s *Store }
+
+// recErr wraps err, a failure of operation what, in the package's error
+// form.
+func recErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlite: records: %s: %w", what, dbErr(err))
+}
+
+// readTx runs fn in a read-only transaction.
+func (r *recordStore) readTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := r.s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+func (r *recordStore) CreateConversation(ctx context.Context, c *records.Conversation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckConversation(c); err != nil {
+		return err
+	}
+	owner, err := recordrows.EncodePrincipal(&c.Owner)
+	if err != nil {
+		return err
+	}
+	res, err := r.s.exec(ctx, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
+	if err != nil {
+		return recErr("create conversation", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return recErr("create conversation", cmpErr(err, fmt.Errorf("conversation %q: %w", c.ID, records.ErrExists)))
+	}
+	return nil
+}
+
+// cmpErr returns err, or alt when err is nil.
+func cmpErr(err, alt error) error {
+	if err != nil {
+		return err
+	}
+	return alt
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+func scanConversation(row scanner) (*records.Conversation, error) {
+	var (
+		c       records.Conversation
+		ownerID string
+		owner   []byte
+		created int64
+	)
+	if err := row.Scan(&c.ID, &c.Agent, &ownerID, &owner, &created); err != nil {
+		return nil, err
+	}
+	p, err := recordrows.DecodePrincipal(ownerID, owner)
+	if err != nil {
+		return nil, fmt.Errorf("conversation %q: %w", c.ID, err)
+	}
+	c.Owner, c.CreatedAt = p, recordrows.Time(created)
+	return &c, nil
+}
+
+func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := scanConversation(r.s.read.QueryRowContext(ctx,
+		"SELECT id, agent, owner_id, owner, created_at FROM server_conversations WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: records: conversation %q: %w", id, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("conversation", err)
+	}
+	return c, nil
+}
+
+func (r *recordStore) ListConversations(ctx context.Context, p *records.ListParams) (*records.ConversationPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var owner, after string
+	if p != nil {
+		owner, after = p.Owner, p.After
+	}
+	limit := records.Limit(p)
+	out := &records.ConversationPage{Conversations: []records.Conversation{}}
+	err := r.readTx(ctx, func(tx *sql.Tx) error {
+		var from int64
+		if after != "" {
+			err := tx.QueryRowContext(ctx, "SELECT seq FROM server_conversations WHERE id = ?", after).Scan(&from)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: cursor %q names no conversation", records.ErrInvalid, after)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, agent, owner_id, owner, created_at FROM server_conversations
+			WHERE seq > ? AND (? = '' OR owner_id = ?) ORDER BY seq LIMIT ?`, from, owner, owner, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanConversation(rows)
+			if err != nil {
+				return err
+			}
+			if len(out.Conversations) == limit {
+				out.Next = out.Conversations[limit-1].ID
+				break
+			}
+			out.Conversations = append(out.Conversations, *c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("list conversations", err)
+	}
+	return out, nil
+}
+
+const selectDecisionSQL = "SELECT conversation_id, pause_id, outcome, record FROM server_decisions"
+
+func scanDecision(row scanner) (*records.Decision, error) {
+	var (
+		conv, pause, outcome string
+		body                 []byte
+	)
+	if err := row.Scan(&conv, &pause, &outcome, &body); err != nil {
+		return nil, err
+	}
+	return recordrows.DecodeDecision(conv, pause, outcome, body)
+}
+
+func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := records.CheckDecision(d); err != nil {
+		return nil, err
+	}
+	body, err := recordrows.EncodeDecision(d)
+	if err != nil {
+		return nil, err
+	}
+	var prior *records.Decision
+	err = r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record)
+			VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		prior, err = scanDecision(tx.QueryRowContext(ctx, selectDecisionSQL+" WHERE conversation_id = ? AND pause_id = ?", d.ConversationID, d.PauseID))
+		return err
+	})
+	if err != nil {
+		return nil, recErr("begin", err)
+	}
+	return prior, nil
+}
+
+func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckOutcome(outcome, true); err != nil {
+		return err
+	}
+	var (
+		res sql.Result
+		err error
+	)
+	if outcome == records.OutcomeNone {
+		res, err = r.s.exec(ctx, "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+	} else {
+		res, err = r.s.exec(ctx, "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?", string(outcome), conversationID, pauseID)
+	}
+	if err != nil {
+		return recErr("finish", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return recErr("finish", cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)))
+	}
+	return nil
+}
+
+func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := scanDecision(r.s.read.QueryRowContext(ctx, selectDecisionSQL+" WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: records: decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("decision", err)
+	}
+	return d, nil
+}
+
+func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]records.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []records.Decision{}
+	err := r.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, selectDecisionSQL+" WHERE conversation_id = ? ORDER BY seq", conversationID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d, err := scanDecision(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("decisions", err)
+	}
+	return out, nil
+}
+
+func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckPending(p); err != nil {
+		return err
+	}
+	_, err := r.s.exec(ctx, `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`,
+		p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	return recErr("add pending", err)
+}
+
+func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := r.s.exec(ctx, "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+	return recErr("remove pending", err)
+}
+
+func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*records.PendingPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit := records.Limit(p)
+	out := &records.PendingPage{Pending: []records.Pending{}}
+	err := r.readTx(ctx, func(tx *sql.Tx) error {
+		var (
+			fromTime int64 = -1 << 63
+			fromConv string
+		)
+		if p != nil && p.After != "" {
+			err := tx.QueryRowContext(ctx, "SELECT created_at, conversation_id FROM server_pending WHERE conversation_id = ?", p.After).Scan(&fromTime, &fromConv)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: cursor %q names no pending pause", records.ErrInvalid, p.After)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT conversation_id, agent, pause_id, created_at FROM server_pending
+			WHERE (created_at, conversation_id) > (?, ?) ORDER BY created_at, conversation_id LIMIT ?`, fromTime, fromConv, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				e       records.Pending
+				created int64
+			)
+			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created); err != nil {
+				return err
+			}
+			e.CreatedAt = recordrows.Time(created)
+			if len(out.Pending) == limit {
+				out.Next = out.Pending[limit-1].ConversationID
+				break
+			}
+			out.Pending = append(out.Pending, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("list pending", err)
+	}
+	return out, nil
+}
+
+func scanApproval(row scanner) (*records.Approval, error) {
+	var (
+		a         records.Approval
+		at        int64
+		decisions []byte
+	)
+	if err := row.Scan(&a.ConversationID, &a.PauseID, &a.By, &at, &decisions); err != nil {
+		return nil, err
+	}
+	ds, err := recordrows.DecodeDecisions(decisions)
+	if err != nil {
+		return nil, fmt.Errorf("approval of pause %q: %w", a.PauseID, err)
+	}
+	a.At, a.Decisions = recordrows.Time(at), ds
+	return &a, nil
+}
+
+const selectApprovalSQL = "SELECT conversation_id, pause_id, approver, approved_at, decisions FROM server_approvals WHERE conversation_id = ? AND pause_id = ?"
+
+func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*records.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := records.CheckApproval(a); err != nil {
+		return nil, err
+	}
+	ds, err := recordrows.EncodeDecisions(a.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	var prior *records.Approval
+	err = r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`, a.ConversationID, a.PauseID, a.By, recordrows.Nanos(a.At), ds)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		prior, err = scanApproval(tx.QueryRowContext(ctx, selectApprovalSQL, a.ConversationID, a.PauseID))
+		return err
+	})
+	if err != nil {
+		return nil, recErr("approve", err)
+	}
+	return prior, nil
+}
+
+func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID string) (*records.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a, err := scanApproval(r.s.read.QueryRowContext(ctx, selectApprovalSQL, conversationID, pauseID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: records: approval of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
+	}
+	if err != nil {
+		return nil, recErr("approval", err)
+	}
+	return a, nil
+}
+
+func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := records.CheckGrant(g); err != nil {
+		return err
+	}
+	res, err := r.s.exec(ctx, `INSERT INTO server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		g.ID, g.ConversationID, g.Tool, g.ArgumentsDigest, g.GrantedBy, recordrows.Nanos(g.GrantedAt), recordrows.Nanos(g.ExpiresAt))
+	if err != nil {
+		return recErr("add grant", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return recErr("add grant", cmpErr(err, fmt.Errorf("grant %q: %w", g.ID, records.ErrExists)))
+	}
+	return nil
+}
+
+func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.Time) ([]records.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []records.Grant{}
+	err := r.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+			FROM server_grants WHERE conversation_id = ? AND expires_at > ? ORDER BY seq`, conversationID, recordrows.Nanos(t))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				g                  records.Grant
+				granted, expiresAt int64
+			)
+			if err := rows.Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt); err != nil {
+				return err
+			}
+			g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+			out = append(out, g)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, recErr("grants", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,93 @@
+package sqlite_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/server/records/recordstest"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+func openRecords(t testing.TB) (*sqlite.Store, string) {
+	t.Helper()
+	path := t.TempDir() + "/records.db"
+	s, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func TestRecords(t *testing.T) {
+	recordstest.Run(t, func(t *testing.T) records.Store {
+		s, _ := openRecords(t)
+		return s.Records()
+	})
+}
+
+// TestRecordsShared runs the kit's concurrency on two Stores of one file,
+// as two server instances use it.
+func TestRecordsShared(t *testing.T) {
+	a, path := openRecords(t)
+	b, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	d := &records.Decision{ConversationID: "c", PauseID: "p", Source: records.SourcePerson, DecidedBy: "bob", Outcome: records.OutcomeDeciding, Decisions: []toolgate.Decision{}}
+	if prior, err := a.Records().Begin(ctx, d); err != nil || prior != nil {
+		t.Fatalf("Begin on a: %v, %v", prior, err)
+	}
+	d2 := *d
+	d2.DecidedBy = "cy"
+	prior, err := b.Records().Begin(ctx, &d2)
+	if err != nil || prior == nil || prior.DecidedBy != "bob" {
+		t.Fatalf("Begin on b: %+v, %v; want bob's record", prior, err)
+	}
+}
+
+// TestRecordsCorrupt checks that damaged rows give errors wrapping
+// toolgate.ErrCorrupt, never a panic or a different record.
+func TestRecordsCorrupt(t *testing.T) {
+	s, path := openRecords(t)
+	db := raw(t, path)
+	mustExec(t, db, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at) VALUES ('c1', 'a', 'ada', '{"id":"bob"}', 1)`)
+	mustExec(t, db, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at) VALUES ('c2', 'a', 'ada', 'not json', 1)`)
+	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p1', 'decided', '{"source":"robot"}')`)
+	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p2', 'won', '{"source":"person"}')`)
+	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p3', 'decided', '{"source":"person","decisions":[{"key":"k","verdict":"maybe"}]}')`)
+	mustExec(t, db, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions) VALUES ('c1', 'p1', 'bob', 1, '{')`)
+	rs := s.Records()
+	ctx := t.Context()
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, toolgate.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", what, err)
+		}
+	}
+	_, err := rs.Conversation(ctx, "c1")
+	check("owner of another id", err)
+	_, err = rs.Conversation(ctx, "c2")
+	check("owner not JSON", err)
+	_, err = rs.ListConversations(ctx, nil)
+	check("list", err)
+	for _, p := range []string{"p1", "p2", "p3"} {
+		_, err = rs.Decision(ctx, "c1", p)
+		check("decision "+p, err)
+	}
+	_, err = rs.Decisions(ctx, "c1")
+	check("decisions", err)
+	_, err = rs.Approval(ctx, "c1", "p1")
+	check("approval", err)
+}
+
+func BenchmarkRecords(b *testing.B) {
+	recordstest.Benchmark(b, func(b *testing.B) records.Store {
+		s, _ := openRecords(b)
+		return s.Records()
+	})
+}
