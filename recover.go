@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -221,24 +222,65 @@ func answerAll(reply *AssistantMessage, status ResultStatus, content string) *To
 // marking returns a copy of p whose tools record their call as started
 // under the turn's claim before they run, and give it its idempotency key.
 func (t *turn) marking(p *Prompt) *Prompt {
+	m := &marker{store: t.c.store, convID: t.convID, pauseID: t.pause.ID, token: t.claim}
+	mw := func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, req *ToolRequest) (string, error) {
+			if err := m.mark(ctx, req.Key); err != nil {
+				return "", fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
+			}
+			req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
+			return next(ctx, req)
+		}
+	}
 	cp := *p
 	cp.Tools = make([]*Tool, len(p.Tools))
 	for i, tool := range p.Tools {
-		cp.Tools[i] = tool.Wrap(t.markStarted)
+		cp.Tools[i] = tool.Wrap(mw)
 	}
 	return &cp
 }
 
-// markStarted is the tool middleware of [turn.marking]. A failed record
-// aborts the run: the call does not start.
-func (t *turn) markStarted(next ToolFunc) ToolFunc {
-	return func(ctx context.Context, req *ToolRequest) (string, error) {
-		if err := t.c.store.MarkStarted(ctx, t.convID, t.pause.ID, t.claim, []string{req.Key}); err != nil {
-			return "", fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
-		}
-		req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
-		return next(ctx, req)
+// marker records the starts of one resumption's calls. Calls that start
+// while a record is being written are recorded together by the next write
+// (a group commit): each call still waits for the durable record of its
+// own start, and concurrent calls share the store's round trips. It is safe
+// for concurrent use.
+type marker struct {
+	// fixed at creation
+	store                  ConversationStore
+	convID, pauseID, token string
+
+	mu      sync.Mutex
+	writing bool         // guarded by mu: a write is in progress
+	keys    []string     // guarded by mu: waiting for the next write
+	waiting []chan error // guarded by mu: their callers
+}
+
+// mark records key as started and returns once the record is stored.
+func (m *marker) mark(ctx context.Context, key string) error {
+	done := make(chan error, 1)
+	m.mu.Lock()
+	m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
+	if m.writing {
+		m.mu.Unlock()
+		return <-done
 	}
+	// This caller writes, for itself and for whoever queues meanwhile,
+	// until nobody waits.
+	m.writing = true
+	for len(m.keys) > 0 {
+		keys, waiting := m.keys, m.waiting
+		m.keys, m.waiting = nil, nil
+		m.mu.Unlock()
+		err := m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
+		for _, w := range waiting {
+			w <- err
+		}
+		m.mu.Lock()
+	}
+	m.writing = false
+	m.mu.Unlock()
+	return <-done
 }
 
 // markInterrupted answers the calls of msg whose key the recovered claim

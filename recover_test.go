@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -444,4 +446,54 @@ func TestRecoverDeniedPause(t *testing.T) {
 	if len(g.count()) != 0 {
 		t.Errorf("tools ran: %v", g.count())
 	}
+}
+
+// slowMarks holds the first MarkStarted until release is closed and
+// records the keys of every call.
+type slowMarks struct {
+	*toolgate.MemoryStore
+	release chan struct{}
+	mu      sync.Mutex
+	batches [][]string
+}
+
+func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	s.mu.Lock()
+	first := len(s.batches) == 0
+	s.batches = append(s.batches, slices.Clone(keys))
+	s.mu.Unlock()
+	if first {
+		<-s.release
+	}
+	return s.MemoryStore.MarkStarted(ctx, id, pauseID, token, keys)
+}
+
+func TestMarksCoalesce(t *testing.T) {
+	// Calls that start while a record of a start is being written are
+	// recorded together by the next write.
+	synctest.Test(t, func(t *testing.T) {
+		store := &slowMarks{MemoryStore: toolgate.NewMemoryStore(), release: make(chan struct{})}
+		g := newGatedTools()
+		model := scripted.New(abcReply(), scripted.Reply{Text: "ok"})
+		c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store,
+			Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: 3})})
+		pause := pauseABC(t, c, "conv")
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID,
+				Decisions: []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Allow("cc")}})
+			done <- err
+		}()
+		synctest.Wait() // the first write waits; the other two calls queue
+		close(store.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(store.batches) != 2 || len(store.batches[0]) != 1 || len(store.batches[1]) != 2 {
+			t.Errorf("MarkStarted batches %v, want one of 1 key then one of 2", store.batches)
+		}
+		if got := g.count(); got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
+			t.Errorf("runs = %v, want each once", got)
+		}
+	})
 }

@@ -322,7 +322,6 @@ func readRuns(t *testing.T, path string) map[string][]string {
 	return out
 }
 
-
 func load(t *testing.T, s toolgate.ConversationStore, id string) *toolgate.Conversation {
 	t.Helper()
 	c, err := s.Load(t.Context(), id)
