@@ -88,8 +88,10 @@ func (s *hookedStore) ClaimPause(ctx context.Context, id, pauseID string, c *too
 
 func (s *hookedStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	err := s.Store.MarkStarted(ctx, id, pauseID, token, keys)
-	if err == nil {
-		s.hook("marked " + strings.Join(keys, ","))
+	for _, k := range keys {
+		if err == nil {
+			s.hook("marked " + k)
+		}
 	}
 	return err
 }
