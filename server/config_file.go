@@ -54,6 +54,8 @@ type FileConfig struct {
 	ReadAllRoles []string `yaml:"read_all_roles"`
 	// MaxBodyBytes is [Config.MaxBodyBytes].
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ClaimLease is [Config.ClaimLease], a Go duration such as "5m".
+	ClaimLease time.Duration `yaml:"claim_lease"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -666,6 +668,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		APIKeys:      slices.Clone(fc.Authentication.APIKeys),
 		ReadAllRoles: slices.Clone(fc.ReadAllRoles),
 		MaxBodyBytes: fc.MaxBodyBytes,
+		ClaimLease:   fc.ClaimLease,
 		Logger:       logger,
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {

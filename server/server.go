@@ -34,6 +34,9 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	// recoverer recovers abandoned claims in the background; nil when
+	// they are never recovered.
+	recoverer *sweeper
 
 	closed atomic.Bool
 }
@@ -57,6 +60,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
 	s.sweeper = s.startSweeper()
+	s.recoverer = s.startRecovery()
 	return s, nil
 }
 
@@ -76,6 +80,7 @@ func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
 		s.stopSweeper()
+		s.stopRecovery()
 	}
 	return nil
 }
