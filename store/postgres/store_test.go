@@ -550,3 +550,42 @@ func TestTextRoundTrip(t *testing.T) {
 		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestMigrateLegacyClaim(t *testing.T) {
+	// A pause claimed by a version before schema 2 keeps its claim, with no
+	// token, time, decisions or started keys; it is taken over by naming
+	// the empty token.
+	schema := newSchema(t)
+	conn := raw(t, schema)
+	mustExec(t, conn, "CREATE SCHEMA "+quote(schema))
+	mustExec(t, conn, `CREATE TABLE toolgate_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+	INSERT INTO toolgate_schema_version (version) VALUES (1);
+	CREATE TABLE conversations (id text PRIMARY KEY);
+	CREATE TABLE messages (conversation_id text NOT NULL REFERENCES conversations (id), seq integer NOT NULL, format integer NOT NULL,
+		body text NOT NULL, PRIMARY KEY (conversation_id, seq));
+	CREATE TABLE pauses (conversation_id text PRIMARY KEY REFERENCES conversations (id), id text NOT NULL, msg_index integer NOT NULL,
+		awaiting text NOT NULL, claimed boolean NOT NULL DEFAULT false, created_at timestamptz NOT NULL, created_at_nanos integer NOT NULL);
+	CREATE TABLE vaults (conversation_id text PRIMARY KEY, sealed bytea NOT NULL);
+	INSERT INTO conversations VALUES ('conv');
+	INSERT INTO messages VALUES ('conv', 0, 1, '{"role":"user","text":"book"}'),
+		('conv', 1, 1, '{"role":"assistant","tool_calls":[{"id":"c1","name":"book","arguments":"{}"}]}');
+	INSERT INTO pauses VALUES ('conv', 'p1', 1, '["c1"]', true, to_timestamp(1700000000), 5);`)
+	s := openIn(t, schema)
+	c, err := s.Load(t.Context(), "conv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &toolgate.PauseRecord{ID: "p1", Index: 1, Awaiting: []string{"c1"}, Claimed: true, CreatedAt: time.Unix(1700000000, 5)}
+	if diff := cmp.Diff(want, c.Pause); diff != "" {
+		t.Errorf("legacy pause mismatch (-want +got):\n%s", diff)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "any", []string{"c1"}); !errors.Is(err, toolgate.ErrClaimLost) {
+		t.Errorf("MarkStarted on a legacy claim: got error %v, want one wrapping %v", err, toolgate.ErrClaimLost)
+	}
+	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "t2", TakeOver: true}); err != nil {
+		t.Fatalf("taking over a legacy claim: %v", err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "t2", []string{"c1"}); err != nil {
+		t.Errorf("MarkStarted after the takeover: %v", err)
+	}
+}

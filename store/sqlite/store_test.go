@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
@@ -432,10 +433,21 @@ func TestMigrateLegacyClaim(t *testing.T) {
 	if !errors.Is(err, toolgate.ErrClaimLost) {
 		t.Errorf("MarkStarted on a legacy claim: got error %v, want one wrapping %v", err, toolgate.ErrClaimLost)
 	}
-	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "t2", TakeOver: true}); err != nil {
-		t.Fatalf("taking over a legacy claim: %v", err)
+	// A recovery answers every call interrupted: whether it ran is
+	// unknown, and it is not run again.
+	runs := 0
+	book := toolgate.NewTool(toolgate.ToolDefinition{Name: "book"}, toolgate.ToolMetadata{RequiresConfirmation: true},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { runs++; return "booked", nil })
+	client := toolgate.NewClient(scripted.New(), []*toolgate.Tool{book}, &toolgate.ClientOptions{Store: s})
+	res, err := client.RecoverPause(t.Context(), &toolgate.RecoverParams{ConversationID: "conv", PauseID: "p1", Lease: time.Hour})
+	if err != nil {
+		t.Fatalf("RecoverPause of a legacy claim: %v", err)
 	}
-	if err := s.MarkStarted(t.Context(), "conv", "p1", "t2", []string{"c1"}); err != nil {
-		t.Errorf("MarkStarted after the takeover: %v", err)
+	wantResults := []toolgate.ToolResult{{CallID: "c1", Name: "book", Content: toolgate.InterruptedMessage, Status: toolgate.ResultInterrupted}}
+	if diff := cmp.Diff(wantResults, res.Results); diff != "" || res.Response != nil || runs != 0 {
+		t.Errorf("recovery of a legacy claim: response %v, %d runs, results (-want +got):\n%s", res.Response, runs, diff)
+	}
+	if c := load(t, s, "conv"); c.Pause != nil || len(c.Messages) != 3 {
+		t.Errorf("after the recovery: pause %+v, %d messages", c.Pause, len(c.Messages))
 	}
 }
