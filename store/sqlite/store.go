@@ -42,7 +42,7 @@ type Store struct {
 	// write, for Append, ClaimPause and MarkStarted.
 	readPause, readMessages                                            *sql.Stmt
 	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
-	claimPause, markStarted                                            *sql.Stmt
+	claimPause, markStarted, claimState                                *sql.Stmt
 }
 
 // The statements of a [Store].
@@ -55,6 +55,7 @@ const (
 	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
 	claimPauseSQL     = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ? WHERE conversation_id = ?"
 	markStartedSQL    = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
+	claimStateSQL     = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
 )
 
 // migrations bring the schema from version i to i+1 (the database's
@@ -166,6 +167,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.write, &s.deletePause, deletePauseSQL},
 		{s.write, &s.claimPause, claimPauseSQL},
 		{s.write, &s.markStarted, markStartedSQL},
+		{s.write, &s.claimState, claimStateSQL},
 	} {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
 		if err != nil {
@@ -211,7 +213,7 @@ func (s *Store) setup(ctx context.Context) error {
 // Close closes the database. Operations in progress may fail.
 func (s *Store) Close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause, s.markStarted} {
+	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause, s.markStarted, s.claimState} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -335,6 +337,36 @@ func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	return &pr, nil
 }
 
+// loadClaim reads what the rules of a claim or a mark need of the
+// conversation's pause (its id, claim token and started keys), or nil, with
+// [claimStateSQL].
+func loadClaim(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, error) {
+	rows, err := stmt.QueryContext(ctx, id)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, dbErr(rows.Err())
+	}
+	var (
+		pr      toolgate.PauseRecord
+		claimed int64
+		started sql.RawBytes
+	)
+	if err := rows.Scan(&pr.ID, &claimed, &pr.ClaimToken, &started); err != nil {
+		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+	}
+	if claimed != 0 && claimed != 1 {
+		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
+	}
+	pr.Claimed = claimed == 1
+	if err := storerows.Claim(&pr, nil, started); err != nil {
+		return nil, err
+	}
+	return &pr, nil
+}
+
 // countMessages returns the number of messages stored for id, checking
 // that they are numbered from 0 without gaps, with [countMessagesSQL].
 func countMessages(ctx context.Context, stmt *sql.Stmt, id string) (int, error) {
@@ -445,7 +477,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		pause, err := loadPause(ctx, tx.StmtContext(ctx, s.writePause), id)
+		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
 		if err != nil {
 			return err
 		}
@@ -472,7 +504,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		return err
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		pause, err := loadPause(ctx, tx.StmtContext(ctx, s.writePause), id)
+		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
 		if err != nil {
 			return err
 		}
