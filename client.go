@@ -243,9 +243,15 @@ func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, er
 // Resume continues a paused turn with decisions, one per call of the
 // paused reply. The reply and the prompt it answered are read from the
 // store. The decisions are checked ([CheckDecisions] and the limits) before
-// anything runs; then the pause is claimed, so that it is consumed once: a
-// second resumption, concurrent or later, fails with [ErrNoOpenPause] and
-// runs nothing. The turn then continues and may pause again.
+// anything runs; then the pause is claimed, with the decisions, so that it
+// is consumed once: a second resumption, concurrent or later, fails with
+// [ErrNoOpenPause] and runs nothing. Each allowed call is recorded in the
+// store as started before it runs, and gets its
+// [ToolRequest.IdempotencyKey]; a resumption that dies before storing the
+// results is finished by [Client.RecoverPause], which never runs a started
+// call again. A resumption whose claim was taken over by a recovery starts
+// no more calls and fails with [ErrClaimLost]. The turn then continues and
+// may pause again.
 func (c *Client) Resume(ctx context.Context, p *ResumeTurnParams) (*Response, error) {
 	t, err := c.resumeTurn(ctx, p)
 	if err != nil {

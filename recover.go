@@ -272,7 +272,7 @@ func (m *marker) mark(ctx context.Context, key string) error {
 		keys, waiting := m.keys, m.waiting
 		m.keys, m.waiting = nil, nil
 		m.mu.Unlock()
-		err := m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
+		err := m.write(ctx, keys)
 		for _, w := range waiting {
 			w <- err
 		}
@@ -281,6 +281,17 @@ func (m *marker) mark(ctx context.Context, key string) error {
 	m.writing = false
 	m.mu.Unlock()
 	return <-done
+}
+
+// write records keys as started. A store that panics fails the write
+// instead of leaving the callers queued behind it waiting.
+func (m *marker) write(ctx context.Context, keys []string) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("toolgate: the store panicked recording calls as started: %v", v)
+		}
+	}()
+	return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
 }
 
 // markInterrupted answers the calls of msg whose key the recovered claim

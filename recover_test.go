@@ -497,3 +497,29 @@ func TestMarksCoalesce(t *testing.T) {
 		}
 	})
 }
+
+// panickyMarks panics on every MarkStarted.
+type panickyMarks struct{ *toolgate.MemoryStore }
+
+func (panickyMarks) MarkStarted(context.Context, string, string, string, []string) error {
+	panic("disk on fire")
+}
+
+func TestMarkStoreFails(t *testing.T) {
+	// A store that cannot record a start (here: it panics) stops the run
+	// before the call, without leaving concurrent calls waiting.
+	for _, concurrency := range []int{1, 3} {
+		store := panickyMarks{toolgate.NewMemoryStore()}
+		g := newGatedTools()
+		c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
+			Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}), Logger: discardLogger()})
+		pause := pauseABC(t, c, "conv")
+		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
+		if err == nil {
+			t.Errorf("concurrency %d: Resume succeeded although no start could be recorded", concurrency)
+		}
+		if got := g.count(); len(got) != 0 {
+			t.Errorf("concurrency %d: tools ran: %v", concurrency, got)
+		}
+	}
+}
