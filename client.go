@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Client runs turns of a conversation: it sends the conversation to the
@@ -242,9 +243,15 @@ func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, er
 // Resume continues a paused turn with decisions, one per call of the
 // paused reply. The reply and the prompt it answered are read from the
 // store. The decisions are checked ([CheckDecisions] and the limits) before
-// anything runs; then the pause is claimed, so that it is consumed once: a
-// second resumption, concurrent or later, fails with [ErrNoOpenPause] and
-// runs nothing. The turn then continues and may pause again.
+// anything runs; then the pause is claimed, with the decisions, so that it
+// is consumed once: a second resumption, concurrent or later, fails with
+// [ErrNoOpenPause] and runs nothing. Each allowed call is recorded in the
+// store as started before it runs, and gets its
+// [ToolRequest.IdempotencyKey]; a resumption that dies before storing the
+// results is finished by [Client.RecoverPause], which never runs a started
+// call again. A resumption whose claim was taken over by a recovery starts
+// no more calls and fails with [ErrClaimLost]. The turn then continues and
+// may pause again.
 func (c *Client) Resume(ctx context.Context, p *ResumeTurnParams) (*Response, error) {
 	t, err := c.resumeTurn(ctx, p)
 	if err != nil {
@@ -272,7 +279,8 @@ func (c *Client) ResumeStream(ctx context.Context, p *ResumeTurnParams) iter.Seq
 // valid for providers (every tool call has a result). It fails with
 // [ErrNoOpenPause] when there is no open pause.
 func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message string) error {
-	return c.resolveOpenPause(ctx, conversationID, "", func(prompt *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+	deny := func(reply *AssistantMessage) []Decision { return DenyAll(reply, message) }
+	return c.resolveOpenPause(ctx, conversationID, "", deny, func(prompt *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
 		res, err := c.manager.Resume(ctx, &ResumeParams{Prompt: prompt, Reply: reply, Decisions: DenyAll(reply, message), ConversationID: conversationID})
 		if err != nil {
 			return nil, err
@@ -295,20 +303,17 @@ const ExpiredMessage = "This call expired before anyone decided; it did not run.
 // when the conversation has no such open pause (none, another one, or
 // one already claimed by a resumption).
 func (c *Client) ExpireOpenPause(ctx context.Context, conversationID, pauseID string) error {
-	return c.resolveOpenPause(ctx, conversationID, pauseID, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
-		msg := &ToolMessage{Results: make([]ToolResult, len(reply.ToolCalls))}
-		for i, call := range reply.ToolCalls {
-			msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Content: ExpiredMessage, Status: ResultExpired}
-		}
-		return msg, nil
+	return c.resolveOpenPause(ctx, conversationID, pauseID, nil, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+		return answerAll(reply, ResultExpired, ExpiredMessage), nil
 	})
 }
 
 // resolveOpenPause claims the conversation's open pause (pauseID "": the
-// open one, whichever it is) and stores the tool message answer returns
-// for its reply as the pause's resolution, without calling the model.
-// answer gets the prompt the reply answered.
-func (c *Client) resolveOpenPause(ctx context.Context, conversationID, pauseID string, answer func(*Prompt, *AssistantMessage) (*ToolMessage, error)) error {
+// open one, whichever it is) with decisions (nil: none, for an expiry) and
+// stores the tool message answer returns for its reply as the pause's
+// resolution, without calling the model. answer gets the prompt the reply
+// answered.
+func (c *Client) resolveOpenPause(ctx context.Context, conversationID, pauseID string, decisions func(*AssistantMessage) []Decision, answer func(*Prompt, *AssistantMessage) (*ToolMessage, error)) error {
 	conv, err := c.store.Load(ctx, conversationID)
 	if err != nil {
 		return err
@@ -322,7 +327,11 @@ func (c *Client) resolveOpenPause(ctx context.Context, conversationID, pauseID s
 	}
 	t := &turn{c: c, convID: conversationID, stored: len(conv.Messages)}
 	prompt := c.prompt(conv.Messages[:conv.Pause.Index], nil)
-	if err := c.store.ClaimPause(ctx, conversationID, conv.Pause.ID); err != nil {
+	claim := &Claim{Token: newClaimToken(), At: time.Now()}
+	if decisions != nil {
+		claim.Decisions = decisions(reply)
+	}
+	if err := c.store.ClaimPause(ctx, conversationID, conv.Pause.ID, claim); err != nil {
 		return err
 	}
 	msg, err := answer(prompt, reply)
@@ -402,6 +411,11 @@ type turn struct {
 	pause     *PauseRecord
 	reply     *AssistantMessage
 	decisions []Decision
+	claim     string // the token of the claim held on pause; "" until claimed
+	// for recovery (see recover.go)
+	recovering  bool
+	interrupted []string     // keys recorded as started by the claim taken over
+	resolution  []ToolResult // the results stored for the pause
 }
 
 func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
@@ -589,12 +603,19 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	return t, nil
 }
 
-// pausedReply returns the reply of the conversation's open pause.
+// pausedReply returns the reply of the conversation's open, unclaimed
+// pause.
 func pausedReply(conv *Conversation) (*AssistantMessage, error) {
-	pr := conv.Pause
-	if pr == nil || pr.Claimed {
+	if pr := conv.Pause; pr == nil || pr.Claimed {
 		return nil, fmt.Errorf("%w: conversation %q", ErrNoOpenPause, conv.ID)
 	}
+	return pauseReply(conv)
+}
+
+// pauseReply returns the reply of the conversation's pause, which must be
+// non-nil.
+func pauseReply(conv *Conversation) (*AssistantMessage, error) {
+	pr := conv.Pause
 	if pr.Index < 0 || pr.Index != len(conv.Messages)-1 {
 		return nil, fmt.Errorf("%w: conversation %q: pause at message %d of %d", ErrCorrupt, conv.ID, pr.Index, len(conv.Messages))
 	}
@@ -668,23 +689,40 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			return nil, err
 		}
 	}
+	var res *RunResult
 	if refused == nil {
 		if err := c.manager.CheckResume(params); err != nil {
-			return nil, err
+			if !t.recovering {
+				return nil, err
+			}
+			// The stored decisions cannot run any more (a tool was removed,
+			// a limit lowered): the recovery still resolves the pause.
+			res = &RunResult{Message: t.unrunnable(err)}
 		}
 	}
-	if err := c.store.ClaimPause(ctx, t.convID, t.pause.ID); err != nil {
-		return nil, err
+	if t.claim == "" {
+		// A recovery holds its claim already.
+		claim := &Claim{Token: newClaimToken(), At: time.Now(), Decisions: t.decisions}
+		if err := c.store.ClaimPause(ctx, t.convID, t.pause.ID, claim); err != nil {
+			return nil, err
+		}
+		t.claim = claim.Token
 	}
-	var res *RunResult
-	if refused != nil {
+	switch {
+	case res != nil:
+	case refused != nil:
 		res = &RunResult{Message: refused}
-	} else if res, err = c.manager.Resume(ctx, params); err != nil {
-		return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete: %w", t.convID, t.pause.ID, err)
+	default:
+		params.Prompt = t.marking(params.Prompt)
+		if res, err = c.manager.Resume(ctx, params); err != nil {
+			return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete (recover it with RecoverPause): %w", t.convID, t.pause.ID, err)
+		}
 	}
+	t.markInterrupted(res.Message)
 	if err := t.save(ctx, []Message{res.Message}, nil, t.pause.ID); err != nil {
 		return nil, err
 	}
+	t.resolution = res.Message.Results
 	t.history = append(t.history, t.reply, res.Message)
 	t.results = append(t.results, res.Message.Results...)
 	if err := t.emitResults(ctx, res.Message.Results); err != nil {

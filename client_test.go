@@ -433,7 +433,7 @@ func TestClientExpireClaimedPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A resumption claimed the pause and is running its calls.
-	if err := store.ClaimPause(ctx, "p", conv.Pause.ID); err != nil {
+	if err := store.ClaimPause(ctx, "p", conv.Pause.ID, &toolgate.Claim{Token: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ExpireOpenPause(ctx, "p", conv.Pause.ID); !errors.Is(err, toolgate.ErrNoOpenPause) {

@@ -64,7 +64,10 @@
 //     tells the model what ran.
 //   - [Client] runs whole turns (model, tools, model, …), blocking or
 //     streaming, keeps conversations in a [ConversationStore] and resumes
-//     paused turns from it, consuming each pause once.
+//     paused turns from it, consuming each pause once. A call of a decided
+//     pause is recorded as started before it runs, so that
+//     [Client.RecoverPause] can finish a pause whose resumption died
+//     without running any call twice.
 //
 // # Security
 //

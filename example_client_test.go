@@ -85,3 +85,53 @@ func ExampleClient_Stream() {
 	// text "now."
 	// awaiting [#0] for deleteFile
 }
+
+// A resumption died after it had started one of two allowed calls (here
+// simulated with the store); a recovery takes its claim over, answers the
+// started call "interrupted" without running it again, runs the other and
+// continues the turn.
+func ExampleClient_RecoverPause() {
+	ctx := context.Background()
+	var tools []*toolgate.Tool
+	for _, name := range []string{"chargeCard", "sendReceipt"} {
+		tools = append(tools, toolgate.NewTool(toolgate.ToolDefinition{Name: name}, toolgate.ToolMetadata{RequiresConfirmation: true},
+			func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
+				fmt.Println("running", name)
+				return "done", nil
+			}))
+	}
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "chargeCard"}, {ID: "c2", Name: "sendReceipt"}}},
+		scripted.Reply{Text: "The receipt is sent; please check whether the card was charged."},
+	)
+	store := toolgate.NewMemoryStore()
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Store: store})
+	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "order", Input: "Pay and send the receipt"}); err != nil {
+		panic(err)
+	}
+	conv, _ := store.Load(ctx, "order")
+	pauseID := conv.Pause.ID
+
+	// What a resumption leaves when its process dies while charging the card.
+	decisions := []toolgate.Decision{toolgate.Allow("c1"), toolgate.Allow("c2")}
+	if err := store.ClaimPause(ctx, "order", pauseID, &toolgate.Claim{Token: "gone", Decisions: decisions}); err != nil {
+		panic(err)
+	}
+	if err := store.MarkStarted(ctx, "order", pauseID, "gone", []string{"c1"}); err != nil {
+		panic(err)
+	}
+
+	res, err := client.RecoverPause(ctx, &toolgate.RecoverParams{ConversationID: "order", PauseID: pauseID, Force: true})
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range res.Results {
+		fmt.Println(r.Name, r.Status)
+	}
+	fmt.Println(res.Response.Text())
+	// Output:
+	// running sendReceipt
+	// chargeCard interrupted
+	// sendReceipt ok
+	// The receipt is sent; please check whether the card was charged.
+}

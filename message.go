@@ -131,9 +131,15 @@ const (
 	// person refused it. Expired calls do not count against limits. JSON
 	// "expired".
 	ResultExpired
+	// ResultInterrupted: the call was recorded as started by a resumption
+	// that stopped (its process died) before storing a result; a recovery
+	// ([Client.RecoverPause]) answers it with [InterruptedMessage] instead
+	// of running it again. Whether the tool's effect happened is unknown.
+	// Interrupted calls count against limits. JSON "interrupted".
+	ResultInterrupted
 )
 
-var resultStatusNames = [...]string{"ok", "error", "denied", "skipped", "refused", "expired"}
+var resultStatusNames = [...]string{"ok", "error", "denied", "skipped", "refused", "expired", "interrupted"}
 
 // String returns the JSON name of the status.
 func (s ResultStatus) String() string {
@@ -144,8 +150,9 @@ func (s ResultStatus) String() string {
 }
 
 // Ran reports whether a result with this status comes from a call that was
-// allowed to run (ok or error). Limits count exactly these calls.
-func (s ResultStatus) Ran() bool { return s == ResultOK || s == ResultError }
+// allowed to run and started (ok, error or interrupted). Limits count
+// exactly these calls.
+func (s ResultStatus) Ran() bool { return s == ResultOK || s == ResultError || s == ResultInterrupted }
 
 // MarshalText implements [encoding.TextMarshaler].
 func (s ResultStatus) MarshalText() ([]byte, error) {
@@ -156,7 +163,7 @@ func (s ResultStatus) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler]. It accepts only the
-// six names; anything else is an error.
+// seven names; anything else is an error.
 func (s *ResultStatus) UnmarshalText(b []byte) error {
 	for i, n := range resultStatusNames {
 		if string(b) == n {

@@ -65,6 +65,7 @@ func TestResultStatus(t *testing.T) {
 		{toolgate.ResultSkipped, "skipped", false},
 		{toolgate.ResultRefused, "refused", false},
 		{toolgate.ResultExpired, "expired", false},
+		{toolgate.ResultInterrupted, "interrupted", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,7 +194,10 @@ func sampleChunks() []toolgate.Chunk {
 }
 
 func samplePause() *toolgate.PauseRecord {
-	return &toolgate.PauseRecord{ID: "pause-1", Index: 2, Awaiting: []string{"call_book", "#2"}, Claimed: true, CreatedAt: fixedTime()}
+	return &toolgate.PauseRecord{ID: "pause-1", Index: 2, Awaiting: []string{"call_book", "#2"}, Claimed: true,
+		ClaimedAt: fixedTime().Add(time.Minute), ClaimToken: "claim_1",
+		Decisions: []toolgate.Decision{toolgate.Allow("call_book"), toolgate.DenyWithMessage("#2", "not now")},
+		Started:   []string{"call_book"}, CreatedAt: fixedTime()}
 }
 
 // jsonCase is one value and the way to decode its JSON form.
@@ -218,7 +222,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, m := range allMessages() {
 		cases = append(cases, jsonCase{"message " + string(m.Role()), m, decodeMessage})
 	}
-	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired} {
+	for _, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired, toolgate.ResultInterrupted} {
 		r := &toolgate.ToolResult{CallID: "c", Name: "n", Content: "text \"quoted\" <b>", Status: st}
 		cases = append(cases, jsonCase{"result " + st.String(), r, decodeAs[toolgate.ToolResult]})
 	}

@@ -18,7 +18,11 @@ import (
 //   - while a pause is unresolved, only the append that resolves it is
 //     accepted (new user input is refused with [ErrPauseOpen]);
 //   - a pause is claimed once ([ConversationStore.ClaimPause]), so two
-//     resumptions of the same pause cannot both run tools;
+//     resumptions of the same pause cannot both run tools; a claim is taken
+//     over only by naming its token (a recovery of a claimant that died);
+//   - a call of a claimed pause is recorded as started
+//     ([ConversationStore.MarkStarted]) only by the current claimant, and
+//     only once, so a call starts at most once even across a takeover;
 //   - appends are optimistic: [AppendParams.At] must equal the number of
 //     stored messages, so two writers cannot interleave a conversation.
 //
@@ -32,11 +36,22 @@ type ConversationStore interface {
 	// Append adds messages at the end of a conversation, atomically (all or
 	// none), creating it when needed.
 	Append(ctx context.Context, id string, p *AppendParams) error
-	// ClaimPause marks the conversation's open pause as being resolved. It
-	// succeeds for exactly one caller per pause: it fails with
-	// [ErrNoOpenPause] when the conversation has no open pause with that id
-	// (none, another one, or already claimed).
-	ClaimPause(ctx context.Context, id, pauseID string) error
+	// ClaimPause marks the conversation's open pause as being resolved by
+	// the claimant c, recording c's token, time and decisions with the
+	// pause. Without [Claim.TakeOver] it succeeds for exactly one caller
+	// per pause: it fails with [ErrNoOpenPause] when the conversation has
+	// no open pause with that id (none, another one, or already claimed).
+	// With TakeOver it replaces the current claim, which must carry the
+	// token [Claim.Supersedes] (else [ErrClaimLost]), keeping the keys
+	// already started. The rules are those of [ValidateClaim].
+	ClaimPause(ctx context.Context, id, pauseID string, c *Claim) error
+	// MarkStarted records, atomically (all or none), that the calls with
+	// the given keys of the claimed pause are about to run. It fails with
+	// [ErrClaimLost] unless the pause is claimed with token, so a claimant
+	// whose claim was taken over can start no more calls, and with
+	// [ErrInvalidAppend] when a key was already recorded. The rules are
+	// those of [ValidateMark].
+	MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error
 }
 
 // Conversation is a stored conversation.
@@ -49,7 +64,9 @@ type Conversation struct {
 
 // PauseRecord describes a pause kept by a [ConversationStore].
 //
-// JSON: {"id","index","awaiting","claimed","created_at"}.
+// JSON: {"id","index","awaiting","claimed","claimed_at","claim_token",
+// "decisions","started","created_at"}; the claim's fields are left out
+// while the pause is unclaimed.
 type PauseRecord struct {
 	// ID identifies the pause; resumption names it.
 	ID string `json:"id"`
@@ -61,6 +78,19 @@ type PauseRecord struct {
 	// Claimed is true once a resumption has claimed the pause and is
 	// running its decisions.
 	Claimed bool `json:"claimed,omitempty"`
+	// ClaimedAt is when the current claim was made (see [Claim.At]); zero
+	// while unclaimed, and for a claim recorded before claims kept times.
+	ClaimedAt time.Time `json:"claimed_at,omitzero"`
+	// ClaimToken names the current claim; "" while unclaimed, and for a
+	// claim recorded before claims kept tokens.
+	ClaimToken string `json:"claim_token,omitempty"`
+	// Decisions are the decisions of the current claim, one per call: a
+	// recovery finishes the claim with them. nil for a claim that runs no
+	// call ([Client.ExpireOpenPause]) and while unclaimed.
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Started are the keys of the calls recorded as started, in the order
+	// they were recorded ([ConversationStore.MarkStarted]).
+	Started []string `json:"started,omitempty"`
 	// CreatedAt is when the pause was stored.
 	CreatedAt time.Time `json:"created_at"`
 }
@@ -73,8 +103,9 @@ type AppendParams struct {
 	// Messages are appended in order. None may be nil.
 	Messages []Message
 	// Pause, when non-nil, opens a pause on the last appended message,
-	// which must be an assistant reply with tool calls. Its Index and
-	// Claimed fields are set by the store.
+	// which must be an assistant reply with tool calls. Its ID, Awaiting
+	// and CreatedAt are kept; Index is set by the store, and the pause is
+	// stored unclaimed (the claim's fields are ignored).
 	Pause *PauseRecord
 	// Resolves is the id of the claimed pause this append resolves; its
 	// first message must be the tool message answering the paused reply.
@@ -93,9 +124,10 @@ var (
 	ErrNoOpenPause = errors.New("toolgate: no open pause with that id")
 	// ErrConflict: the conversation changed since the caller loaded it.
 	ErrConflict = errors.New("toolgate: the conversation changed concurrently")
-	// ErrInvalidAppend: the append is malformed (nil message, a pause on a
-	// message that is not a reply with tool calls, a resolution that does
-	// not start with a tool message, an empty id).
+	// ErrInvalidAppend: the append, claim or mark is malformed (nil
+	// message, a pause on a message that is not a reply with tool calls, a
+	// resolution that does not start with a tool message, an empty id or
+	// token, a call marked as started twice).
 	ErrInvalidAppend = errors.New("toolgate: invalid append")
 	// ErrCorrupt: stored data cannot be read back (a damaged row, a schema
 	// or format version this build does not know).
@@ -167,9 +199,7 @@ func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error
 	}
 	out := &Conversation{ID: id, Messages: slices.Clone(c.Messages)}
 	if c.Pause != nil {
-		pr := *c.Pause
-		pr.Awaiting = slices.Clone(pr.Awaiting)
-		out.Pause = &pr
+		out.Pause = c.Pause.clone()
 	}
 	return out, nil
 }
@@ -202,28 +232,11 @@ func (s *MemoryStore) Append(ctx context.Context, id string, p *AppendParams) er
 	}
 	c.Messages = append(c.Messages, p.Messages...)
 	if p.Pause != nil {
-		pr := *p.Pause
-		pr.Awaiting = slices.Clone(pr.Awaiting)
-		pr.Index, pr.Claimed = len(c.Messages)-1, false
+		pr := &PauseRecord{ID: p.Pause.ID, Index: len(c.Messages) - 1, Awaiting: slices.Clone(p.Pause.Awaiting), CreatedAt: p.Pause.CreatedAt}
 		if pr.CreatedAt.IsZero() {
 			pr.CreatedAt = time.Now()
 		}
-		c.Pause = &pr
+		c.Pause = pr
 	}
-	return nil
-}
-
-// ClaimPause implements [ConversationStore].
-func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.convs[id]
-	if c == nil || c.Pause == nil || c.Pause.ID != pauseID || c.Pause.Claimed {
-		return fmt.Errorf("%w: conversation %q, pause %q", ErrNoOpenPause, id, pauseID)
-	}
-	c.Pause.Claimed = true
 	return nil
 }

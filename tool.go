@@ -71,6 +71,12 @@ type ToolRequest struct {
 	// Arguments is the call's arguments as JSON: "{}" when the model sent
 	// none, and always syntactically valid JSON.
 	Arguments json.RawMessage
+	// IdempotencyKey identifies the call of a decided pause across retries
+	// and recoveries: [IdempotencyKey] of the conversation, the pause and
+	// the call's key. A tool with external effects can pass it on (as an
+	// Idempotency-Key header, say) so that the service it calls applies the
+	// effect once. "" for calls that did not pause.
+	IdempotencyKey string
 }
 
 // ToolFunc runs a tool call and returns the content the model reads. It is

@@ -47,6 +47,12 @@ type Config struct {
 	// a later decision gets 409 "expired". [Agent.PauseTTL] overrides it.
 	// 0: pauses never expire. It must not be negative.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
+	// ClaimLease is how long a decided pause may stay claimed by a
+	// resumption that has not stored its results before the server
+	// recovers it with [toolgate.Client.RecoverPause] (see recovery.go):
+	// it must exceed the longest time the tools of one resumption take.
+	// 0: [DefaultClaimLease]; negative: claimed pauses are never recovered.
+	ClaimLease time.Duration `json:"claim_lease,omitempty" yaml:"claim_lease,omitempty"`
 	// Logger receives the server's errors. nil: [slog.Default].
 	Logger *slog.Logger `json:"-" yaml:"-"`
 	// Audit receives the service's audit records (see server/audit.go and

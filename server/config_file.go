@@ -63,6 +63,8 @@ type FileConfig struct {
 	// Audit says where the audit log is kept and who may read it. Zero:
 	// beside the store, see [AuditSpec].
 	Audit AuditSpec `yaml:"audit"`
+	// ClaimLease is [Config.ClaimLease], a Go duration such as "5m".
+	ClaimLease time.Duration `yaml:"claim_lease"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -750,6 +752,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		AuditDigestKey: digestKey,
 		AuditRoles:     slices.Clone(fc.Audit.Roles),
 		Records:        store.Records(),
+		ClaimLease:     fc.ClaimLease,
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {

@@ -38,6 +38,9 @@ type Server struct {
 	audit   *auditor // nil: no audit log
 	// convs caches conversation records, which never change.
 	convs convCache
+	// recoverer recovers abandoned claims in the background; nil when
+	// they are never recovered.
+	recoverer *sweeper
 
 	closed atomic.Bool
 }
@@ -63,6 +66,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
 	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
 	s.sweeper = s.startSweeper()
+	s.recoverer = s.startRecovery()
 	return s, nil
 }
 
@@ -82,6 +86,7 @@ func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
 		s.stopSweeper()
+		s.stopRecovery()
 	}
 	return nil
 }
@@ -735,7 +740,8 @@ func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID stri
 	outcome := s.failedOutcome(ctx, s.cfg.Agents[c.Agent], c.ID, pauseID)
 	s.finish(ctx, c.ID, pauseID, outcome)
 	if outcome == outcomeFailed {
-		s.unindexPause(ctx, c.ID, pauseID)
+		// The pause stays claimed, and indexed: the recovery of claims
+		// (recovery.go) reads the index and finishes it after the lease.
 		return
 	}
 	s.reindex(ctx, c)

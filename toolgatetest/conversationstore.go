@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 
 // TestStore runs the conformance tests of a [toolgate.ConversationStore] as
 // subtests of t: loading, appending, the optimistic At check, the append
-// rules of [toolgate.ValidateAppend], pauses and their single claim, and
-// behaviour under concurrent use and cancellation.
+// rules of [toolgate.ValidateAppend], pauses and their single claim, the
+// claim's record and takeover ([toolgate.ValidateClaim]), calls marked as
+// started ([toolgate.ValidateMark]), and behaviour under concurrent use and
+// cancellation.
 //
 // newStore is called once per subtest, with the subtest's t, and must
 // return a new store holding no conversation; it may register cleanups on
@@ -39,6 +42,11 @@ func TestStore(t *testing.T, newStore func(t *testing.T) toolgate.ConversationSt
 		{"PauseBlocksInput", testPauseBlocksInput},
 		{"ClaimOnce", testClaimOnce},
 		{"ClaimConcurrent", testClaimConcurrent},
+		{"ClaimRecord", testClaimRecord},
+		{"TakeOver", testTakeOver},
+		{"TakeOverConcurrent", testTakeOverConcurrent},
+		{"MarkStarted", testMarkStarted},
+		{"MarkConcurrent", testMarkConcurrent},
 		{"Resolve", testResolve},
 		{"ResolveAndPauseAgain", testResolveAndPauseAgain},
 		{"AppendConcurrent", testAppendConcurrent},
@@ -119,6 +127,23 @@ func results(r *toolgate.AssistantMessage) *toolgate.ToolMessage {
 }
 
 var equateEmpty = cmpopts.EquateEmpty()
+
+// claimTime is the time of the kit's claims.
+var claimTime = time.Date(2025, 3, 14, 15, 10, 0, 123456789, time.UTC)
+
+// newClaim returns the kit's usual claim on a pause opened by openPause:
+// token "token-1", with a decision per call.
+func newClaim() *toolgate.Claim {
+	return &toolgate.Claim{Token: "token-1", At: claimTime, Decisions: []toolgate.Decision{
+		toolgate.Allow("c1"), toolgate.DenyWithMessage("c2", "not that one"),
+	}}
+}
+
+// setClaimed sets the claim fields of pr to those of [newClaim].
+func setClaimed(pr *toolgate.PauseRecord) {
+	c := newClaim()
+	pr.Claimed, pr.ClaimedAt, pr.ClaimToken, pr.Decisions = true, c.At, c.Token, c.Decisions
+}
 
 func mustAppend(t *testing.T, s toolgate.ConversationStore, id string, p *toolgate.AppendParams) {
 	t.Helper()
@@ -202,7 +227,7 @@ func testRoundTrip(t *testing.T, s toolgate.ConversationStore) {
 	checkStored(t, s, "whole", append(allKinds(), more...), nil)
 
 	// Every status on its own, in a fresh conversation.
-	for i, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired} {
+	for i, st := range []toolgate.ResultStatus{toolgate.ResultOK, toolgate.ResultError, toolgate.ResultDenied, toolgate.ResultSkipped, toolgate.ResultRefused, toolgate.ResultExpired, toolgate.ResultInterrupted} {
 		m := &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "x", Name: "t", Content: st.String(), Status: st}}}
 		mustAppend(t, s, "statuses", &toolgate.AppendParams{At: i, Messages: []toolgate.Message{m}})
 		c := mustLoad(t, s, "statuses")
@@ -311,8 +336,9 @@ func testOpenPause(t *testing.T, s toolgate.ConversationStore) {
 		mustAppend(t, s, "kept", &toolgate.AppendParams{
 			At:       2,
 			Messages: []toolgate.Message{&toolgate.AssistantMessage{Text: "searching"}, r},
-			// Index and Claimed are set by the store.
-			Pause: &toolgate.PauseRecord{ID: "p1", Index: 42, Awaiting: []string{"c2", "c3"}, Claimed: true, CreatedAt: created},
+			// Index and the claim are set by the store.
+			Pause: &toolgate.PauseRecord{ID: "p1", Index: 42, Awaiting: []string{"c2", "c3"}, Claimed: true, CreatedAt: created,
+				ClaimedAt: created, ClaimToken: "forged", Decisions: []toolgate.Decision{toolgate.Allow("c2")}, Started: []string{"c2"}},
 		})
 		want := &toolgate.PauseRecord{ID: "p1", Index: 3, Awaiting: []string{"c2", "c3"}, CreatedAt: created}
 		checkStored(t, s, "kept", append(first, &toolgate.AssistantMessage{Text: "searching"}, r), want)
@@ -347,10 +373,11 @@ func testOpenPause(t *testing.T, s toolgate.ConversationStore) {
 		}
 		// Changing what Load returned must not change the store.
 		c.Pause.Claimed = true
+		c.Pause.Started = append(c.Pause.Started, "changed")
 		c.Pause.Awaiting[0] = "changed"
 		c.Pause.Index = 7
 		checkStored(t, s, "copy", msgs, want)
-		if err := s.ClaimPause(t.Context(), "copy", "p1"); err != nil {
+		if err := s.ClaimPause(t.Context(), "copy", "p1", newClaim()); err != nil {
 			t.Errorf("ClaimPause after changing a loaded copy: %v", err)
 		}
 	})
@@ -368,10 +395,10 @@ func testPauseBlocksInput(t *testing.T, s toolgate.ConversationStore) {
 	}
 	for _, claimed := range []bool{false, true} {
 		if claimed {
-			if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+			if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
 				t.Fatalf("ClaimPause: %v", err)
 			}
-			pause.Claimed = true
+			setClaimed(pause)
 		}
 		for _, tt := range tries {
 			err := s.Append(t.Context(), "conv", tt.p)
@@ -391,18 +418,18 @@ func testClaimOnce(t *testing.T, s toolgate.ConversationStore) {
 		{"conv", "p2", "wrong pause id"},
 		{"conv", "", "empty pause id"},
 	} {
-		err := s.ClaimPause(t.Context(), c.id, c.pauseID)
+		err := s.ClaimPause(t.Context(), c.id, c.pauseID, newClaim())
 		checkErr(t, "ClaimPause on "+c.what, err, toolgate.ErrNoOpenPause)
 	}
 	checkStored(t, s, "conv", msgs, pause)
 
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
 		t.Fatalf("first ClaimPause: %v", err)
 	}
-	pause.Claimed = true
+	setClaimed(pause)
 	checkStored(t, s, "conv", msgs, pause)
 
-	err := s.ClaimPause(t.Context(), "conv", "p1")
+	err := s.ClaimPause(t.Context(), "conv", "p1", newClaim())
 	checkErr(t, "second ClaimPause", err, toolgate.ErrNoOpenPause)
 	checkStored(t, s, "conv", msgs, pause)
 	checkStored(t, s, "unknown", nil, nil)
@@ -417,7 +444,7 @@ func testClaimConcurrent(t *testing.T, s toolgate.ConversationStore) {
 	for i := range goroutines {
 		wg.Go(func() {
 			<-start
-			errs[i] = s.ClaimPause(ctx, "conv", "p1")
+			errs[i] = s.ClaimPause(ctx, "conv", "p1", newClaim())
 		})
 	}
 	close(start)
@@ -434,7 +461,7 @@ func testClaimConcurrent(t *testing.T, s toolgate.ConversationStore) {
 	if won != 1 {
 		t.Errorf("%d of %d concurrent claims succeeded, want exactly 1", won, goroutines)
 	}
-	pause.Claimed = true
+	setClaimed(pause)
 	checkStored(t, s, "conv", msgs, pause)
 }
 
@@ -447,10 +474,10 @@ func testResolve(t *testing.T, s toolgate.ConversationStore) {
 	checkErr(t, "resolving an unclaimed pause", err, toolgate.ErrInvalidAppend)
 	checkStored(t, s, "conv", msgs, pause)
 
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
 		t.Fatalf("ClaimPause: %v", err)
 	}
-	pause.Claimed = true
+	setClaimed(pause)
 
 	tests := []struct {
 		name string
@@ -474,7 +501,7 @@ func testResolve(t *testing.T, s toolgate.ConversationStore) {
 	msgs = append(msgs, answer, final)
 	checkStored(t, s, "conv", msgs, nil)
 
-	err = s.ClaimPause(t.Context(), "conv", "p1")
+	err = s.ClaimPause(t.Context(), "conv", "p1", newClaim())
 	checkErr(t, "ClaimPause of a resolved pause", err, toolgate.ErrNoOpenPause)
 	err = s.Append(t.Context(), "conv", &toolgate.AppendParams{At: 4, Messages: []toolgate.Message{answer}, Resolves: "p1"})
 	checkErr(t, "resolving a resolved pause", err, toolgate.ErrNoOpenPause)
@@ -492,7 +519,7 @@ func testResolve(t *testing.T, s toolgate.ConversationStore) {
 
 func testResolveAndPauseAgain(t *testing.T, s toolgate.ConversationStore) {
 	msgs, _ := openPause(t, s, "conv", "p1")
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
 		t.Fatalf("ClaimPause: %v", err)
 	}
 	answer := results(msgs[1].(*toolgate.AssistantMessage))
@@ -506,11 +533,11 @@ func testResolveAndPauseAgain(t *testing.T, s toolgate.ConversationStore) {
 	msgs = append(msgs, answer, next)
 	checkStored(t, s, "conv", msgs, &toolgate.PauseRecord{ID: "p2", Index: 3, Awaiting: []string{"c1"}, CreatedAt: time.Unix(1700000000, 0)})
 
-	err := s.ClaimPause(t.Context(), "conv", "p1")
+	err := s.ClaimPause(t.Context(), "conv", "p1", newClaim())
 	checkErr(t, "ClaimPause of the resolved pause", err, toolgate.ErrNoOpenPause)
 	err = s.Append(t.Context(), "conv", &toolgate.AppendParams{At: 4, Messages: []toolgate.Message{user("x")}})
 	checkErr(t, "input while the new pause is open", err, toolgate.ErrPauseOpen)
-	if err := s.ClaimPause(t.Context(), "conv", "p2"); err != nil {
+	if err := s.ClaimPause(t.Context(), "conv", "p2", newClaim()); err != nil {
 		t.Errorf("ClaimPause of the new pause: %v", err)
 	}
 }
@@ -632,19 +659,19 @@ func testIndependent(t *testing.T, s toolgate.ConversationStore) {
 	msgsX, pauseX := openPause(t, s, "x", "p1")
 	msgsY, pauseY := openPause(t, s, "y", "p1")
 	mustAppend(t, s, "a", &toolgate.AppendParams{At: 1, Messages: []toolgate.Message{user("still open")}})
-	if err := s.ClaimPause(t.Context(), "x", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "x", "p1", newClaim()); err != nil {
 		t.Fatalf("ClaimPause(x): %v", err)
 	}
-	pauseX.Claimed = true
+	setClaimed(pauseX)
 	checkStored(t, s, "x", msgsX, pauseX)
 	checkStored(t, s, "y", msgsY, pauseY)
-	if err := s.ClaimPause(t.Context(), "y", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "y", "p1", newClaim()); err != nil {
 		t.Errorf("ClaimPause(y) after claiming x: %v", err)
 	}
 
 	answer := results(msgsX[1].(*toolgate.AssistantMessage))
 	mustAppend(t, s, "x", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer}, Resolves: "p1"})
-	pauseY.Claimed = true
+	setClaimed(pauseY)
 	checkStored(t, s, "x", append(msgsX, answer), nil)
 	checkStored(t, s, "y", msgsY, pauseY)
 	checkStored(t, s, "a", []toolgate.Message{user("conversation 0"), user("still open")}, nil)
@@ -663,12 +690,282 @@ func testCanceled(t *testing.T, s toolgate.ConversationStore) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Append with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
 	}
-	if err := s.ClaimPause(ctx, "conv", "p1"); !errors.Is(err, context.Canceled) {
+	if err := s.ClaimPause(ctx, "conv", "p1", newClaim()); !errors.Is(err, context.Canceled) {
 		t.Errorf("ClaimPause with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
 	}
 	checkStored(t, s, "other", nil, nil)
 	checkStored(t, s, "conv", msgs, pause)
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
 		t.Errorf("ClaimPause after a canceled one: %v", err)
 	}
+}
+
+func testClaimRecord(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	for _, c := range []struct {
+		what  string
+		claim *toolgate.Claim
+	}{
+		{"nil claim", nil},
+		{"empty token", &toolgate.Claim{At: claimTime}},
+	} {
+		err := s.ClaimPause(t.Context(), "conv", "p1", c.claim)
+		checkErr(t, "ClaimPause with "+c.what, err, toolgate.ErrInvalidAppend)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	c := newClaim()
+	if err := s.ClaimPause(t.Context(), "conv", "p1", c); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	// The store keeps its own copy of the decisions.
+	c.Decisions[0] = toolgate.Deny("c1")
+	setClaimed(pause)
+	checkStored(t, s, "conv", msgs, pause)
+	loaded := mustLoad(t, s, "conv")
+	loaded.Pause.Decisions[1] = toolgate.Allow("c2")
+	checkStored(t, s, "conv", msgs, pause)
+
+	// A claim without decisions (an expiry) and without a time.
+	msgs, pause = openPause(t, s, "expiry", "p1")
+	before := time.Now()
+	if err := s.ClaimPause(t.Context(), "expiry", "p1", &toolgate.Claim{Token: "expire"}); err != nil {
+		t.Fatalf("ClaimPause without decisions: %v", err)
+	}
+	after := time.Now()
+	got := mustLoad(t, s, "expiry").Pause
+	if got == nil {
+		t.Fatal("Load: no pause after claiming it")
+	}
+	if at := got.ClaimedAt; at.Before(before.Add(-time.Second)) || at.After(after.Add(time.Second)) {
+		t.Errorf("ClaimedAt = %v, want the time of the claim (between %v and %v)", at, before, after)
+	}
+	pause.Claimed, pause.ClaimedAt, pause.ClaimToken = true, got.ClaimedAt, "expire"
+	checkStored(t, s, "expiry", msgs, pause)
+
+	// Resolving forgets the claim: the next pause starts unclaimed.
+	answer := results(msgs[1].(*toolgate.AssistantMessage))
+	next := reply("pay")
+	mustAppend(t, s, "expiry", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{answer, next}, Resolves: "p1",
+		Pause: &toolgate.PauseRecord{ID: "p2", Awaiting: []string{"c1"}, CreatedAt: claimTime}})
+	checkStored(t, s, "expiry", append(msgs, answer, next), &toolgate.PauseRecord{ID: "p2", Index: 3, Awaiting: []string{"c1"}, CreatedAt: claimTime})
+	err := s.MarkStarted(t.Context(), "expiry", "p2", "expire", []string{"c1"})
+	checkErr(t, "MarkStarted with the token of the resolved pause", err, toolgate.ErrClaimLost)
+}
+
+func testTakeOver(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	later := claimTime.Add(time.Hour)
+	takeOver := func(token, supersedes string) *toolgate.Claim {
+		return &toolgate.Claim{Token: token, At: later, Decisions: newClaim().Decisions, TakeOver: true, Supersedes: supersedes}
+	}
+	err := s.ClaimPause(t.Context(), "conv", "p1", takeOver("token-2", ""))
+	checkErr(t, "taking over an unclaimed pause", err, toolgate.ErrNoOpenPause)
+	checkStored(t, s, "conv", msgs, pause)
+
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c1"}); err != nil {
+		t.Fatalf("MarkStarted: %v", err)
+	}
+	setClaimed(pause)
+	pause.Started = []string{"c1"}
+
+	for _, c := range []struct {
+		what        string
+		conv, pause string
+		claim       *toolgate.Claim
+		want        error
+	}{
+		{"with another token", "conv", "p1", takeOver("token-2", "token-0"), toolgate.ErrClaimLost},
+		{"with no token", "conv", "p1", takeOver("token-2", ""), toolgate.ErrClaimLost},
+		{"keeping the token", "conv", "p1", takeOver("token-1", "token-1"), toolgate.ErrInvalidAppend},
+		{"without a new token", "conv", "p1", takeOver("", "token-1"), toolgate.ErrInvalidAppend},
+		{"of another pause", "conv", "p2", takeOver("token-2", "token-1"), toolgate.ErrNoOpenPause},
+		{"in another conversation", "other", "p1", takeOver("token-2", "token-1"), toolgate.ErrNoOpenPause},
+	} {
+		err := s.ClaimPause(t.Context(), c.conv, c.pause, c.claim)
+		checkErr(t, "takeover "+c.what, err, c.want)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	if err := s.ClaimPause(t.Context(), "conv", "p1", takeOver("token-2", "token-1")); err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	pause.ClaimedAt, pause.ClaimToken = later, "token-2"
+	checkStored(t, s, "conv", msgs, pause)
+
+	// The superseded claimant can start nothing more; the new one can.
+	err = s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c2"})
+	checkErr(t, "MarkStarted with the superseded token", err, toolgate.ErrClaimLost)
+	err = s.ClaimPause(t.Context(), "conv", "p1", takeOver("token-3", "token-1"))
+	checkErr(t, "a second takeover of the superseded claim", err, toolgate.ErrClaimLost)
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "token-2", []string{"c2"}); err != nil {
+		t.Fatalf("MarkStarted with the new token: %v", err)
+	}
+	pause.Started = []string{"c1", "c2"}
+	checkStored(t, s, "conv", msgs, pause)
+}
+
+func testTakeOverConcurrent(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	ctx := t.Context()
+	errs := make([]error, goroutines)
+	var markErr error
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.ClaimPause(ctx, "conv", "p1", &toolgate.Claim{
+				Token: fmt.Sprintf("recovery-%d", i), At: claimTime.Add(time.Hour), TakeOver: true, Supersedes: "token-1", Decisions: newClaim().Decisions,
+			})
+		})
+	}
+	// The old claimant races the takeovers to start a call.
+	wg.Go(func() {
+		<-start
+		markErr = s.MarkStarted(ctx, "conv", "p1", "token-1", []string{"c1"})
+	})
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("takeovers %d and %d of the same claim both succeeded", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, toolgate.ErrClaimLost):
+			t.Errorf("takeover %d: got error %v, want nil or one wrapping %v", i, err, toolgate.ErrClaimLost)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("none of %d concurrent takeovers succeeded", goroutines)
+	}
+	setClaimed(pause)
+	pause.ClaimedAt, pause.ClaimToken = claimTime.Add(time.Hour), fmt.Sprintf("recovery-%d", winner)
+	switch {
+	case markErr == nil:
+		// The mark came first: the takeover kept it.
+		pause.Started = []string{"c1"}
+	case !errors.Is(markErr, toolgate.ErrClaimLost):
+		t.Errorf("MarkStarted racing the takeovers: got error %v, want nil or one wrapping %v", markErr, toolgate.ErrClaimLost)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+}
+
+func testMarkStarted(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	err := s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c1"})
+	checkErr(t, "MarkStarted on an unclaimed pause", err, toolgate.ErrClaimLost)
+	checkStored(t, s, "conv", msgs, pause)
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	setClaimed(pause)
+
+	for _, c := range []struct {
+		what               string
+		conv, pause, token string
+		keys               []string
+		want               error
+	}{
+		{"another token", "conv", "p1", "token-2", []string{"c1"}, toolgate.ErrClaimLost},
+		{"another pause", "conv", "p2", "token-1", []string{"c1"}, toolgate.ErrClaimLost},
+		{"an unknown conversation", "unknown", "p1", "token-1", []string{"c1"}, toolgate.ErrClaimLost},
+		{"no token", "conv", "p1", "", []string{"c1"}, toolgate.ErrInvalidAppend},
+		{"no keys", "conv", "p1", "token-1", nil, toolgate.ErrInvalidAppend},
+		{"an empty key", "conv", "p1", "token-1", []string{"c1", ""}, toolgate.ErrInvalidAppend},
+		{"a key twice", "conv", "p1", "token-1", []string{"c1", "c1"}, toolgate.ErrInvalidAppend},
+	} {
+		err := s.MarkStarted(t.Context(), c.conv, c.pause, c.token, c.keys)
+		checkErr(t, "MarkStarted with "+c.what, err, c.want)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	// Keys round-trip in the order recorded, whatever they look like.
+	keys := []string{"c2", "#1", "ü'; --", "a b"}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "token-1", keys[:1]); err != nil {
+		t.Fatalf("MarkStarted: %v", err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "token-1", keys[1:]); err != nil {
+		t.Fatalf("MarkStarted of three keys: %v", err)
+	}
+	pause.Started = keys
+	checkStored(t, s, "conv", msgs, pause)
+
+	// A key already started is refused, and with it the whole batch.
+	err = s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c9", "#1"})
+	checkErr(t, "MarkStarted of a started key", err, toolgate.ErrInvalidAppend)
+	checkStored(t, s, "conv", msgs, pause)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.MarkStarted(ctx, "conv", "p1", "token-1", []string{"c9"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("MarkStarted with a canceled context: got error %v, want one wrapping %v", err, context.Canceled)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	// Resolving ends the claim.
+	mustAppend(t, s, "conv", &toolgate.AppendParams{At: 2, Messages: []toolgate.Message{results(msgs[1].(*toolgate.AssistantMessage))}, Resolves: "p1"})
+	err = s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c9"})
+	checkErr(t, "MarkStarted after the pause was resolved", err, toolgate.ErrClaimLost)
+}
+
+func testMarkConcurrent(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	if err := s.ClaimPause(t.Context(), "conv", "p1", newClaim()); err != nil {
+		t.Fatalf("ClaimPause: %v", err)
+	}
+	ctx := t.Context()
+	// Every goroutine marks its own key, and all of them one shared key.
+	own := make([]error, goroutines)
+	shared := make([]error, goroutines)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Go(func() {
+			<-start
+			own[i] = s.MarkStarted(ctx, "conv", "p1", "token-1", []string{fmt.Sprintf("k%02d", i)})
+			shared[i] = s.MarkStarted(ctx, "conv", "p1", "token-1", []string{"shared"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i := range goroutines {
+		if own[i] != nil {
+			t.Errorf("MarkStarted of key k%02d: %v", i, own[i])
+		}
+		switch err := shared[i]; {
+		case err == nil:
+			won++
+		case !errors.Is(err, toolgate.ErrInvalidAppend):
+			t.Errorf("MarkStarted of the shared key: got error %v, want nil or one wrapping %v", err, toolgate.ErrInvalidAppend)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d concurrent marks of one key succeeded, want exactly 1", won, goroutines)
+	}
+	c := mustLoad(t, s, "conv")
+	if c.Pause == nil {
+		t.Fatal("Load: the pause is gone")
+	}
+	want := []string{"shared"}
+	for i := range goroutines {
+		want = append(want, fmt.Sprintf("k%02d", i))
+	}
+	got := slices.Sorted(slices.Values(c.Pause.Started))
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("started keys mismatch (-want +got):\n%s", diff)
+	}
+	setClaimed(pause)
+	pause.Started = c.Pause.Started
+	checkStored(t, s, "conv", msgs, pause)
 }

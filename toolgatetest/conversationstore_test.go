@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,11 @@ func (s *broken) Load(ctx context.Context, id string) (*toolgate.Conversation, e
 	if s.mode == "ignores context" {
 		ctx = context.Background()
 	}
-	return s.MemoryStore.Load(ctx, id)
+	c, err := s.MemoryStore.Load(ctx, id)
+	if err == nil && s.mode == "loses started keys" && c.Pause != nil {
+		c.Pause.Started = nil
+	}
+	return c, err
 }
 
 func (s *broken) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
@@ -60,20 +65,51 @@ func (s *broken) Append(ctx context.Context, id string, p *toolgate.AppendParams
 	return s.MemoryStore.Append(ctx, id, &q)
 }
 
-func (s *broken) ClaimPause(ctx context.Context, id, pauseID string) error {
+func (s *broken) ClaimPause(ctx context.Context, id, pauseID string, claim *toolgate.Claim) error {
+	c, err := s.MemoryStore.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	claimed := c.Pause != nil && c.Pause.ID == pauseID && c.Pause.Claimed
 	switch s.mode {
 	case "ignores context":
 		ctx = context.Background()
 	case "claims twice":
-		c, err := s.MemoryStore.Load(ctx, id)
-		if err != nil {
-			return err
-		}
-		if c.Pause != nil && c.Pause.ID == pauseID && c.Pause.Claimed {
+		if claimed && !claim.TakeOver {
 			return nil
 		}
+	case "takes over any claim":
+		if claimed && claim.TakeOver {
+			cp := *claim
+			cp.Supersedes = c.Pause.ClaimToken
+			claim = &cp
+		}
 	}
-	return s.MemoryStore.ClaimPause(ctx, id, pauseID)
+	return s.MemoryStore.ClaimPause(ctx, id, pauseID, claim)
+}
+
+func (s *broken) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	c, err := s.MemoryStore.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch s.mode {
+	case "ignores context":
+		ctx = context.Background()
+	case "marks with any token":
+		if c.Pause != nil && c.Pause.ClaimToken != "" {
+			token = c.Pause.ClaimToken
+		}
+	case "marks twice":
+		if c.Pause != nil {
+			rest := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return slices.Contains(c.Pause.Started, k) })
+			if len(rest) == 0 && len(keys) > 0 && c.Pause.ClaimToken == token {
+				return nil
+			}
+			keys = rest
+		}
+	}
+	return s.MemoryStore.MarkStarted(ctx, id, pauseID, token, keys)
 }
 
 // TestKitCatchesBrokenStores runs the kit, in a child process, on stores
@@ -94,6 +130,10 @@ func TestKitCatchesBrokenStores(t *testing.T) {
 		{"drops pauses", []string{"OpenPause", "PauseBlocksInput", "ClaimOnce", "Resolve"}},
 		{"trims arguments", []string{"RoundTrip"}},
 		{"claims twice", []string{"ClaimOnce"}},
+		{"takes over any claim", []string{"TakeOver", "TakeOverConcurrent"}},
+		{"loses started keys", []string{"TakeOver", "MarkStarted", "MarkConcurrent"}},
+		{"marks with any token", []string{"TakeOver", "MarkStarted"}},
+		{"marks twice", []string{"MarkStarted", "MarkConcurrent"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -121,6 +121,8 @@ func Model() *scripted.Model {
 				}
 			case r.Status == toolgate.ResultDenied || r.Status == toolgate.ResultExpired:
 				parts = append(parts, fmt.Sprintf("I did not run %s: %s", r.Name, r.Content))
+			case r.Status == toolgate.ResultInterrupted:
+				parts = append(parts, fmt.Sprintf("I do not know whether %s went through: %s", r.Name, r.Content))
 			default:
 				parts = append(parts, fmt.Sprintf("%s failed: %s", r.Name, r.Content))
 			}

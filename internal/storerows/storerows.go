@@ -7,6 +7,7 @@ package storerows
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/toolgate/toolgate"
@@ -70,4 +71,46 @@ func Pause(pr *toolgate.PauseRecord, awaiting []byte, unixSeconds, nanos int64) 
 	}
 	pr.CreatedAt = time.Unix(unixSeconds, nanos).UTC()
 	return nil
+}
+
+// Claim completes a pause record read from a row with its claim: decisions
+// is the JSON list of the claim's decisions ("" for none), started the
+// JSON list of the keys started ("" for none, or when the store has set
+// pr.Started from a column of its own type). Both are checked: a
+// decision must be valid ([toolgate.Decision.UnmarshalJSON]) and a started
+// key a non-empty string given once.
+func Claim(pr *toolgate.PauseRecord, decisions, started []byte) error {
+	if len(decisions) > 0 {
+		if err := json.Unmarshal(decisions, &pr.Decisions); err != nil {
+			return fmt.Errorf("%w: pause %q: decisions: %v", toolgate.ErrCorrupt, pr.ID, err)
+		}
+	}
+	if len(started) > 0 {
+		if err := json.Unmarshal(started, &pr.Started); err != nil {
+			return fmt.Errorf("%w: pause %q: started: %v", toolgate.ErrCorrupt, pr.ID, err)
+		}
+	}
+	for i, k := range pr.Started {
+		if k == "" || slices.Contains(pr.Started[:i], k) {
+			return fmt.Errorf("%w: pause %q: started key %q is empty or repeated", toolgate.ErrCorrupt, pr.ID, k)
+		}
+	}
+	if !pr.Claimed && (pr.ClaimToken != "" || len(pr.Decisions) > 0 || len(pr.Started) > 0) {
+		return fmt.Errorf("%w: pause %q: an unclaimed pause holds a claim", toolgate.ErrCorrupt, pr.ID)
+	}
+	return nil
+}
+
+// EncodeClaim returns the JSON form of a claim's decisions ("" for none),
+// as [Claim] reads it. Decisions that do not encode (a zero verdict) give
+// an error wrapping [toolgate.ErrInvalidAppend].
+func EncodeClaim(decisions []toolgate.Decision) (string, error) {
+	if len(decisions) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(decisions)
+	if err != nil {
+		return "", fmt.Errorf("%w: decisions: %v", toolgate.ErrInvalidAppend, err)
+	}
+	return string(b), nil
 }

@@ -130,6 +130,10 @@ const (
 	OutcomeFailed Outcome = "failed"
 	// OutcomeExpired: the pause outlived its time-to-live.
 	OutcomeExpired Outcome = "expired"
+	// OutcomeRecovered: the resumption stopped after claiming the pause
+	// (its process died, its store failed) and a recovery finished it:
+	// calls recorded as started answered "interrupted", the others ran.
+	OutcomeRecovered Outcome = "recovered"
 )
 
 // Decision is who or what decided a pause, how, and what came of it.
@@ -305,7 +309,7 @@ func CheckDecision(d *Decision) error {
 // outcome; noneOK accepts [OutcomeNone].
 func CheckOutcome(o Outcome, noneOK bool) error {
 	switch o {
-	case OutcomeDeciding, OutcomeDecided, OutcomeFailed, OutcomeExpired:
+	case OutcomeDeciding, OutcomeDecided, OutcomeFailed, OutcomeExpired, OutcomeRecovered:
 		return nil
 	case OutcomeNone:
 		if noneOK {

@@ -34,7 +34,7 @@ func BenchmarkClaimPause(b *testing.B) {
 			}
 			b.StartTimer()
 		}
-		if err := s.ClaimPause(ctx, "conv-"+strconv.Itoa(claimed), "p1"); err != nil {
+		if err := s.ClaimPause(ctx, "conv-"+strconv.Itoa(claimed), "p1", &toolgate.Claim{Token: "claim"}); err != nil {
 			b.Fatal(err)
 		}
 		claimed++
@@ -53,12 +53,12 @@ func BenchmarkClaimPauseTaken(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.ClaimPause(ctx, "conv", "p1"); err != nil {
+	if err := s.ClaimPause(ctx, "conv", "p1", &toolgate.Claim{Token: "first"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.ClaimPause(ctx, "conv", "p1"); err == nil {
+		if err := s.ClaimPause(ctx, "conv", "p1", &toolgate.Claim{Token: "again"}); err == nil {
 			b.Fatal("a second claim succeeded")
 		}
 	}

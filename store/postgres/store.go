@@ -43,7 +43,7 @@ type Store struct {
 type queries struct {
 	lockConversation, selectPause, selectMessages, countMessages string
 	insertMessages, insertPause, deletePause, claimPause         string
-	loadVault, saveVault                                         string
+	markStarted, loadVault, saveVault                            string
 }
 
 func newQueries(schema string) queries {
@@ -52,7 +52,8 @@ func newQueries(schema string) queries {
 		// The conversation's row is the lock that serializes appends.
 		lockConversation: r.Replace(`INSERT INTO S.conversations AS c (id) VALUES ($1)
 			ON CONFLICT (id) DO UPDATE SET id = c.id`),
-		selectPause: r.Replace(`SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos
+		selectPause: r.Replace(`SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos,
+			claim_token, claimed_at, claimed_at_nanos, decisions, started
 			FROM S.pauses WHERE conversation_id = $1`),
 		selectMessages: r.Replace(`SELECT seq, format, body FROM S.messages WHERE conversation_id = $1 ORDER BY seq`),
 		countMessages:  r.Replace(`SELECT count(*), coalesce(max(seq), -1) FROM S.messages WHERE conversation_id = $1`),
@@ -61,8 +62,13 @@ func newQueries(schema string) queries {
 		insertPause: r.Replace(`INSERT INTO S.pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos)
 			VALUES ($1, $2, $3, $4, false, $5, $6)`),
 		deletePause: r.Replace(`DELETE FROM S.pauses WHERE conversation_id = $1`),
-		claimPause:  r.Replace(`UPDATE S.pauses SET claimed = true WHERE conversation_id = $1 AND id = $2 AND NOT claimed`),
-		loadVault:   r.Replace(`SELECT sealed FROM S.vaults WHERE conversation_id = $1`),
+		// A first claim needs an unclaimed pause ($7 false), a takeover
+		// the pause claimed with the token $8.
+		claimPause: r.Replace(`UPDATE S.pauses SET claimed = true, claim_token = $3, claimed_at = $4, claimed_at_nanos = $5, decisions = $6
+			WHERE conversation_id = $1 AND id = $2 AND CASE WHEN $7::boolean THEN claimed AND claim_token = $8 ELSE NOT claimed END`),
+		markStarted: r.Replace(`UPDATE S.pauses SET started = started || $4::text[]
+			WHERE conversation_id = $1 AND id = $2 AND claimed AND claim_token = $3 AND NOT (started && $4::text[])`),
+		loadVault: r.Replace(`SELECT sealed FROM S.vaults WHERE conversation_id = $1`),
 		saveVault: r.Replace(`INSERT INTO S.vaults (conversation_id, sealed) VALUES ($1, $2)
 			ON CONFLICT (conversation_id) DO UPDATE SET sealed = excluded.sealed`),
 	}
@@ -99,12 +105,20 @@ var migrations = []string{
 	// 2: the approval service's records (package server/records), in
 	// tables of their own; see records.go.
 	recordsMigration,
+	// 3: the claim of a pause: its token, time and decisions, and the keys
+	// of the calls started under it. A claim made before has none of them.
+	`ALTER TABLE S.pauses
+		ADD COLUMN claim_token text NOT NULL DEFAULT '',
+		ADD COLUMN claimed_at timestamptz,
+		ADD COLUMN claimed_at_nanos integer NOT NULL DEFAULT 0,
+		ADD COLUMN decisions text NOT NULL DEFAULT '',
+		ADD COLUMN started text[] NOT NULL DEFAULT '{}';`,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the largest version in the schema's toolgate_schema_version table).
 // [Open] and [New] upgrade an older schema and refuse a newer one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Open connects to the database named by connString (a URL or a key=value
 // string, as [pgxpool.ParseConfig] takes), brings the schema up to
@@ -292,18 +306,34 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 		return nil, dbErr(rows.Err())
 	}
 	var (
-		pr       toolgate.PauseRecord
-		index    int32
-		awaiting []byte
-		created  time.Time
-		nanos    int32
+		pr           toolgate.PauseRecord
+		index        int32
+		awaiting     []byte
+		created      time.Time
+		nanos        int32
+		claimedAt    *time.Time
+		claimedNanos int32
+		decisions    []byte
 	)
-	if err := rows.Scan(&pr.ID, &index, &awaiting, &pr.Claimed, &created, &nanos); err != nil {
+	if err := rows.Scan(&pr.ID, &index, &awaiting, &pr.Claimed, &created, &nanos,
+		&pr.ClaimToken, &claimedAt, &claimedNanos, &decisions, &pr.Started); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
 	pr.Index = int(index)
 	// created_at holds microseconds; created_at_nanos the exact fraction.
 	if err := storerows.Pause(&pr, awaiting, created.Unix(), int64(nanos)); err != nil {
+		return nil, err
+	}
+	if claimedAt != nil {
+		if claimedNanos < 0 || claimedNanos >= 1e9 || !pr.Claimed {
+			return nil, fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, claimedNanos, pr.Claimed)
+		}
+		pr.ClaimedAt = time.Unix(claimedAt.Unix(), int64(claimedNanos)).UTC()
+	}
+	if len(pr.Started) == 0 {
+		pr.Started = nil
+	}
+	if err := storerows.Claim(&pr, decisions, nil); err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
@@ -395,21 +425,82 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 	return nil
 }
 
-// ClaimPause implements [toolgate.ConversationStore]. The claim is one
-// conditional UPDATE: of concurrent claims, in any number of processes,
-// exactly one finds the pause unclaimed.
-func (s *Store) ClaimPause(ctx context.Context, id, pauseID string) error {
+// ClaimPause implements [toolgate.ConversationStore], with the rules of
+// [toolgate.ValidateClaim]. The claim is one conditional UPDATE: of
+// concurrent claims (or takeovers of one claim), in any number of
+// processes, exactly one finds the pause in the state it expects.
+func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID)
+	// The rules on the claim itself, before the database is asked.
+	if err := toolgate.ValidateClaim(id, nil, pauseID, c); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, err)
+	}
+	decisions, err := storerows.EncodeClaim(c.Decisions)
+	if err != nil {
+		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, err)
+	}
+	at := c.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes)
 	if err != nil {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, dbErr(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, toolgate.ErrNoOpenPause)
+		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, s.refusal(ctx, id, func(pr *toolgate.PauseRecord) error {
+			if err := toolgate.ValidateClaim(id, pr, pauseID, c); err != nil {
+				return err
+			}
+			if c.TakeOver {
+				return toolgate.ErrClaimLost
+			}
+			return toolgate.ErrNoOpenPause
+		}))
 	}
 	return nil
+}
+
+// MarkStarted implements [toolgate.ConversationStore], with the rules of
+// [toolgate.ValidateMark]. The record is one conditional UPDATE, so it and
+// a takeover of the claim are ordered by the pause's row lock.
+func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := toolgate.ValidateMark(id, nil, pauseID, token, keys); !errors.Is(err, toolgate.ErrClaimLost) {
+		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, err)
+	}
+	tag, err := s.pool.Exec(ctx, s.q.markStarted, id, pauseID, token, keys)
+	if err != nil {
+		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, dbErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, s.refusal(ctx, id, func(pr *toolgate.PauseRecord) error {
+			if err := toolgate.ValidateMark(id, pr, pauseID, token, keys); err != nil {
+				return err
+			}
+			return toolgate.ErrClaimLost
+		}))
+	}
+	return nil
+}
+
+// refusal explains why a conditional UPDATE of a conversation's pause
+// changed nothing: it reads the pause and returns what rule says, or a
+// read error.
+func (s *Store) refusal(ctx context.Context, id string, rule func(*toolgate.PauseRecord) error) error {
+	var b pgx.Batch
+	b.Queue(s.q.selectPause, id)
+	br := s.pool.SendBatch(ctx, &b)
+	defer br.Close()
+	pr, err := loadPause(br)
+	if err != nil {
+		return err
+	}
+	return rule(pr)
 }
 
 // LoadVault returns the sealed privacy vault of a conversation, or nil when

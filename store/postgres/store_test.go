@@ -41,8 +41,12 @@ func (h *twoInstances) Append(ctx context.Context, id string, p *toolgate.Append
 	return h.next().Append(ctx, id, p)
 }
 
-func (h *twoInstances) ClaimPause(ctx context.Context, id, pauseID string) error {
-	return h.next().ClaimPause(ctx, id, pauseID)
+func (h *twoInstances) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	return h.next().ClaimPause(ctx, id, pauseID, c)
+}
+
+func (h *twoInstances) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	return h.next().MarkStarted(ctx, id, pauseID, token, keys)
 }
 
 // newTwoInstances returns two Stores on one new schema, made with [New] on
@@ -91,7 +95,7 @@ func TestClaimAcrossInstances(t *testing.T) {
 		for i := range claims {
 			wg.Go(func() {
 				<-start
-				errs[i] = h.s[i%2].ClaimPause(ctx, id, "p1")
+				errs[i] = h.s[i%2].ClaimPause(ctx, id, "p1", &toolgate.Claim{Token: fmt.Sprint("claim-", i)})
 			})
 		}
 		close(start)
@@ -249,7 +253,12 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	claimed := time.Date(2025, 3, 14, 15, 10, 0, 999999999, time.UTC)
+	decisions := []toolgate.Decision{toolgate.Allow("c1")}
+	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "t1", At: claimed, Decisions: decisions}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "t1", []string{"c1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -263,6 +272,7 @@ func TestReopen(t *testing.T) {
 	}
 	want := &toolgate.Conversation{ID: "conv", Messages: msgs, Pause: &toolgate.PauseRecord{
 		ID: "p1", Index: 1, Awaiting: []string{"c1"}, Claimed: true, CreatedAt: created,
+		ClaimedAt: claimed, ClaimToken: "t1", Decisions: decisions, Started: []string{"c1"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load after reopening mismatch (-want +got):\n%s", diff)
@@ -331,6 +341,16 @@ func TestCorruptRows(t *testing.T) {
 		{"pause on a user message", `UPDATE pauses SET msg_index = 0` + where, false},
 		{"pause on a tool message", `UPDATE pauses SET msg_index = 2` + where, false},
 		{"pause without messages", `DELETE FROM messages` + where, false},
+		{"decisions not JSON", `UPDATE pauses SET claimed = true, decisions = '[{'` + where, true},
+		{"decision without verdict", `UPDATE pauses SET claimed = true, decisions = '[{"key":"c2"}]'` + where, true},
+		{"decisions an object", `UPDATE pauses SET claimed = true, decisions = '{"key":"c2"}'` + where, true},
+		{"started key repeated", `UPDATE pauses SET claimed = true, started = '{c2,c2}'` + where, true},
+		{"started key empty", `UPDATE pauses SET claimed = true, started = '{""}'` + where, true},
+		{"started key null", `UPDATE pauses SET claimed = true, started = '{NULL}'` + where, true},
+		{"started while unclaimed", `UPDATE pauses SET started = '{c2}'` + where, true},
+		{"token while unclaimed", `UPDATE pauses SET claim_token = 'x'` + where, true},
+		{"claim time while unclaimed", `UPDATE pauses SET claimed_at = now()` + where, true},
+		{"claim nanos too large", `UPDATE pauses SET claimed = true, claimed_at = now(), claimed_at_nanos = 1000000000` + where, true},
 	}
 	s, schema := open(t)
 	conn := raw(t, schema)
@@ -528,5 +548,44 @@ func TestTextRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, c.Messages, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMigrateLegacyClaim(t *testing.T) {
+	// A pause claimed by a version before schema 2 keeps its claim, with no
+	// token, time, decisions or started keys; it is taken over by naming
+	// the empty token.
+	schema := newSchema(t)
+	conn := raw(t, schema)
+	mustExec(t, conn, "CREATE SCHEMA "+quote(schema))
+	mustExec(t, conn, `CREATE TABLE toolgate_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+	INSERT INTO toolgate_schema_version (version) VALUES (1);
+	CREATE TABLE conversations (id text PRIMARY KEY);
+	CREATE TABLE messages (conversation_id text NOT NULL REFERENCES conversations (id), seq integer NOT NULL, format integer NOT NULL,
+		body text NOT NULL, PRIMARY KEY (conversation_id, seq));
+	CREATE TABLE pauses (conversation_id text PRIMARY KEY REFERENCES conversations (id), id text NOT NULL, msg_index integer NOT NULL,
+		awaiting text NOT NULL, claimed boolean NOT NULL DEFAULT false, created_at timestamptz NOT NULL, created_at_nanos integer NOT NULL);
+	CREATE TABLE vaults (conversation_id text PRIMARY KEY, sealed bytea NOT NULL);
+	INSERT INTO conversations VALUES ('conv');
+	INSERT INTO messages VALUES ('conv', 0, 1, '{"role":"user","text":"book"}'),
+		('conv', 1, 1, '{"role":"assistant","tool_calls":[{"id":"c1","name":"book","arguments":"{}"}]}');
+	INSERT INTO pauses VALUES ('conv', 'p1', 1, '["c1"]', true, to_timestamp(1700000000), 5);`)
+	s := openIn(t, schema)
+	c, err := s.Load(t.Context(), "conv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &toolgate.PauseRecord{ID: "p1", Index: 1, Awaiting: []string{"c1"}, Claimed: true, CreatedAt: time.Unix(1700000000, 5)}
+	if diff := cmp.Diff(want, c.Pause); diff != "" {
+		t.Errorf("legacy pause mismatch (-want +got):\n%s", diff)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "any", []string{"c1"}); !errors.Is(err, toolgate.ErrClaimLost) {
+		t.Errorf("MarkStarted on a legacy claim: got error %v, want one wrapping %v", err, toolgate.ErrClaimLost)
+	}
+	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "t2", TakeOver: true}); err != nil {
+		t.Fatalf("taking over a legacy claim: %v", err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "t2", []string{"c1"}); err != nil {
+		t.Errorf("MarkStarted after the takeover: %v", err)
 	}
 }

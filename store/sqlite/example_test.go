@@ -41,10 +41,15 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	if err := store.ClaimPause(ctx, "conv-1", "pause-1"); err != nil {
+	claim := &toolgate.Claim{Token: "claim-1", Decisions: []toolgate.Decision{toolgate.Allow("c1")}}
+	if err := store.ClaimPause(ctx, "conv-1", "pause-1", claim); err != nil {
 		log.Fatal(err)
 	}
-	err = store.ClaimPause(ctx, "conv-1", "pause-1")
+	// The call is recorded as started before it runs.
+	if err := store.MarkStarted(ctx, "conv-1", "pause-1", "claim-1", []string{"c1"}); err != nil {
+		log.Fatal(err)
+	}
+	err = store.ClaimPause(ctx, "conv-1", "pause-1", &toolgate.Claim{Token: "claim-2"})
 	fmt.Println("claimed twice:", !errors.Is(err, toolgate.ErrNoOpenPause))
 
 	err = store.Append(ctx, "conv-1", &toolgate.AppendParams{

@@ -165,7 +165,7 @@ func TestMultiProcess(t *testing.T) {
 		}
 		next[p]++
 	}
-	if err := s.ClaimPause(t.Context(), "shared", "p1"); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := s.ClaimPause(t.Context(), "shared", "p1", &toolgate.Claim{Token: "late"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("ClaimPause of the resolved pause: got error %v, want one wrapping %v", err, toolgate.ErrNoOpenPause)
 	}
 }
@@ -188,7 +188,7 @@ func runChild(t *testing.T, v string) {
 	}
 	fmt.Println("child ready")
 	wait("claim")
-	err = s.ClaimPause(ctx, "shared", "p1")
+	err = s.ClaimPause(ctx, "shared", "p1", &toolgate.Claim{Token: fmt.Sprint("process ", i)})
 	switch {
 	case err == nil:
 		fmt.Println("child claim won")

@@ -40,21 +40,23 @@ type Store struct {
 	read   *sql.DB    // read-only transactions
 
 	// Prepared statements, fixed at creation: on read, for Load; on
-	// write, for Append and ClaimPause.
+	// write, for Append, ClaimPause and MarkStarted.
 	readPause, readMessages                                            *sql.Stmt
 	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
-	claimPause                                                         *sql.Stmt
+	claimPause, markStarted, claimState                                *sql.Stmt
 }
 
 // The statements of a [Store].
 const (
-	selectPauseSQL    = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos FROM pauses WHERE conversation_id = ?"
+	selectPauseSQL    = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started FROM pauses WHERE conversation_id = ?"
 	selectMessagesSQL = "SELECT seq, format, body FROM messages WHERE conversation_id = ? ORDER BY seq"
 	countMessagesSQL  = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
 	insertMessageSQL  = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
 	insertPauseSQL    = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
 	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
-	claimPauseSQL     = "UPDATE pauses SET claimed = 1 WHERE conversation_id = ? AND id = ? AND claimed = 0"
+	claimPauseSQL     = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ? WHERE conversation_id = ?"
+	markStartedSQL    = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
+	claimStateSQL     = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
 )
 
 // migrations bring the schema from version i to i+1 (the database's
@@ -85,12 +87,19 @@ var migrations = []string{
 	// 3: the approval service's records (package server/records), in
 	// tables of their own; see records.go.
 	recordsMigration,
+	// 4: the claim of a pause: its token, time and decisions, and the keys
+	// of the calls started under it. A claim made before has none of them.
+	`ALTER TABLE pauses ADD COLUMN claim_token TEXT NOT NULL DEFAULT '';
+	ALTER TABLE pauses ADD COLUMN claimed_at INTEGER;
+	ALTER TABLE pauses ADD COLUMN claimed_at_nanos INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE pauses ADD COLUMN decisions TEXT NOT NULL DEFAULT '';
+	ALTER TABLE pauses ADD COLUMN started TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the database's user_version). [Open] upgrades an older database and
 // refuses a newer one.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Open opens the database file at path, creating it when it does not
 // exist, and brings its schema up to [SchemaVersion]. The file is put in
@@ -161,6 +170,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.write, &s.insertPause, insertPauseSQL},
 		{s.write, &s.deletePause, deletePauseSQL},
 		{s.write, &s.claimPause, claimPauseSQL},
+		{s.write, &s.markStarted, markStartedSQL},
+		{s.write, &s.claimState, claimStateSQL},
 	} {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
 		if err != nil {
@@ -208,7 +219,7 @@ func (s *Store) Close() error {
 	// The writes queued before Close finish first.
 	s.commit.close()
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause} {
+	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause, s.markStarted, s.claimState} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -305,13 +316,17 @@ func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 		return nil, dbErr(rows.Err())
 	}
 	var (
-		pr                toolgate.PauseRecord
-		awaiting          sql.RawBytes
-		claimed           int64
-		created, createdN int64
+		pr                   toolgate.PauseRecord
+		awaiting             sql.RawBytes
+		claimed              int64
+		created, createdN    int64
+		claimedAt            sql.NullInt64
+		claimedN             int64
+		decisions, startedKs sql.RawBytes
 	)
 	// The row has been read: a Scan error is a value of the wrong type.
-	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN); err != nil {
+	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN,
+		&pr.ClaimToken, &claimedAt, &claimedN, &decisions, &startedKs); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
 	if claimed != 0 && claimed != 1 {
@@ -319,6 +334,45 @@ func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	}
 	pr.Claimed = claimed == 1
 	if err := storerows.Pause(&pr, awaiting, created, createdN); err != nil {
+		return nil, err
+	}
+	if claimedAt.Valid {
+		if claimedN < 0 || claimedN >= 1e9 || !pr.Claimed {
+			return nil, fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, claimedN, pr.Claimed)
+		}
+		pr.ClaimedAt = time.Unix(claimedAt.Int64, claimedN).UTC()
+	}
+	if err := storerows.Claim(&pr, decisions, startedKs); err != nil {
+		return nil, err
+	}
+	return &pr, nil
+}
+
+// loadClaim reads what the rules of a claim or a mark need of the
+// conversation's pause (its id, claim token and started keys), or nil, with
+// [claimStateSQL].
+func loadClaim(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, error) {
+	rows, err := stmt.QueryContext(ctx, id)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, dbErr(rows.Err())
+	}
+	var (
+		pr      toolgate.PauseRecord
+		claimed int64
+		started sql.RawBytes
+	)
+	if err := rows.Scan(&pr.ID, &claimed, &pr.ClaimToken, &started); err != nil {
+		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+	}
+	if claimed != 0 && claimed != 1 {
+		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
+	}
+	pr.Claimed = claimed == 1
+	if err := storerows.Claim(&pr, nil, started); err != nil {
 		return nil, err
 	}
 	return &pr, nil
@@ -420,27 +474,63 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 	return nil
 }
 
-// ClaimPause implements [toolgate.ConversationStore].
-func (s *Store) ClaimPause(ctx context.Context, id, pauseID string) error {
+// ClaimPause implements [toolgate.ConversationStore]. The rules are those
+// of [toolgate.ValidateClaim], checked inside the write transaction.
+func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var decisions string
+	if c != nil {
+		var err error
+		if decisions, err = storerows.EncodeClaim(c.Decisions); err != nil {
+			return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
+		}
+	}
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
+		if err != nil {
+			return err
+		}
+		if err := toolgate.ValidateClaim(id, pause, pauseID, c); err != nil {
+			return err
+		}
+		at := c.At
+		if at.IsZero() {
+			at = time.Now()
+		}
+		_, err = tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, id)
+		return dbErr(err)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
+	}
+	return nil
+}
+
+// MarkStarted implements [toolgate.ConversationStore]. The rules are those
+// of [toolgate.ValidateMark], checked inside the write transaction.
+func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, id, pauseID)
+		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		n, err := res.RowsAffected()
+		if err := toolgate.ValidateMark(id, pause, pauseID, token, keys); err != nil {
+			return err
+		}
+		started, err := json.Marshal(append(pause.Started, keys...))
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if n == 0 {
-			return toolgate.ErrNoOpenPause
-		}
-		return nil
+		_, err = tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, string(started), id)
+		return dbErr(err)
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
+		return fmt.Errorf("sqlite: mark calls of pause %q of %q started: %w", pauseID, id, err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
@@ -82,8 +83,12 @@ func (h *twoHandles) Append(ctx context.Context, id string, p *toolgate.AppendPa
 	return h.next().Append(ctx, id, p)
 }
 
-func (h *twoHandles) ClaimPause(ctx context.Context, id, pauseID string) error {
-	return h.next().ClaimPause(ctx, id, pauseID)
+func (h *twoHandles) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	return h.next().ClaimPause(ctx, id, pauseID, c)
+}
+
+func (h *twoHandles) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	return h.next().MarkStarted(ctx, id, pauseID, token, keys)
 }
 
 func TestConformanceTwoHandles(t *testing.T) {
@@ -111,7 +116,12 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ClaimPause(t.Context(), "conv", "p1"); err != nil {
+	claimed := time.Date(2025, 3, 14, 15, 10, 0, 999999999, time.UTC)
+	decisions := []toolgate.Decision{toolgate.Allow("c1")}
+	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "t1", At: claimed, Decisions: decisions}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "t1", []string{"c1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -125,6 +135,7 @@ func TestReopen(t *testing.T) {
 	}
 	want := &toolgate.Conversation{ID: "conv", Messages: msgs, Pause: &toolgate.PauseRecord{
 		ID: "p1", Index: 1, Awaiting: []string{"c1"}, Claimed: true, CreatedAt: created,
+		ClaimedAt: claimed, ClaimToken: "t1", Decisions: decisions, Started: []string{"c1"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load after reopening mismatch (-want +got):\n%s", diff)
@@ -197,6 +208,19 @@ func TestCorruptRows(t *testing.T) {
 		{"pause on a user message", `UPDATE pauses SET msg_index = 0` + where, false},
 		{"pause on a tool message", `UPDATE pauses SET msg_index = 2` + where, false},
 		{"pause without messages", `DELETE FROM messages` + where, false},
+		{"decisions not JSON", `UPDATE pauses SET claimed = 1, decisions = '[{'` + where, true},
+		{"decision without verdict", `UPDATE pauses SET claimed = 1, decisions = '[{"key":"c2"}]'` + where, true},
+		{"decision with an unknown verdict", `UPDATE pauses SET claimed = 1, decisions = '[{"key":"c2","verdict":"maybe"}]'` + where, true},
+		{"decisions an object", `UPDATE pauses SET claimed = 1, decisions = '{"key":"c2"}'` + where, true},
+		{"started not JSON", `UPDATE pauses SET claimed = 1, started = '["c2"'` + where, true},
+		{"started not strings", `UPDATE pauses SET claimed = 1, started = '[1]'` + where, true},
+		{"started key repeated", `UPDATE pauses SET claimed = 1, started = '["c2","c2"]'` + where, true},
+		{"started key empty", `UPDATE pauses SET claimed = 1, started = '[""]'` + where, true},
+		{"started while unclaimed", `UPDATE pauses SET started = '["c2"]'` + where, true},
+		{"token while unclaimed", `UPDATE pauses SET claim_token = 'x'` + where, true},
+		{"claim time while unclaimed", `UPDATE pauses SET claimed_at = 1700000000` + where, true},
+		{"claim time text", `UPDATE pauses SET claimed = 1, claimed_at = 'noon'` + where, true},
+		{"claim nanos too large", `UPDATE pauses SET claimed = 1, claimed_at = 1, claimed_at_nanos = 1000000000` + where, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,5 +400,54 @@ func TestBusyTimeout(t *testing.T) {
 	}
 	if diff := cmp.Diff(p.Messages, c.Messages, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("stored messages mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMigrateLegacyClaim(t *testing.T) {
+	// A pause claimed by a version before schema 3 keeps its claim, with
+	// no token, time, decisions or started keys; a recovery takes it over
+	// by naming the empty token.
+	path := filepath.Join(t.TempDir(), "toolgate.db")
+	db := raw(t, path)
+	mustExec(t, db, `CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, format INTEGER NOT NULL, body TEXT NOT NULL,
+		PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID;
+	CREATE TABLE pauses (conversation_id TEXT NOT NULL PRIMARY KEY, id TEXT NOT NULL, msg_index INTEGER NOT NULL, awaiting TEXT NOT NULL,
+		claimed INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, created_at_nanos INTEGER NOT NULL) WITHOUT ROWID;
+	CREATE TABLE vaults (conversation_id TEXT NOT NULL PRIMARY KEY, sealed BLOB NOT NULL) WITHOUT ROWID;
+	PRAGMA user_version = 2;`)
+	mustExec(t, db, `INSERT INTO messages VALUES ('conv', 0, 1, '{"role":"user","text":"book"}'),
+		('conv', 1, 1, '{"role":"assistant","tool_calls":[{"id":"c1","name":"book","arguments":"{}"}]}')`)
+	mustExec(t, db, `INSERT INTO pauses VALUES ('conv', 'p1', 1, '["c1"]', 1, 1700000000, 5)`)
+	db.Close()
+
+	s := openAt(t, path, nil)
+	c, err := s.Load(t.Context(), "conv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &toolgate.PauseRecord{ID: "p1", Index: 1, Awaiting: []string{"c1"}, Claimed: true, CreatedAt: time.Unix(1700000000, 5)}
+	if diff := cmp.Diff(want, c.Pause); diff != "" {
+		t.Errorf("legacy pause mismatch (-want +got):\n%s", diff)
+	}
+	err = s.MarkStarted(t.Context(), "conv", "p1", "any", []string{"c1"})
+	if !errors.Is(err, toolgate.ErrClaimLost) {
+		t.Errorf("MarkStarted on a legacy claim: got error %v, want one wrapping %v", err, toolgate.ErrClaimLost)
+	}
+	// A recovery answers every call interrupted: whether it ran is
+	// unknown, and it is not run again.
+	runs := 0
+	book := toolgate.NewTool(toolgate.ToolDefinition{Name: "book"}, toolgate.ToolMetadata{RequiresConfirmation: true},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { runs++; return "booked", nil })
+	client := toolgate.NewClient(scripted.New(), []*toolgate.Tool{book}, &toolgate.ClientOptions{Store: s})
+	res, err := client.RecoverPause(t.Context(), &toolgate.RecoverParams{ConversationID: "conv", PauseID: "p1", Lease: time.Hour})
+	if err != nil {
+		t.Fatalf("RecoverPause of a legacy claim: %v", err)
+	}
+	wantResults := []toolgate.ToolResult{{CallID: "c1", Name: "book", Content: toolgate.InterruptedMessage, Status: toolgate.ResultInterrupted}}
+	if diff := cmp.Diff(wantResults, res.Results); diff != "" || res.Response != nil || runs != 0 {
+		t.Errorf("recovery of a legacy claim: response %v, %d runs, results (-want +got):\n%s", res.Response, runs, diff)
+	}
+	if c := load(t, s, "conv"); c.Pause != nil || len(c.Messages) != 3 {
+		t.Errorf("after the recovery: pause %+v, %d messages", c.Pause, len(c.Messages))
 	}
 }

@@ -1,0 +1,150 @@
+package toolgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Claim is a resumption's claim on a pause, given to
+// [ConversationStore.ClaimPause]: who holds it, since when, and what it
+// will do. The store keeps it with the pause ([PauseRecord.ClaimToken],
+// [PauseRecord.ClaimedAt], [PauseRecord.Decisions]) so that a claimant that
+// dies can be recovered from ([Client.RecoverPause]).
+type Claim struct {
+	// Token names the claim: [ConversationStore.MarkStarted] accepts only
+	// the current claim's token. It must not be empty and, for a takeover,
+	// must differ from Supersedes. The client uses a random value.
+	Token string
+	// At is when the claim is made. Zero: the store's clock, now.
+	At time.Time
+	// Decisions are what the claimant will do, one per call of the paused
+	// reply; a recovery finishes the claim with them. nil: the claim runs
+	// no call ([Client.ExpireOpenPause]). The store keeps a copy.
+	Decisions []Decision
+	// TakeOver makes the claim replace the pause's current claim, which
+	// must be the one with token Supersedes (as [Conversation.Pause] showed
+	// it; "" for a claim recorded before claims kept tokens). The keys
+	// already started are kept. false: the pause must be unclaimed.
+	TakeOver bool
+	// Supersedes is the token of the claim taken over; only read with
+	// TakeOver.
+	Supersedes string
+}
+
+// ErrClaimLost: the pause is no longer claimed with the caller's token. A
+// recovery took the claim over (or the pause was resolved), so the caller
+// must start no more calls and its results will not be stored.
+var ErrClaimLost = errors.New("toolgate: the claim on the pause was lost")
+
+// ValidateClaim applies the rules every store enforces for
+// [ConversationStore.ClaimPause] on conversation id whose unresolved pause
+// is pr (nil for none). Stores call it inside their transaction, or use an
+// equivalent conditional update; it returns an error wrapping
+// [ErrInvalidAppend], [ErrNoOpenPause] or [ErrClaimLost].
+func ValidateClaim(id string, pr *PauseRecord, pauseID string, c *Claim) error {
+	switch {
+	case c == nil || c.Token == "":
+		return fmt.Errorf("%w: a claim needs a token", ErrInvalidAppend)
+	case c.TakeOver && c.Token == c.Supersedes:
+		return fmt.Errorf("%w: a takeover needs a new token", ErrInvalidAppend)
+	}
+	for _, d := range c.Decisions {
+		if err := d.check(); err != nil {
+			return fmt.Errorf("%w: the claim's decisions: %w", ErrInvalidAppend, err)
+		}
+	}
+	switch {
+	case pr == nil || pauseID == "" || pr.ID != pauseID:
+		return fmt.Errorf("%w: conversation %q, pause %q", ErrNoOpenPause, id, pauseID)
+	case !c.TakeOver && pr.Claimed:
+		return fmt.Errorf("%w: conversation %q, pause %q is already claimed", ErrNoOpenPause, id, pauseID)
+	case c.TakeOver && !pr.Claimed:
+		return fmt.Errorf("%w: conversation %q, pause %q is not claimed", ErrNoOpenPause, id, pauseID)
+	case c.TakeOver && pr.ClaimToken != c.Supersedes:
+		return fmt.Errorf("%w: conversation %q, pause %q is claimed by another claimant", ErrClaimLost, id, pauseID)
+	}
+	return nil
+}
+
+// ValidateMark applies the rules every store enforces for
+// [ConversationStore.MarkStarted] on conversation id whose unresolved pause
+// is pr (nil for none): a token and at least one key, no empty or repeated
+// key, the pause claimed with token ([ErrClaimLost] otherwise), and no key
+// already started. Stores call it inside their transaction.
+func ValidateMark(id string, pr *PauseRecord, pauseID, token string, keys []string) error {
+	if token == "" {
+		return fmt.Errorf("%w: marking calls started needs the claim's token", ErrInvalidAppend)
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("%w: no keys to mark started", ErrInvalidAppend)
+	}
+	for i, k := range keys {
+		if k == "" {
+			return fmt.Errorf("%w: empty key", ErrInvalidAppend)
+		}
+		if slices.Contains(keys[:i], k) {
+			return fmt.Errorf("%w: key %q is given twice", ErrInvalidAppend, k)
+		}
+	}
+	if pr == nil || pr.ID != pauseID || !pr.Claimed || pr.ClaimToken != token {
+		return fmt.Errorf("%w: conversation %q, pause %q", ErrClaimLost, id, pauseID)
+	}
+	for _, k := range keys {
+		if slices.Contains(pr.Started, k) {
+			return fmt.Errorf("%w: call %q of pause %q was already started", ErrInvalidAppend, k, pauseID)
+		}
+	}
+	return nil
+}
+
+// clone returns a deep copy of pr.
+func (pr *PauseRecord) clone() *PauseRecord {
+	out := *pr
+	out.Awaiting = slices.Clone(pr.Awaiting)
+	out.Decisions = slices.Clone(pr.Decisions)
+	out.Started = slices.Clone(pr.Started)
+	return &out
+}
+
+// ClaimPause implements [ConversationStore].
+func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Claim) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pr *PauseRecord
+	if conv := s.convs[id]; conv != nil {
+		pr = conv.Pause
+	}
+	if err := ValidateClaim(id, pr, pauseID, c); err != nil {
+		return err
+	}
+	at := c.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	pr.Claimed, pr.ClaimedAt, pr.ClaimToken, pr.Decisions = true, at, c.Token, slices.Clone(c.Decisions)
+	return nil
+}
+
+// MarkStarted implements [ConversationStore].
+func (s *MemoryStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pr *PauseRecord
+	if conv := s.convs[id]; conv != nil {
+		pr = conv.Pause
+	}
+	if err := ValidateMark(id, pr, pauseID, token, keys); err != nil {
+		return err
+	}
+	pr.Started = append(pr.Started, keys...)
+	return nil
+}

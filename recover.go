@@ -1,0 +1,327 @@
+package toolgate
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Crash safety of resumption. A resumption claims its pause with a random
+// token and the decisions it will carry out; before each allowed call runs,
+// it records the call's key as started, conditional on still holding the
+// claim; a call runs only once that record is stored. A claimant that dies
+// leaves the pause claimed with the started keys; [Client.RecoverPause]
+// takes the claim over with a new token (so the dead claimant, should it
+// wake up, can start nothing more) and finishes the pause: calls recorded as
+// started but without a result answer [ResultInterrupted] and never run
+// again, calls never started run normally.
+
+// InterruptedMessage is the result a call answers the model with when its
+// execution was recorded as started by a resumption that stopped before
+// storing its result (see [ResultInterrupted]).
+const InterruptedMessage = "This call started, but the process running it stopped before its result was recorded, so its outcome is unknown. It was not run again."
+
+// Recovery errors, wrapped with %w.
+var (
+	// ErrClaimActive: the pause's claim is younger than the lease given to
+	// [Client.RecoverPause]; its claimant may still be running.
+	ErrClaimActive = errors.New("toolgate: the pause's claim is younger than its lease")
+	// ErrNotClaimed: the pause is open but unclaimed; there is nothing to
+	// recover (resume, deny or expire it instead).
+	ErrNotClaimed = errors.New("toolgate: the pause is not claimed")
+)
+
+// RecoverParams are the inputs of [Client.RecoverPause].
+type RecoverParams struct {
+	// ConversationID names the conversation. Required.
+	ConversationID string
+	// PauseID names the claimed pause to recover. Required.
+	PauseID string
+	// Principal is who the recovered turn runs for, as it would have for
+	// the resumption that claimed the pause; tools receive it. nil: nobody.
+	Principal *Principal
+	// Lease is how long a claimant may hold a pause: the claim is taken
+	// over only when its [PauseRecord.ClaimedAt] is at least Lease ago (a
+	// claim recorded without a time always is). It must exceed the longest
+	// time the tools of one resumption may take. Ignored with Force;
+	// otherwise it must be positive.
+	Lease time.Duration
+	// Force takes the claim over whatever its age: for an operator who
+	// knows that the claimant is gone. false: Lease applies.
+	Force bool
+}
+
+// RecoverResult is the outcome of [Client.RecoverPause].
+type RecoverResult struct {
+	// Results answer the calls of the paused reply, in call order, as
+	// stored (rewritten for the principal by the protector, if any).
+	Results []ToolResult
+	// Response is the response of the continued turn, as [Client.Resume]
+	// returns it. nil when the claim recorded no decisions (an expiry, or a
+	// claim recorded before claims kept decisions): the pause is then
+	// resolved without calling the model, like [Client.ExpireOpenPause].
+	Response *Response
+}
+
+// RecoverPause finishes a claimed pause whose claimant stopped before
+// storing its results (its process died, or its store failed). It takes the
+// claim over atomically with a new token, only when the claim is older
+// than p.Lease or with p.Force, and then finishes the pause with the
+// decisions recorded by the claim:
+//   - a call recorded as started answers [ResultInterrupted] with
+//     [InterruptedMessage]: it is never run again;
+//   - a call never started runs (allowed; authorized again, as a resumption
+//     does) or answers its denial, exactly as in [Client.Resume];
+//   - when the claim recorded no decisions ([Client.ExpireOpenPause]), every
+//     call answers [ResultExpired]; when it recorded neither decisions nor a
+//     token (a claim made before claims kept them), every call answers
+//     [ResultInterrupted], since whether it ran is unknown. The model is not
+//     called in these two cases.
+//
+// Then the results are stored and, when the claim recorded decisions, the
+// turn continues as in Client.Resume (the model answers the results, and
+// the turn may pause again; a recovered [Client.DenyOpenPause] continues
+// too). If the stored decisions can no longer run (a tool was removed, a
+// limit lowered), the calls not started answer [ResultSkipped] instead.
+//
+// The superseded claimant can start no more calls: its record of a start
+// fails with [ErrClaimLost], and its append of results fails with
+// [ErrConflict] once the recovery stored its own (if it stores first, the
+// recovery fails with ErrConflict and its results are not stored; it ran
+// only calls the claimant had not started). So every call of a decided
+// pause runs at most once. A recovery that fails leaves the pause claimed
+// by itself, to be recovered again after the lease.
+//
+// Errors: [ErrNoOpenPause] when there is no such open pause, [ErrNotClaimed]
+// when it is unclaimed, [ErrClaimActive] when the claim is younger than the
+// lease, [ErrClaimLost] when another recovery took it over first, and the
+// errors of Client.Resume.
+func (c *Client) RecoverPause(ctx context.Context, p *RecoverParams) (*RecoverResult, error) {
+	switch {
+	case p == nil || p.ConversationID == "" || p.PauseID == "":
+		return nil, fmt.Errorf("%w: RecoverPause needs a conversation id and a pause id", ErrNoOpenPause)
+	case !p.Force && p.Lease <= 0:
+		return nil, errors.New("toolgate: RecoverPause needs a positive Lease, or Force")
+	}
+	id := p.ConversationID
+	conv, err := c.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	old := conv.Pause
+	switch {
+	case old == nil || old.ID != p.PauseID:
+		return nil, fmt.Errorf("%w: conversation %q, pause %q", ErrNoOpenPause, id, p.PauseID)
+	case !old.Claimed:
+		return nil, fmt.Errorf("%w: conversation %q, pause %q", ErrNotClaimed, id, p.PauseID)
+	case !p.Force && !old.ClaimedAt.IsZero() && time.Since(old.ClaimedAt) < p.Lease:
+		return nil, fmt.Errorf("%w: conversation %q, pause %q was claimed at %v", ErrClaimActive, id, p.PauseID, old.ClaimedAt)
+	}
+	if _, err := pauseReply(conv); err != nil {
+		return nil, err
+	}
+	claim := &Claim{Token: newClaimToken(), At: time.Now(), Decisions: old.Decisions, TakeOver: true, Supersedes: old.ClaimToken}
+	if err := c.store.ClaimPause(ctx, id, p.PauseID, claim); err != nil {
+		return nil, err
+	}
+	// Read the pause again: the keys started under the old claim are final
+	// now that its token is no longer accepted.
+	if conv, err = c.store.Load(ctx, id); err != nil {
+		return nil, err
+	}
+	pr := conv.Pause
+	if pr == nil || pr.ID != p.PauseID || pr.ClaimToken != claim.Token {
+		return nil, fmt.Errorf("%w: conversation %q, pause %q", ErrClaimLost, id, p.PauseID)
+	}
+	reply, err := pauseReply(conv)
+	if err != nil {
+		return nil, err
+	}
+	if len(pr.Decisions) == 0 {
+		status, content := ResultExpired, ExpiredMessage
+		if old.ClaimToken == "" {
+			status, content = ResultInterrupted, InterruptedMessage
+		}
+		t := &turn{c: c, convID: id, stored: len(conv.Messages), reply: reply, interrupted: pr.Started}
+		msg := answerAll(reply, status, content)
+		t.markInterrupted(msg)
+		if err := t.save(ctx, []Message{msg}, nil, pr.ID); err != nil {
+			return nil, err
+		}
+		return &RecoverResult{Results: msg.Results}, nil
+	}
+	// Calls already started must not run: they are denied for the manager
+	// (so that nothing runs and no limit counts them twice) and answered
+	// as interrupted afterwards.
+	decisions := slices.Clone(pr.Decisions)
+	for i, d := range decisions {
+		if slices.Contains(pr.Started, d.Key) {
+			decisions[i] = Deny(d.Key)
+		}
+	}
+	t := &turn{
+		c: c, convID: id, principal: p.Principal, stored: len(conv.Messages),
+		history: slices.Clip(conv.Messages[:pr.Index]), pause: pr, reply: reply,
+		decisions: decisions, claim: claim.Token, recovering: true, interrupted: pr.Started,
+	}
+	if err := t.begin(ctx, true); err != nil {
+		return nil, err
+	}
+	out := &RecoverResult{}
+	resp, err := t.finish(ctx, func(ctx context.Context) (*Response, error) {
+		resp, err := t.resume(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.Results, err = t.outResults(ctx, t.resolution)
+		return resp, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Response = resp
+	return out, nil
+}
+
+// IdempotencyKey returns the idempotency key of the call with key callKey
+// of pause pauseID in conversation conversationID, as tools receive it in
+// [ToolRequest.IdempotencyKey]: the same for every attempt at the call,
+// including a recovery, and different for any other call. It is 35
+// characters of [A-Za-z0-9_] ("tg_" and 32 hex digits of a SHA-256 of the
+// three strings); its form does not change between versions.
+func IdempotencyKey(conversationID, pauseID, callKey string) string {
+	h := sha256.New()
+	for _, s := range []string{conversationID, pauseID, callKey} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	return "tg_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// newClaimToken returns a random claim token.
+func newClaimToken() string { return "claim_" + rand.Text() }
+
+// answerAll answers every call of reply with status and content.
+func answerAll(reply *AssistantMessage, status ResultStatus, content string) *ToolMessage {
+	msg := &ToolMessage{Results: make([]ToolResult, len(reply.ToolCalls))}
+	for i, call := range reply.ToolCalls {
+		msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Content: content, Status: status}
+	}
+	return msg
+}
+
+// marking returns a copy of p whose tools record their call as started
+// under the turn's claim before they run, and give it its idempotency key.
+func (t *turn) marking(p *Prompt) *Prompt {
+	m := &marker{store: t.c.store, convID: t.convID, pauseID: t.pause.ID, token: t.claim}
+	mw := func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, req *ToolRequest) (string, error) {
+			if err := m.mark(ctx, req.Key); err != nil {
+				return "", fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
+			}
+			req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
+			return next(ctx, req)
+		}
+	}
+	cp := *p
+	cp.Tools = make([]*Tool, len(p.Tools))
+	for i, tool := range p.Tools {
+		cp.Tools[i] = tool.Wrap(mw)
+	}
+	return &cp
+}
+
+// marker records the starts of one resumption's calls. Calls that start
+// while a record is being written are recorded together by the next write
+// (a group commit): each call still waits for the durable record of its
+// own start, and concurrent calls share the store's round trips. It is safe
+// for concurrent use.
+type marker struct {
+	// fixed at creation
+	store                  ConversationStore
+	convID, pauseID, token string
+
+	mu      sync.Mutex
+	writing bool         // guarded by mu: a write is in progress
+	keys    []string     // guarded by mu: waiting for the next write
+	waiting []chan error // guarded by mu: their callers
+}
+
+// mark records key as started and returns once the record is stored.
+func (m *marker) mark(ctx context.Context, key string) error {
+	done := make(chan error, 1)
+	m.mu.Lock()
+	m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
+	if m.writing {
+		m.mu.Unlock()
+		return <-done
+	}
+	// This caller writes, for itself and for whoever queues meanwhile,
+	// until nobody waits.
+	m.writing = true
+	for len(m.keys) > 0 {
+		keys, waiting := m.keys, m.waiting
+		m.keys, m.waiting = nil, nil
+		m.mu.Unlock()
+		err := m.write(ctx, keys)
+		for _, w := range waiting {
+			w <- err
+		}
+		m.mu.Lock()
+	}
+	m.writing = false
+	m.mu.Unlock()
+	return <-done
+}
+
+// write records keys as started. A store that panics fails the write
+// instead of leaving the callers queued behind it waiting.
+func (m *marker) write(ctx context.Context, keys []string) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("toolgate: the store panicked recording calls as started: %v", v)
+		}
+	}()
+	return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
+}
+
+// markInterrupted answers the calls of msg whose key the recovered claim
+// had recorded as started with [ResultInterrupted].
+func (t *turn) markInterrupted(msg *ToolMessage) {
+	if len(t.interrupted) == 0 {
+		return
+	}
+	for i, key := range ToolCallKeys(t.reply) {
+		if i < len(msg.Results) && slices.Contains(t.interrupted, key) {
+			r := &msg.Results[i]
+			r.Content, r.Status = InterruptedMessage, ResultInterrupted
+		}
+	}
+}
+
+// unrunnable answers the paused reply when a recovery's decisions can no
+// longer run (err says why): denied calls keep their message, allowed
+// calls answer [ResultSkipped]; started calls are marked afterwards.
+func (t *turn) unrunnable(err error) *ToolMessage {
+	verdict := make(map[string]Decision, len(t.decisions))
+	for _, d := range t.decisions {
+		verdict[d.Key] = d
+	}
+	skipped := fmt.Sprintf("This call did not run: when its interrupted resumption was recovered it could no longer run (%v).", err)
+	msg := answerAll(t.reply, ResultSkipped, skipped)
+	for i, key := range ToolCallKeys(t.reply) {
+		if d, ok := verdict[key]; ok && d.Verdict == VerdictDeny {
+			msg.Results[i].Content, msg.Results[i].Status = d.Message, ResultDenied
+		}
+	}
+	return msg
+}
