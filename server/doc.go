@@ -54,6 +54,12 @@
 // lazily when a request touches it, and by a background sweeper that
 // [Server.Close] stops — and a late decision gets 409 "expired".
 //
+// Events: GET /v1/conversations/{id}/events and GET /v1/inbox/events
+// stream server-sent events ([Event]) when a turn completes or pauses or
+// a pause is decided or expires. [Config.Broker] carries them between the
+// instances that share the agents' stores ([LocalBroker] within a
+// process).
+//
 // This is a first slice of the service: the server's own records (who owns
 // a conversation, who decided a pause) are kept in memory and lost when the
 // process exits, although the conversations stay in the agent's store.

@@ -34,6 +34,8 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	// events hands events to the event streams (events.go, sse.go).
+	events eventsState
 
 	closed atomic.Bool
 }
@@ -56,6 +58,9 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
+	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
+	s.startEvents()
 	s.sweeper = s.startSweeper()
 	return s, nil
 }
@@ -70,11 +75,13 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
-// with 503. It stops the background expiry of pauses and waits for it to
-// return. It does not close the agents' clients or stores, which the
-// caller owns. Close is idempotent and returns nil.
+// with 503. It ends the event streams, unsubscribes from the broker, stops
+// the background expiry of pauses and waits for it to return. It does not
+// close the agents' clients or stores, nor the broker, which the caller
+// owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
+		s.stopEvents()
 		s.stopSweeper()
 	}
 	return nil
@@ -329,6 +336,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		writeError(w, http.StatusConflict, codeConflict, "another turn of the conversation ran at the same time; retry")
 		return
 	case err != nil:
+		s.publish(r.Context(), c.ID, EventAppended, "")
 		s.internal(w, r, err)
 		return
 	}
@@ -337,6 +345,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		s.internal(w, r, err)
 		return
 	}
+	s.publishTurn(r.Context(), out)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -521,18 +530,24 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.alreadyDecided(w, nil)
 			return
 		}
-		s.idx.finish(c.ID, pauseID, s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID))
+		outcome := s.failedOutcome(context.WithoutCancel(ctx), a, c.ID, pauseID)
+		s.idx.finish(c.ID, pauseID, outcome)
+		if outcome != "" {
+			s.publish(ctx, c.ID, EventDecided, pauseID)
+		}
 		// A pause released again may be due: let the sweeper look.
 		s.kickSweeper()
 		s.decisionError(w, r, err)
 		return
 	}
 	s.idx.finish(c.ID, pauseID, outcomeDecided)
+	s.publish(ctx, c.ID, EventDecided, pauseID)
 	out, err := s.turnResult(ctx, c, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
+	s.publishTurn(ctx, out)
 	out.Decision = s.idx.decision(c.ID, pauseID)
 	writeJSON(w, http.StatusOK, out)
 }
