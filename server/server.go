@@ -327,6 +327,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 			return
 		}
 	}
+	if wantsEvents(r) {
+		s.streamMessage(w, r, c, a, in.Input)
+		return
+	}
 	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
@@ -521,7 +525,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions}
+	if wantsEvents(r) {
+		s.streamDecision(w, r, c, a, params)
+		return
+	}
+	resp, err := a.Client.Resume(ctx, params)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first: this

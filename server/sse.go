@@ -49,10 +49,12 @@ func (s *Server) stopEvents() {
 	s.events.hub.close()
 }
 
-// sseWriter writes the events of one stream, flushing each.
+// sseWriter writes the events of one stream, flushing each. Once a write
+// fails (the client went away), it writes nothing more.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	err error // the first write's failure
 }
 
 // startStream answers 200 with an event stream's headers and flushes
@@ -70,11 +72,22 @@ func startStream(w http.ResponseWriter) *sseWriter {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: w, rc: rc}
-	sw.flush()
+	sw.err = sw.flush()
 	return sw
 }
 
-// flush sends what was written; it fails when the client is gone.
+// write sends p; it fails when the client is gone.
+func (sw *sseWriter) write(p []byte) error {
+	if sw.err != nil {
+		return sw.err
+	}
+	if _, sw.err = sw.w.Write(p); sw.err == nil {
+		sw.err = sw.flush()
+	}
+	return sw.err
+}
+
+// flush sends what was written.
 func (sw *sseWriter) flush() error {
 	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return sw.rc.Flush()
@@ -96,18 +109,12 @@ func (sw *sseWriter) event(id, name string, v any) error {
 	b.WriteString("data: ")
 	b.Write(data)
 	b.WriteString("\n\n")
-	if _, err := sw.w.Write([]byte(b.String())); err != nil {
-		return err
-	}
-	return sw.flush()
+	return sw.write([]byte(b.String()))
 }
 
 // comment sends a comment line, such as the heartbeat ": ping".
 func (sw *sseWriter) comment(text string) error {
-	if _, err := sw.w.Write([]byte(": " + text + "\n\n")); err != nil {
-		return err
-	}
-	return sw.flush()
+	return sw.write([]byte(": " + text + "\n\n"))
 }
 
 // conversationEvents streams the events of a conversation to its readers.
