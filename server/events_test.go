@@ -328,7 +328,8 @@ func TestEventsAcrossServers(t *testing.T) {
 	inbox.expect("decided", conv, pause)
 }
 
-// A stream outlives the HTTP server's read and write timeouts.
+// A stream outlives the HTTP server's write timeout (and its read
+// timeout).
 func TestEventsOutliveTimeouts(t *testing.T) {
 	f := newEventsFixture(t, eventsConfig{})
 	server.SetHeartbeat(f.srv, 10*time.Millisecond)

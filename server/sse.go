@@ -58,13 +58,9 @@ type sseWriter struct {
 }
 
 // startStream answers 200 with an event stream's headers and flushes
-// them. The request's read deadline is lifted: a stream outlives the
-// server's read timeout, which would otherwise cancel the request.
+// them.
 func startStream(w http.ResponseWriter) *sseWriter {
 	rc := http.NewResponseController(w)
-	// Not every ResponseWriter supports deadlines; those that do not have
-	// none to lift.
-	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -87,7 +83,10 @@ func (sw *sseWriter) write(p []byte) error {
 	return sw.err
 }
 
-// flush sends what was written.
+// flush sends what was written. Each flush moves the write deadline:
+// a stream outlives the HTTP server's WriteTimeout, which would cut it,
+// while a client that stops reading still cannot hold it forever. (A
+// ResponseWriter without deadlines has none to move.)
 func (sw *sseWriter) flush() error {
 	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return sw.rc.Flush()
