@@ -224,6 +224,30 @@ func TestLastEventIDTooOld(t *testing.T) {
 	s.expect("resync", conv, "")
 }
 
+// Replay picks the right events once the hub's history has wrapped
+// around.
+func TestLastEventIDAfterWrap(t *testing.T) {
+	b := server.NewLocalBroker()
+	f := newEventsFixture(t, eventsConfig{broker: b})
+	conv := f.create("flights")
+	for i := range 1500 {
+		publish(t, b, server.Event{ConversationID: fmt.Sprint("conv_", i), Kind: server.EventCompleted})
+	}
+	s := open(t, f.h, eventsPath(conv), travellerKey)
+	publish(t, b, server.Event{ConversationID: conv, Kind: server.EventExpired, PauseID: "pause_A"})
+	first := s.expect("expired", conv, "pause_A").ID
+	s.close()
+	for i := range 500 {
+		publish(t, b, server.Event{ConversationID: fmt.Sprint("conv_", i), Kind: server.EventCompleted})
+		if i == 100 || i == 400 {
+			publish(t, b, server.Event{ConversationID: conv, Kind: server.EventDecided, PauseID: fmt.Sprint("pause_", i)})
+		}
+	}
+	s = open(t, f.h, eventsPath(conv), travellerKey, "Last-Event-ID", first)
+	s.expect("decided", conv, "pause_100")
+	s.expect("decided", conv, "pause_400")
+}
+
 func publish(t testing.TB, b server.Broker, e server.Event) {
 	t.Helper()
 	p, err := server.EncodeEvent(e)
