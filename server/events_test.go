@@ -470,3 +470,42 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+func FuzzLastEventID(f *testing.F) {
+	const n = 700 // 1400 events: the history has wrapped
+	id, resume := server.NewTestHub(n)
+	f.Add(id + "-1")
+	f.Add(id + "-1376")
+	f.Add(id + "-1400")
+	f.Add(id + "-18446744073709551615")
+	f.Add(id + "--1")
+	f.Add("-")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, lastID string) {
+		seqs, resync := resume(lastID)
+		if resync && len(seqs) > 0 {
+			t.Fatalf("%q: resync with %d events replayed", lastID, len(seqs))
+		}
+		if lastID == "" || resync {
+			return
+		}
+		// A replay is the conversation's events after lastID, in order,
+		// up to the last one.
+		var after uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(lastID, id+"-"), "%d", &after); err != nil || !strings.HasPrefix(lastID, id+"-") {
+			t.Fatalf("%q accepted as an id of hub %s", lastID, id)
+		}
+		want := []uint64{}
+		for seq := after + 1; seq <= 2*n; seq++ {
+			if seq%2 == 0 {
+				want = append(want, seq)
+			}
+		}
+		if len(seqs) == 0 {
+			seqs = []uint64{}
+		}
+		if diff := cmp.Diff(want, seqs); diff != "" {
+			t.Fatalf("replay after %q (-want +got):\n%s", lastID, diff)
+		}
+	})
+}

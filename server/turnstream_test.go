@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
@@ -278,4 +279,39 @@ func (f *fixture) storedIn(store toolgate.ConversationStore, conv string) *toolg
 		f.t.Fatal(err)
 	}
 	return c
+}
+
+// A streamed turn whose model is slow sends heartbeats meanwhile.
+func TestStreamedTurnHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		model := &gatedModel{Model: flightdemo.Model(), release: make(chan struct{})}
+		srv, err := server.New(&server.Config{
+			Agents:  map[string]*server.Agent{"flights": {Client: toolgate.NewClient(model, (&flightdemo.Tools{}).Tools(), nil)}},
+			APIKeys: []server.APIKey{{SHA256: server.HashAPIKey(travellerKey), Principal: toolgate.Principal{ID: "ada"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		f := &fixture{t: t, h: srv, srv: srv}
+		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
+		s := serveInto(t, srv, "POST", messagesPath(conv), travellerKey, `{"input":"`+flightdemo.Input+`"}`, "Accept", acceptEvents)
+		if ev := s.next(); ev.Type != "chunk" {
+			t.Fatalf("first event %q, want a chunk", ev.Type)
+		}
+		start := time.Now()
+		for i := range 2 {
+			ev, err := s.nextRaw()
+			if err != nil || ev.Comment != "ping" {
+				t.Fatalf("heartbeat %d: %+v %v", i, ev, err)
+			}
+		}
+		if got := time.Since(start); got != 30*time.Second {
+			t.Errorf("two heartbeats after %v, want 30s", got)
+		}
+		close(model.release)
+		if _, last := turnEvents(t, s); last.Type != "paused" {
+			t.Errorf("outcome %q, want paused", last.Type)
+		}
+	})
 }
