@@ -75,6 +75,13 @@ type Config struct {
 	// ((*sqlite.Store).Records, (*postgres.Store).Records), which [Build]
 	// uses. nil: a [records.Memory], lost when the process exits.
 	Records records.Store `json:"-" yaml:"-"`
+	// Broker carries the events of the event streams between the server
+	// instances that share the agents' stores, such as the postgres
+	// package's Broker on the stores' database. The server subscribes in
+	// [New] and unsubscribes in [Server.Close]; the caller owns the broker
+	// and closes it after the server. nil: a [LocalBroker] of the
+	// server's own, so that its streams see only its own events.
+	Broker Broker `json:"-" yaml:"-"`
 }
 
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.

@@ -669,8 +669,12 @@ type BuildOptions struct {
 // it as [LoadConfig] does (fc may also be built by hand; relative paths
 // are then relative to the working directory). The agents' authorizers
 // are wrapped with [AuditAuthorizer]. It connects to the agents' MCP
-// servers. The returned close function closes the servers, the store and
-// the audit log; call it after the server is done. On
+// servers. With a Postgres store, [Config.Broker] is a broker on the
+// store's database and schema (postgres.Store.NewBroker), so that the
+// event streams of every instance built from the file see each other's
+// events; with SQLite it is nil. The returned close function closes the
+// servers, the broker, the store and the audit log; call it after the
+// server is done. On
 // error nothing is left open; problems of the file found only now (a Cedar
 // policy that does not parse, a store that does not open) come as a
 // [*ConfigError].
@@ -704,6 +708,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		Close() error
 	}
 	var err error
+	var broker *postgres.Broker // with a Postgres store: events cross instances
 	if fc.Store.SQLite != "" {
 		path := fc.resolve(fc.Store.SQLite)
 		var s *sqlite.Store
@@ -717,11 +722,22 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		}
 	} else {
 		s, err := postgres.Open(ctx, os.Getenv(fc.Store.PostgresURLEnv), &postgres.Options{Schema: fc.Store.PostgresSchema})
+		if err == nil {
+			if broker, err = s.NewBroker(ctx, &postgres.BrokerOptions{Logger: logger}); err != nil {
+				s.Close()
+			}
+		}
 		if err != nil {
 			bad("store.postgres_url_env", err)
 		} else {
 			store = s
 		}
+	}
+	closeStore := func() error {
+		if broker != nil {
+			broker.Close()
+		}
+		return store.Close()
 	}
 	if store == nil {
 		return nil, nil, cerr
@@ -791,13 +807,16 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 			cfg.Tokens = v
 		}
 	}
+	if broker != nil {
+		cfg.Broker = broker
+	}
 	if len(cerr.Problems) > 0 {
 		closeServers()
-		store.Close()
+		closeStore()
 		auditLog.Close()
 		return nil, nil, cerr
 	}
-	return cfg, func() error { return errors.Join(closeServers(), store.Close(), auditLog.Close()) }, nil
+	return cfg, func() error { return errors.Join(closeServers(), closeStore(), auditLog.Close()) }, nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as

@@ -73,4 +73,10 @@
 // records.Store. [Build] uses the one of the file's SQLite or PostgreSQL
 // store, so a restarted server, or another instance on the same database,
 // knows them; without one, they are kept in memory.
+//
+// Events: GET /v1/conversations/{id}/events and GET /v1/inbox/events
+// stream server-sent events ([Event]) when a turn completes or pauses or
+// a pause is decided or expires. [Config.Broker] carries them between the
+// instances that share the agents' stores ([LocalBroker] within a
+// process).
 package server

@@ -41,6 +41,8 @@ type Server struct {
 	// recoverer recovers abandoned claims in the background; nil when
 	// they are never recovered.
 	recoverer *sweeper
+	// events hands events to the event streams (events.go, sse.go).
+	events eventsState
 
 	closed atomic.Bool
 }
@@ -65,6 +67,9 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
 	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
+	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
+	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
+	s.startEvents()
 	s.sweeper = s.startSweeper()
 	s.recoverer = s.startRecovery()
 	return s, nil
@@ -80,11 +85,13 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
-// with 503. It stops the background expiry of pauses and waits for it to
-// return. It does not close the agents' clients or stores, which the
-// caller owns. Close is idempotent and returns nil.
+// with 503. It ends the event streams, unsubscribes from the broker, stops
+// the background expiry of pauses and waits for it to return. It does not
+// close the agents' clients or stores, nor the broker, which the caller
+// owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
+		s.stopEvents()
 		s.stopSweeper()
 		s.stopRecovery()
 	}
@@ -413,6 +420,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 			return
 		}
 	}
+	if wantsEvents(r) {
+		s.streamMessage(w, r, c, a, in.Input)
+		return
+	}
 	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
@@ -423,6 +434,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		writeError(w, http.StatusConflict, codeConflict, "another turn of the conversation ran at the same time; retry")
 		return
 	case err != nil:
+		s.publish(r.Context(), c.ID, EventAppended, "")
 		s.internal(w, r, err)
 		return
 	}
@@ -431,6 +443,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		s.internal(w, r, err)
 		return
 	}
+	s.publishTurn(r.Context(), out)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -694,7 +707,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions})
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions}
+	if wantsEvents(r) {
+		s.streamDecision(w, r, c, a, conv, p, params, grants)
+		return
+	}
+	resp, err := a.Client.Resume(ctx, params)
 	s.auditResolved(ctx, c, conv, person(p), decisions, err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
@@ -710,6 +728,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	}
 	s.finish(ctx, c.ID, pauseID, outcomeDecided)
 	s.unindexPause(ctx, c.ID, pauseID)
+	s.publish(ctx, c.ID, EventDecided, pauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
 		s.internal(w, r, err)
 		return
@@ -719,6 +738,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.internal(w, r, err)
 		return
 	}
+	s.publishTurn(ctx, out)
 	if out.Decision == nil {
 		if out.Decision, err = s.decision(ctx, c.ID, pauseID); err != nil {
 			s.internal(w, r, err)
@@ -742,6 +762,7 @@ func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID stri
 	if outcome == outcomeFailed {
 		// The pause stays claimed, and indexed: the recovery of claims
 		// (recovery.go) reads the index and finishes it after the lease.
+		s.publish(ctx, c.ID, EventDecided, pauseID)
 		return
 	}
 	s.reindex(ctx, c)

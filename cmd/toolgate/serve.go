@@ -168,6 +168,9 @@ func listenAndServe(ctx context.Context, addr string, cfg *server.Config, e *env
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
+	// Event streams last until the server closes: end them when the
+	// shutdown begins, or it would wait for them.
+	hs.RegisterOnShutdown(func() { srv.Close() })
 	started(ln.Addr())
 
 	served := make(chan error, 1)

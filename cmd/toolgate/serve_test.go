@@ -115,7 +115,25 @@ func TestServe(t *testing.T) {
 		t.Errorf("audit %v, want 4 verified records", a)
 	}
 
+	// An open event stream does not hold up the shutdown: it ends.
+	sreq, err := http.NewRequest("GET", base+"/v1/conversations/"+conv+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sreq.Header.Set("Authorization", "Bearer "+keys["traveller"])
+	sresp, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sresp.Body.Close()
+	if ct := sresp.Header.Get("Content-Type"); sresp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("event stream: %d %s", sresp.StatusCode, ct)
+	}
+
 	cancel()
+	if b, err := io.ReadAll(sresp.Body); err != nil || len(b) != 0 {
+		t.Errorf("event stream at shutdown: %q %v, want its end", b, err)
+	}
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exited with %d; stderr: %s", code, stderr.String())
 	}

@@ -78,6 +78,17 @@
 //   - vaults (conversation_id, sealed): the sealed privacy vault of a
 //     conversation ([Store.LoadVault], [Store.SaveVault]).
 //
+// # Events across instances
+//
+// A [Broker] (from [NewBroker], or [Store.NewBroker] for a channel of the
+// store's schema) carries small payloads between processes with
+// LISTEN/NOTIFY: the server package's event streams use it, so that a page
+// following a conversation on one instance hears of a decision taken on
+// another. It listens on a connection of its own and reconnects with
+// backoff when that connection is lost, then delivers a nil payload to
+// say that payloads may have been lost. Payloads must be shorter than
+// 8000 bytes; the server's name a conversation and a pause, never content.
+//
 // A row that cannot be read back (a body that is not a message, an unknown
 // format, messages not numbered 0, 1, 2, …, a pause that points at no
 // paused reply) makes Load fail with an error wrapping [toolgate.ErrCorrupt];

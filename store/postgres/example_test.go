@@ -67,3 +67,36 @@ func Example() {
 	}
 	fmt.Println(len(conv.Messages), "messages, open pause:", conv.Pause != nil)
 }
+
+// Server instances on one database share their event streams through a
+// Broker on the store's schema: a decision taken on one instance reaches
+// the pages that follow the conversation on another.
+//
+// The example needs a PostgreSQL server, so it has no Output comment.
+func ExampleStore_NewBroker() {
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, os.Getenv("TOOLGATE_POSTGRES_URL"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	broker, err := store.NewBroker(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer broker.Close() // before the store, which owns the pool
+
+	got := make(chan string, 1)
+	cancel := broker.Subscribe(func(payload []byte) {
+		if payload != nil { // nil: the connection was restored, payloads may be lost
+			got <- string(payload)
+		}
+	})
+	defer cancel()
+	if err := broker.Publish(ctx, []byte(`{"conversation_id":"conv-1","kind":"completed"}`)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-got)
+	// The server package takes it as its Config.Broker:
+	//	srv, err := server.New(&server.Config{Agents: agents, APIKeys: keys, Broker: broker})
+}

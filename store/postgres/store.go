@@ -37,6 +37,7 @@ type Store struct {
 	ownPool bool // opened by Open: Close closes it
 	q       queries
 	rq      recordQueries
+	schema  string
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -161,7 +162,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	return &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema)}, nil
+	return &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema}, nil
 }
 
 // migrate creates the schema when missing and applies the missing

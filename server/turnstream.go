@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/server/records"
+)
+
+// Streamed turns: a request to post a message or decide a pause that
+// accepts text/event-stream gets the turn as server-sent events — "chunk"
+// events with the text as the model writes it, then one "completed" or
+// "paused" event with the turn's outcome (the JSON of the non-streaming
+// response), or an "error" event. The turn runs to its end and is stored
+// even when the client goes away.
+
+// wantsEvents reports whether the request's Accept header names
+// text/event-stream (with a non-zero quality).
+func wantsEvents(r *http.Request) bool {
+	for _, h := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(h, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/event-stream" && !zeroQuality(params["q"]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zeroQuality reports whether an Accept quality value is 0.
+func zeroQuality(q string) bool {
+	return q != "" && strings.Trim(q, "0.") == "" && strings.Count(q, ".") <= 1
+}
+
+// chunkJSON is the data of a "chunk" event.
+type chunkJSON struct {
+	Text string `json:"text"`
+}
+
+// turnItem is one item of a turn's stream.
+type turnItem struct {
+	chunk *toolgate.Chunk
+	err   error
+}
+
+// pumpTurn runs a turn's stream and sends its text as "chunk" events. When
+// the stream fails before its first chunk, it sends nothing and returns a
+// nil writer, so that the caller answers with a plain error response.
+// Otherwise it returns the stream's writer, the turn's response (the
+// parts [Server.turnResult] reads: the last round's text and the awaiting
+// keys) or the error that ended the turn. The turn runs to its end even
+// when the client goes away: the caller made it with a context that the
+// request's cancellation does not reach, and pumpTurn drains it.
+func (s *Server) pumpTurn(w http.ResponseWriter, r *http.Request, turn iter.Seq2[*toolgate.Chunk, error]) (*sseWriter, *toolgate.Response, error) {
+	items := make(chan turnItem)
+	go func() {
+		defer close(items)
+		for c, err := range turn {
+			items <- turnItem{c, err}
+		}
+	}()
+	first, ok := <-items
+	if !ok {
+		return nil, nil, errors.New("server: the turn's stream ended without a chunk")
+	}
+	if first.err != nil {
+		for range items {
+		}
+		return nil, nil, first.err
+	}
+	sw := startStream(w)
+	tick := time.NewTicker(s.events.heartbeat)
+	defer tick.Stop()
+	var text strings.Builder
+	var awaiting []string
+	var err error
+	take := func(it turnItem) {
+		c := it.chunk
+		switch {
+		case it.err != nil:
+			err = it.err
+		case c != nil:
+			if len(c.Results) > 0 {
+				// A new round: the turn's text is the last round's.
+				text.Reset()
+			}
+			if c.Text != "" {
+				text.WriteString(c.Text)
+				sw.event("", "chunk", chunkJSON{Text: c.Text})
+			}
+			if len(c.Awaiting) > 0 {
+				awaiting = c.Awaiting
+			}
+		}
+	}
+	take(first)
+loop:
+	for {
+		select {
+		case it, ok := <-items:
+			if !ok {
+				break loop
+			}
+			take(it)
+		case <-tick.C:
+			sw.comment("ping")
+		}
+	}
+	if err != nil {
+		return sw, nil, err
+	}
+	resp := &toolgate.Response{
+		Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: text.String()}}},
+		Awaiting:    awaiting,
+	}
+	return sw, resp, nil
+}
+
+// streamError sends an "error" event for a turn that failed once its
+// stream had begun.
+func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
+	code, msg := codeInternal, "internal error"
+	var de *toolgate.DecisionError
+	switch {
+	case errors.Is(err, toolgate.ErrConflict):
+		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
+	case errors.As(err, &de):
+		code, msg = codeInvalidDecisions, de.Error()
+	default:
+		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	sw.event("", "error", errorJSON{Error: code, Message: msg})
+}
+
+// streamMessage runs the turn of a posted message as a stream.
+func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, input string) {
+	ctx := context.WithoutCancel(r.Context())
+	sw, resp, err := s.pumpTurn(w, r, a.Client.Stream(ctx, &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: input}))
+	switch {
+	case sw == nil && errors.Is(err, toolgate.ErrPauseOpen):
+		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")
+		return
+	case sw == nil && errors.Is(err, toolgate.ErrConflict):
+		writeError(w, http.StatusConflict, codeConflict, "another turn of the conversation ran at the same time; retry")
+		return
+	case sw == nil:
+		s.publish(ctx, c.ID, EventAppended, "")
+		s.internal(w, r, err)
+		return
+	case err != nil:
+		s.publish(ctx, c.ID, EventAppended, "")
+		s.streamError(sw, r, err)
+		return
+	}
+	out, err := s.turnResult(ctx, c, resp)
+	if err != nil {
+		s.streamError(sw, r, err)
+		return
+	}
+	s.publishTurn(ctx, out)
+	sw.event("", out.Status, out)
+}
+
+// streamDecision resumes a pause the request has taken in the records, as
+// a stream: conv is the conversation as it was loaded before, p the decider
+// and grants the sticky grants the decision makes once it succeeds.
+func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, conv *toolgate.Conversation, p *toolgate.Principal, params *toolgate.ResumeTurnParams, grants []*records.Grant) {
+	ctx := context.WithoutCancel(r.Context())
+	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
+	s.auditResolved(ctx, c, conv, person(p), params.Decisions, err)
+	if err != nil {
+		if sw == nil && errors.Is(err, toolgate.ErrNoOpenPause) {
+			// Another server on the same store took the pause first.
+			s.finish(ctx, c.ID, params.PauseID, records.OutcomeNone)
+			s.alreadyDecided(w, nil)
+			return
+		}
+		s.finishFailed(ctx, c, params.PauseID)
+		if sw == nil {
+			s.decisionError(w, r, err)
+			return
+		}
+		s.streamError(sw, r, err)
+		return
+	}
+	s.finish(ctx, c.ID, params.PauseID, outcomeDecided)
+	s.unindexPause(ctx, c.ID, params.PauseID)
+	s.publish(ctx, c.ID, EventDecided, params.PauseID)
+	if err := s.addGrants(ctx, grants); err != nil {
+		s.streamError(sw, r, err)
+		return
+	}
+	out, err := s.turnResult(ctx, c, resp)
+	if err != nil {
+		s.streamError(sw, r, err)
+		return
+	}
+	if out.Decision == nil {
+		if out.Decision, err = s.decision(ctx, c.ID, params.PauseID); err != nil {
+			s.streamError(sw, r, err)
+			return
+		}
+	}
+	for _, g := range grants {
+		out.Grants = append(out.Grants, grantOut(g))
+	}
+	s.publishTurn(ctx, out)
+	sw.event("", out.Status, out)
+}
