@@ -103,6 +103,7 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 	err := a.Client.ExpireOpenPause(ctx, c.ID, pauseID)
 	switch {
 	case err == nil:
+		s.ops.expired(c)
 		return true, nil
 	case errors.Is(err, toolgate.ErrNoOpenPause):
 		// Another server on the same store resolved the pause first.

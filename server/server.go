@@ -34,6 +34,7 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	ops     *ops // metrics, traces, timeouts (ops.go)
 
 	closed atomic.Bool
 }
@@ -48,8 +49,10 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux(), idx: newIndex()}
-	s.logger = s.cfg.Logger
+	s.logger = requestLogger(s.cfg.Logger)
+	s.ops = newOps(s.cfg)
 	s.handle("GET /healthz", s.healthz)
+	s.opsRoutes()
 	s.handle("POST /v1/conversations", s.auth(s.createConversation))
 	s.handle("GET /v1/conversations", s.auth(s.listConversations))
 	s.handle("GET /v1/conversations/{id}", s.auth(s.getConversation))
@@ -80,9 +83,9 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP implements [http.Handler].
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.closed.Load() {
+// serve answers a request once [Server.ServeHTTP] has prepared it.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.closed.Load() && r.URL.Path != "/readyz" {
 		writeError(w, http.StatusServiceUnavailable, codeClosed, "the server is closed")
 		return
 	}
@@ -134,6 +137,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Princ
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, "unknown API key")
 			return
 		}
+		notePrincipal(r.Context(), p)
 		h(w, r, p)
 	}
 }
@@ -320,7 +324,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 			return
 		}
 	}
-	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
+	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: c.Owner, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
 		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")
@@ -512,7 +516,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	resp, err := a.Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
+	resp, err := s.resume(ctx, c, pause.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: c.Owner, Decisions: decisions})
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first: this
@@ -609,6 +613,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if s.timedOut(w, r, err) {
+		return
+	}
 	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
 }
