@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 const serveUsage = `Usage: toolgate serve [flags]
@@ -90,7 +91,13 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 	}
 	defer store.Close()
 	tools := &flightdemo.Tools{}
-	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
+	tel := telemetry.New(nil)
+	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{
+		Store:           store,
+		SystemPrompt:    flightdemo.SystemPrompt,
+		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{tel.ModelMiddleware(&telemetry.Model{Agent: "flights", Provider: "toolgate.scripted"})},
+		ToolMiddleware:  []func(toolgate.ToolFunc) toolgate.ToolFunc{tel.ToolMiddleware("flights")},
+	})
 	users := []demoUser{
 		{toolgate.Principal{ID: "traveller", Roles: []string{"traveller"}}, "tg_demo_" + rand.Text()},
 		{toolgate.Principal{ID: "approver", Roles: []string{"approver"}}, "tg_demo_" + rand.Text()},
@@ -101,7 +108,8 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 			RequesterRoles: []string{"traveller"},
 			Approvals:      []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}},
 		}},
-		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
+		Logger:    slog.New(slog.NewTextHandler(e.stderr, nil)),
+		Telemetry: tel,
 	}
 	for _, u := range users {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
@@ -147,12 +155,18 @@ func listenAndServe(ctx context.Context, addr string, cfg *server.Config, e *env
 	if err != nil {
 		return err
 	}
+	turn := cfg.TurnTimeout
+	if turn == 0 {
+		turn = server.DefaultTurnTimeout
+	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		// Long enough for a turn on a real model.
-		WriteTimeout:   5 * time.Minute,
+		// Past the turn timeout, so that a turn that times out is still
+		// answered 504. Event streams extend their own write deadline
+		// (http.ResponseController).
+		WriteTimeout:   turn + 30*time.Second,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
