@@ -54,6 +54,13 @@
 // lazily when a request touches it, and by a background sweeper that
 // [Server.Close] stops — and a late decision gets 409 "expired".
 //
+// Operations: GET /healthz and GET /readyz (the stores answer a ping)
+// need no authentication; GET /metrics serves the Prometheus metrics of
+// [Config.Telemetry] (see package telemetry), protected by
+// [Config.MetricsRoles] when set. Every request gets an X-Request-Id (see
+// [RequestID]), a span, a deadline ([Config.TurnTimeout],
+// [Config.RequestTimeout]; 504 "timeout" past it) and one log line.
+//
 // This is a first slice of the service: the server's own records (who owns
 // a conversation, who decided a pause) are kept in memory and lost when the
 // process exits, although the conversations stay in the agent's store.

@@ -73,7 +73,7 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
-// with 503. It stops the background expiry of pauses and waits for it to
+// with 503 (GET /readyz then names the check "server" as closing). It stops the background expiry of pauses and waits for it to
 // return. It does not close the agents' clients or stores, which the
 // caller owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
