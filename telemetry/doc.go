@@ -2,7 +2,7 @@
 // OpenTelemetry traces: model calls and tool runs through client
 // middleware, turns with [Telemetry.StartTurn], and — with package server
 // — requests, decisions and open pauses. Spans follow the OpenTelemetry
-// semantic conventions for generative AI (gen_ai.operation.name chat,
+// gen_ai semantic conventions (gen_ai.operation.name chat,
 // execute_tool, invoke_agent) and never hold message content, arguments
 // or results.
 //

@@ -20,8 +20,8 @@ import (
 // InstrumentationName is the name of the tracer that makes toolgate's spans.
 const InstrumentationName = "github.com/toolgate/toolgate"
 
-// The attribute keys of the spans, from the OpenTelemetry semantic
-// conventions for generative AI, and toolgate's own.
+// The attribute keys of the spans, from the OpenTelemetry gen_ai and HTTP
+// semantic conventions, and toolgate's own.
 const (
 	keyOperation      = attribute.Key("gen_ai.operation.name")
 	keyProvider       = attribute.Key("gen_ai.provider.name")
@@ -62,7 +62,7 @@ const (
 
 // Telemetry records what toolgate clients and the approval service do: as
 // Prometheus metrics in one registry, and as OpenTelemetry spans that
-// follow the semantic conventions for generative AI. Its middleware is
+// follow the gen_ai semantic conventions. Its middleware is
 // given to a [toolgate.Client] through [toolgate.ClientOptions]; package
 // server records its requests, turns and decisions with the same
 // Telemetry (server.Config.Telemetry).
