@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 // Config configures a [Server]. It is copied by [New]; the agents' clients
@@ -53,8 +54,6 @@ type Config struct {
 	// it must exceed the longest time the tools of one resumption take.
 	// 0: [DefaultClaimLease]; negative: claimed pauses are never recovered.
 	ClaimLease time.Duration `json:"claim_lease,omitempty" yaml:"claim_lease,omitempty"`
-	// Logger receives the server's errors. nil: [slog.Default].
-	Logger *slog.Logger `json:"-" yaml:"-"`
 	// Audit receives the service's audit records (see server/audit.go and
 	// docs/API.md): a call paused, decided, ran, denied, expired, refused,
 	// revealed. The server shares it and does not close it. nil: no audit
@@ -82,7 +81,40 @@ type Config struct {
 	// and closes it after the server. nil: a [LocalBroker] of the
 	// server's own, so that its streams see only its own events.
 	Broker Broker `json:"-" yaml:"-"`
+	// Logger receives the server's errors and one line per request (see
+	// docs/API.md, "Operations"). nil: [slog.Default].
+	Logger *slog.Logger `json:"-" yaml:"-"`
+	// Telemetry records the server's metrics and spans; give the same one
+	// to the agents' clients ([telemetry.Telemetry.ModelMiddleware] and
+	// ToolMiddleware) to record their model calls and tool runs too, as
+	// [Build] does. nil: a new one with a registry of its own and the
+	// global OpenTelemetry tracer provider.
+	Telemetry *telemetry.Telemetry `json:"-" yaml:"-"`
+	// RequestTimeout bounds the handling of every request but turns
+	// (posting a message, deciding a pause) and event streams: past it the
+	// request's context is canceled and, unless the answer was already
+	// written, it is answered 504 "timeout". 0: [DefaultRequestTimeout].
+	// It must not be negative.
+	RequestTimeout time.Duration `json:"request_timeout,omitempty" yaml:"request_timeout,omitempty"`
+	// TurnTimeout bounds the requests that run a turn: posting a message
+	// and deciding a pause. 0: [DefaultTurnTimeout]. It must not be
+	// negative.
+	TurnTimeout time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout,omitempty"`
+	// DisableMetrics removes the GET /metrics endpoint; the metrics are
+	// still recorded in the Telemetry's registry, for the caller to serve
+	// elsewhere. false: /metrics is served.
+	DisableMetrics bool `json:"disable_metrics,omitempty" yaml:"disable_metrics,omitempty"`
+	// MetricsRoles protect GET /metrics: a scrape must then authenticate
+	// like any API call, as a principal holding one of the roles. nil:
+	// /metrics needs no authentication, as Prometheus expects by default.
+	MetricsRoles []string `json:"metrics_roles,omitempty" yaml:"metrics_roles,omitempty"`
 }
+
+// The timeouts when [Config.RequestTimeout] and [Config.TurnTimeout] are 0.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultTurnTimeout    = 2 * time.Minute
+)
 
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.
 const DefaultMaxBodyBytes = 1 << 20
@@ -211,6 +243,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 			}
 		}
 	}
+	errs = append(errs, c.opsProblems()...)
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)
@@ -258,6 +291,7 @@ func (c *Config) clone() *Config {
 	out.ReadAllRoles = slices.Clone(c.ReadAllRoles)
 	out.AuditRoles = slices.Clone(c.AuditRoles)
 	out.AuditDigestKey = slices.Clone(c.AuditDigestKey)
+	out.MetricsRoles = slices.Clone(c.MetricsRoles)
 	if out.MaxBodyBytes <= 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/toolgate/toolgate/server/records"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 // FileConfig is a configuration file of the service, as [LoadConfig]
@@ -65,6 +66,11 @@ type FileConfig struct {
 	Audit AuditSpec `yaml:"audit"`
 	// ClaimLease is [Config.ClaimLease], a Go duration such as "5m".
 	ClaimLease time.Duration `yaml:"claim_lease"`
+	// Timeouts bound the handling of requests. Zero: the defaults.
+	Timeouts TimeoutsSpec `yaml:"timeouts"`
+	// Metrics configures GET /metrics. Zero: served without
+	// authentication.
+	Metrics MetricsSpec `yaml:"metrics"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -273,6 +279,22 @@ func (fc *FileConfig) auditPath() string {
 	return fc.resolve("toolgate.audit.db")
 }
 
+// TimeoutsSpec bounds the handling of requests.
+type TimeoutsSpec struct {
+	// Request is [Config.RequestTimeout]. 0: its default.
+	Request time.Duration `yaml:"request"`
+	// Turn is [Config.TurnTimeout]. 0: its default.
+	Turn time.Duration `yaml:"turn"`
+}
+
+// MetricsSpec configures the metrics endpoint.
+type MetricsSpec struct {
+	// Disabled is [Config.DisableMetrics].
+	Disabled bool `yaml:"disabled"`
+	// Roles is [Config.MetricsRoles]. nil: no authentication.
+	Roles []string `yaml:"roles"`
+}
+
 // AuthSpec says how callers authenticate.
 type AuthSpec struct {
 	// APIKeys is [Config.APIKeys]: SHA-256 hashes of keys, never keys.
@@ -289,6 +311,14 @@ const (
 	providerGemini    = "gemini"
 	providerDemo      = "scripted-demo"
 )
+
+// providerNames are the gen_ai.provider.name of the spans, by provider.
+var providerNames = map[string]string{
+	providerOpenAI:    "openai",
+	providerAnthropic: "anthropic",
+	providerGemini:    "gcp.gemini",
+	providerDemo:      "toolgate.scripted",
+}
 
 var defaultKeyEnv = map[string]string{
 	providerOpenAI:    "OPENAI_API_KEY",
@@ -566,6 +596,15 @@ func (fc *FileConfig) check(d *decoder) {
 			bad("audit.digest_key_env", "%s: %v", k, err)
 		}
 	}
+	if fc.Timeouts.Request < 0 {
+		bad("timeouts.request", "must not be negative")
+	}
+	if fc.Timeouts.Turn < 0 {
+		bad("timeouts.turn", "must not be negative")
+	}
+	if fc.Metrics.Disabled && fc.Metrics.Roles != nil {
+		bad("metrics.roles", "the metrics endpoint is disabled")
+	}
 }
 
 // checkMCP adds the problems of the MCP servers of agent a, whose key path
@@ -662,6 +701,10 @@ type BuildOptions struct {
 	// MCPStderr receives the standard error of the MCP servers started as
 	// commands. nil: [os.Stderr].
 	MCPStderr io.Writer
+	// Telemetry records the agents' model calls and tool runs (the
+	// clients get its middleware) and becomes [Config.Telemetry]. nil: a
+	// new one, with a registry of its own and the global tracer provider.
+	Telemetry *telemetry.Telemetry
 }
 
 // Build opens the store and the audit log (see [AuditSpec]) and builds the
@@ -757,6 +800,10 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		digestKey, _ = vaultKey(os.Getenv(k)) // checked above
 	}
 
+	tel := opts.Telemetry
+	if tel == nil {
+		tel = telemetry.New(nil)
+	}
 	cfg := &Config{
 		Agents:         make(map[string]*Agent, len(fc.Agents)),
 		APIKeys:        slices.Clone(fc.Authentication.APIKeys),
@@ -769,6 +816,11 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		AuditRoles:     slices.Clone(fc.Audit.Roles),
 		Records:        store.Records(),
 		ClaimLease:     fc.ClaimLease,
+		Telemetry:      tel,
+		RequestTimeout: fc.Timeouts.Request,
+		TurnTimeout:    fc.Timeouts.Turn,
+		DisableMetrics: fc.Metrics.Disabled,
+		MetricsRoles:   slices.Clone(fc.Metrics.Roles),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
@@ -789,8 +841,8 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	}
 	for _, name := range slices.Sorted(maps.Keys(fc.Agents)) {
 		a, p := fc.Agents[name], "agents."+name
-		b := &agentBuild{ctx: ctx, fc: fc, a: a, p: p, store: store, logger: logger, stderr: stderr, bad: bad, model: opts.Models[name],
-			audit: auditLog, digestKey: digestKey}
+		b := &agentBuild{ctx: ctx, fc: fc, name: name, a: a, p: p, store: store, logger: logger, stderr: stderr, bad: bad, model: opts.Models[name],
+			audit: auditLog, digestKey: digestKey, tel: tel}
 		client, err := b.client()
 		servers = append(servers, b.servers...)
 		if err != nil {
@@ -830,6 +882,7 @@ type conversationVaultStore interface {
 type agentBuild struct {
 	ctx    context.Context
 	fc     *FileConfig
+	name   string // the agent's name
 	a      *AgentSpec
 	p      string // the agent's key path
 	store  conversationVaultStore
@@ -840,6 +893,7 @@ type agentBuild struct {
 	// audit receives the refusals of the agent's authorizer.
 	audit     audit.Log
 	digestKey []byte
+	tel       *telemetry.Telemetry
 
 	servers []*mcptool.Server // connected, to be closed by the caller
 	guard   *privacy.Guard    // the agent's privacy guard, or nil
@@ -890,10 +944,12 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 		return nil, err
 	}
 	opts := &toolgate.ClientOptions{
-		Store:        store,
-		SystemPrompt: a.SystemPrompt,
-		MaxRounds:    a.MaxRounds,
-		Logger:       logger,
+		Store:           store,
+		SystemPrompt:    a.SystemPrompt,
+		MaxRounds:       a.MaxRounds,
+		Logger:          logger,
+		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{b.tel.ModelMiddleware(&telemetry.Model{Agent: b.name, Provider: providerNames[m.Provider], Name: m.Name})},
+		ToolMiddleware:  []func(toolgate.ToolFunc) toolgate.ToolFunc{b.tel.ToolMiddleware(b.name)},
 		Manager: toolgate.NewManager(&toolgate.ManagerOptions{
 			ConfirmTools:        slices.Clone(a.Confirmation.Tools),
 			DisableMetadataFlag: a.Confirmation.Metadata != nil && !*a.Confirmation.Metadata,

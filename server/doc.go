@@ -79,4 +79,11 @@
 // a pause is decided or expires. [Config.Broker] carries them between the
 // instances that share the agents' stores ([LocalBroker] within a
 // process).
+//
+// Operations: GET /healthz and GET /readyz (the stores answer a ping)
+// need no authentication; GET /metrics serves the Prometheus metrics of
+// [Config.Telemetry] (see package telemetry), protected by
+// [Config.MetricsRoles] when set. Every request gets an X-Request-Id (see
+// [RequestID]), a span, a deadline ([Config.TurnTimeout],
+// [Config.RequestTimeout]; 504 "timeout" past it) and one log line.
 package server

@@ -110,6 +110,7 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 		s.unindexPause(ctx, c.ID, pauseID)
 		s.auditExpired(ctx, c, pauseID)
 		s.publish(ctx, c.ID, EventExpired, pauseID)
+		s.ops.expired(c)
 		return true, nil
 	case errors.Is(err, toolgate.ErrNoOpenPause):
 		// The pause was resolved without a record here (by the library

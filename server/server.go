@@ -43,6 +43,7 @@ type Server struct {
 	recoverer *sweeper
 	// events hands events to the event streams (events.go, sse.go).
 	events eventsState
+	ops    *ops // metrics, traces, timeouts (ops.go)
 
 	closed atomic.Bool
 }
@@ -57,9 +58,11 @@ func New(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux()}
-	s.logger = s.cfg.Logger
+	s.logger = requestLogger(s.cfg.Logger)
+	s.ops = newOps(s.cfg)
 	s.audit = newAuditor(s.cfg)
 	s.handle("GET /healthz", s.healthz)
+	s.opsRoutes()
 	s.handle("POST /v1/conversations", s.auth(s.createConversation))
 	s.handle("GET /v1/conversations", s.auth(s.listConversations))
 	s.handle("GET /v1/conversations/{id}", s.auth(s.getConversation))
@@ -85,8 +88,9 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
-// with 503. It ends the event streams, unsubscribes from the broker, stops
-// the background expiry of pauses and waits for it to return. It does not
+// with 503 (GET /readyz then names the check "server" as closing). It
+// ends the event streams, unsubscribes from the broker, stops the
+// background expiry of pauses and waits for it to return. It does not
 // close the agents' clients or stores, nor the broker, which the caller
 // owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
@@ -98,9 +102,9 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP implements [http.Handler].
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.closed.Load() {
+// serve answers a request once [Server.ServeHTTP] has prepared it.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.closed.Load() && r.URL.Path != "/readyz" {
 		writeError(w, http.StatusServiceUnavailable, codeClosed, "the server is closed")
 		return
 	}
@@ -152,6 +156,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Princ
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, "unknown API key")
 			return
 		}
+		notePrincipal(r.Context(), p)
 		h(w, r, p)
 	}
 }
@@ -424,7 +429,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		s.streamMessage(w, r, c, a, in.Input)
 		return
 	}
-	resp, err := a.Client.Call(r.Context(), &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
+	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
 		s.reindex(r.Context(), c)
@@ -712,7 +717,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.streamDecision(w, r, c, a, conv, p, params, grants)
 		return
 	}
-	resp, err := a.Client.Resume(ctx, params)
+	resp, err := s.resume(ctx, c, pause.Awaiting, params)
 	s.auditResolved(ctx, c, conv, person(p), decisions, err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
@@ -855,6 +860,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if s.timedOut(w, r, err) {
+		return
+	}
 	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 const serveUsage = `Usage: toolgate serve [flags]
@@ -98,7 +99,13 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 	}
 	defer auditLog.Close()
 	tools := &flightdemo.Tools{}
-	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
+	tel := telemetry.New(nil)
+	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{
+		Store:           store,
+		SystemPrompt:    flightdemo.SystemPrompt,
+		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{tel.ModelMiddleware(&telemetry.Model{Agent: "flights", Provider: "toolgate.scripted"})},
+		ToolMiddleware:  []func(toolgate.ToolFunc) toolgate.ToolFunc{tel.ToolMiddleware("flights")},
+	})
 	users := []demoUser{
 		{toolgate.Principal{ID: "traveller", Roles: []string{"traveller"}}, "tg_demo_" + rand.Text()},
 		{toolgate.Principal{ID: "approver", Roles: []string{"approver"}}, "tg_demo_" + rand.Text()},
@@ -112,7 +119,8 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
 		Audit:  auditLog,
 		// The server's records are in the same file: a restart keeps them.
-		Records: store.Records(),
+		Records:   store.Records(),
+		Telemetry: tel,
 	}
 	for _, u := range users {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
@@ -158,12 +166,18 @@ func listenAndServe(ctx context.Context, addr string, cfg *server.Config, e *env
 	if err != nil {
 		return err
 	}
+	turn := cfg.TurnTimeout
+	if turn == 0 {
+		turn = server.DefaultTurnTimeout
+	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		// Long enough for a turn on a real model.
-		WriteTimeout:   5 * time.Minute,
+		// Past the turn timeout, so that a turn that times out is still
+		// answered 504. Event streams extend their own write deadline
+		// (http.ResponseController).
+		WriteTimeout:   turn + 30*time.Second,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),

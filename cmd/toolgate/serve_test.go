@@ -110,6 +110,17 @@ func TestServe(t *testing.T) {
 	if out["text"] != "VX205 is on time. Your seat on VX205 is booked." {
 		t.Errorf("answer %v", out)
 	}
+	call("GET", "/readyz", "", "", 200)
+	// The metrics, unauthenticated, hold the demo agent's tool runs.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `toolgate_tool_runs_total{agent="flights",status="ok",tool="bookFlight"} 1`; err != nil || resp.StatusCode != 200 || !strings.Contains(string(metrics), want) {
+		t.Errorf("GET /metrics: %d %v, want a body with %s:\n%s", resp.StatusCode, err, want, metrics)
+	}
 	// The traveller reads the conversation's audit records.
 	if a := call("GET", "/v1/conversations/"+conv+"/audit", keys["traveller"], "", 200); a["verified"] != true || len(a["records"].([]any)) != 4 {
 		t.Errorf("audit %v, want 4 verified records", a)

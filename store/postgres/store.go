@@ -217,6 +217,16 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	})
 }
 
+// Ping reports whether the database answers, with a round trip on a
+// connection of the pool. After [Store.Close] of a Store made by [Open]
+// it returns an error. A server's readiness check calls it.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
 // Close releases the Store. It closes the connection pool when the Store
 // was made by [Open]; a pool given to [New] stays open. Operations in
 // progress may fail.

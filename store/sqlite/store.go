@@ -214,6 +214,17 @@ func (s *Store) setup(ctx context.Context) error {
 	})
 }
 
+// Ping reports whether the database answers: it runs a query on a reading
+// connection. After [Store.Close] it returns an error. A server's
+// readiness check calls it.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
 // Close closes the database. Operations in progress may fail.
 func (s *Store) Close() error {
 	// The writes queued before Close finish first.

@@ -1,0 +1,485 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/telemetry"
+)
+
+// Operations: every request passes [Server.ServeHTTP], which gives it a
+// request id, limits its body, bounds its time, and records it as a span,
+// in the histogram toolgate_http_request_duration_seconds and as one log
+// line. GET /readyz and GET /metrics are registered by New.
+
+// The error codes of operations (see errors.go).
+const (
+	codeTimeout  = "timeout"   // 504: the request outlived its timeout
+	codeNotReady = "not_ready" // 503: /readyz: a check failed
+)
+
+// Request ids: one given in X-Request-Id is kept when it is at most
+// maxRequestIDLen characters of [A-Za-z0-9._:-]; otherwise, or when none is
+// given, the server makes one.
+const (
+	requestIDHeader = "X-Request-Id"
+	maxRequestIDLen = 128
+)
+
+// readyTimeout bounds the store pings of /readyz.
+const readyTimeout = 5 * time.Second
+
+// decideRoute is the pattern of decisions, whose 409 answers count as
+// "conflict" decisions.
+const decideRoute = "POST /v1/conversations/{id}/pauses/{pause}/decisions"
+
+// The outcomes of toolgate_decisions_total.
+const (
+	decisionAllowed  = "allowed"  // a decision allowed every awaiting call
+	decisionDenied   = "denied"   // a decision denied every awaiting call
+	decisionPartial  = "partial"  // a decision allowed some awaiting calls and denied others
+	decisionExpired  = "expired"  // the pause expired
+	decisionConflict = "conflict" // a decision came after the pause was decided or expired (409)
+	decisionFailed   = "failed"   // the resumed turn failed
+)
+
+// ops is the server's operational state.
+type ops struct {
+	// fixed at creation
+	tel            *telemetry.Telemetry
+	tracer         trace.Tracer
+	requests       *prometheus.HistogramVec // route, method, code
+	decisions      *prometheus.CounterVec   // agent, outcome
+	pausesOpen     *prometheus.GaugeVec     // agent
+	requestTimeout time.Duration
+	turnTimeout    time.Duration
+
+	mu   sync.Mutex
+	open map[string]string // guarded by mu: conversation id → agent, for the pauses counted in pausesOpen
+}
+
+// opsProblems returns the problems of the operations settings.
+func (c *Config) opsProblems() []error {
+	var errs []error
+	if c.RequestTimeout < 0 {
+		errs = append(errs, fmt.Errorf("request_timeout %v is negative", c.RequestTimeout))
+	}
+	if c.TurnTimeout < 0 {
+		errs = append(errs, fmt.Errorf("turn_timeout %v is negative", c.TurnTimeout))
+	}
+	return errs
+}
+
+// newOps returns the operational state of a server with configuration cfg.
+func newOps(cfg *Config) *ops {
+	tel := cfg.Telemetry
+	if tel == nil {
+		tel = telemetry.New(nil)
+	}
+	reg := tel.Registry()
+	o := &ops{
+		tel:            tel,
+		tracer:         tel.Tracer(),
+		requestTimeout: cmp(cfg.RequestTimeout, DefaultRequestTimeout),
+		turnTimeout:    cmp(cfg.TurnTimeout, DefaultTurnTimeout),
+		open:           map[string]string{},
+	}
+	o.requests = telemetry.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolgate_http_request_duration_seconds",
+		Help:    "How long the approval service took to answer requests, by route pattern, method and status code.",
+		Buckets: telemetry.HTTPBuckets(),
+	}, []string{"route", "method", "code"}))
+	o.decisions = telemetry.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolgate_decisions_total",
+		Help: "Pauses resolved, and decisions refused as too late, by agent and outcome (allowed, denied, partial, expired, conflict, failed).",
+	}, []string{"agent", "outcome"}))
+	o.pausesOpen = telemetry.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "toolgate_pauses_open",
+		Help: "Pauses opened by turns of this server that it has not seen decided or expired, by agent.",
+	}, []string{"agent"}))
+	return o
+}
+
+// cmp returns d, or def when d is 0.
+func cmp(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// opsRoutes registers GET /readyz and, unless disabled, GET /metrics.
+func (s *Server) opsRoutes() {
+	s.handle("GET /readyz", s.readyz)
+	if s.cfg.DisableMetrics {
+		return
+	}
+	metrics := s.ops.tel.Handler()
+	if s.cfg.MetricsRoles == nil {
+		s.handle("GET /metrics", metrics.ServeHTTP)
+		return
+	}
+	s.handle("GET /metrics", s.auth(func(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+		if !hasRole(p, s.cfg.MetricsRoles) {
+			writeError(w, http.StatusForbidden, codeForbidden, "your roles may not read the metrics")
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	}))
+}
+
+// timeout returns how long a request of the route pattern may take: 0
+// (no limit) for event streams, which end when the client or the server
+// goes away.
+func (o *ops) timeout(pattern string) time.Duration {
+	switch {
+	case strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream"):
+		return 0
+	case strings.HasPrefix(pattern, "POST ") && (strings.HasSuffix(pattern, "/messages") || strings.HasSuffix(pattern, "/decisions")):
+		return o.turnTimeout
+	}
+	return o.requestTimeout
+}
+
+// requestInfo is what the log line of a request needs from its handler.
+type requestInfo struct {
+	id        string
+	principal string // set by auth
+}
+
+type requestInfoKey struct{}
+
+// RequestID returns the id of the request ctx belongs to, as the server
+// answered it in the X-Request-Id header, or "" outside a request. The
+// agents' tools get that context, so they can quote the id in their logs.
+func RequestID(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.id
+	}
+	return ""
+}
+
+// notePrincipal records who a request runs as, for its log line.
+func notePrincipal(ctx context.Context, p *toolgate.Principal) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		info.principal = p.ID
+	}
+}
+
+// requestID returns the id given in a request header when it is
+// acceptable, and a new one otherwise.
+func requestID(given string) string {
+	if given != "" && len(given) <= maxRequestIDLen && !strings.ContainsFunc(given, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':')
+	}) {
+		return given
+	}
+	return rand.Text()
+}
+
+// methods are the methods that are their own metric label; any other is
+// "_OTHER", so that hostile methods do not make new series.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// labels returns the method and route labels of a request whose route
+// pattern is pattern ("" when none matched).
+func labels(method, pattern string) (string, string) {
+	if !slices.Contains(methods, method) {
+		method = "_OTHER"
+	}
+	if pattern == "" {
+		return method, "unmatched"
+	}
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return method, path
+	}
+	return method, pattern
+}
+
+// probe reports whether route is one probed often (health, readiness,
+// scrapes): its successful requests are logged at debug level.
+func probe(route string) bool {
+	return route == "/healthz" || route == "/readyz" || route == "/metrics"
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	_, pattern := s.mux.Handler(r)
+	method, route := labels(r.Method, pattern)
+	info := &requestInfo{id: requestID(r.Header.Get(requestIDHeader))}
+	w.Header().Set(requestIDHeader, info.id)
+
+	ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	name := method
+	attrs := []attribute.KeyValue{attribute.String("http.request.method", method)}
+	if pattern != "" {
+		name += " " + route
+		attrs = append(attrs, attribute.String("http.route", route))
+	}
+	ctx, span := s.ops.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	defer span.End()
+	ctx = context.WithValue(ctx, requestInfoKey{}, info)
+	if d := s.ops.timeout(pattern); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	rw := &responseWriter{ResponseWriter: w}
+	r = r.WithContext(ctx)
+	// Every body is limited, whether or not its handler reads it.
+	r.Body = http.MaxBytesReader(rw, r.Body, s.cfg.MaxBodyBytes)
+	s.serve(rw, r)
+
+	status := rw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	elapsed := time.Since(start)
+	s.ops.requests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(elapsed.Seconds())
+	if pattern == decideRoute && status == http.StatusConflict {
+		// The conversation's record is cached by the decision that read it.
+		if c, err := s.conversation(context.WithoutCancel(ctx), r.PathValue("id")); err == nil && c != nil {
+			s.ops.decision(c.Agent, decisionConflict)
+		}
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, strconv.Itoa(status))
+	}
+	level := slog.LevelInfo
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case status < 400 && probe(route):
+		level = slog.LevelDebug
+	}
+	s.logger.LogAttrs(ctx, level, "http request",
+		slog.String("method", method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", elapsed),
+		slog.String("principal", info.principal),
+	)
+}
+
+// responseWriter records the status of a response. It passes flushes
+// through and unwraps for [http.ResponseController], so that streams can
+// flush and extend their write deadline.
+type responseWriter struct {
+	http.ResponseWriter
+	status int // 0 until the header is written
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements [http.Flusher].
+func (w *responseWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the underlying writer, for [http.ResponseController].
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// timedOut answers 504 "timeout" and returns true when err, or the
+// request's context, says that the request outlived its timeout.
+func (s *Server) timedOut(w http.ResponseWriter, r *http.Request, err error) bool {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		return false
+	}
+	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", err)
+	writeError(w, http.StatusGatewayTimeout, codeTimeout, "the request took longer than the server allows; a turn may still have been stored, read the conversation")
+	return true
+}
+
+// pinger is a store that can tell whether it answers, as the stores of
+// packages store/sqlite and store/postgres do.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// readyz answers 200 when the server is open and every agent's store
+// answers a ping, and 503 naming the failing checks otherwise. A store
+// without a Ping method counts as ready.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	checks := map[string]string{"server": "ok"}
+	var failing []string
+	if s.closed.Load() {
+		checks["server"] = "closing"
+		failing = append(failing, "server")
+	}
+	pinged := map[any]error{} // by store, for comparable stores shared by agents
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.Agents)) {
+		check := "store:" + name
+		checks[check] = "ok"
+		st := s.cfg.Agents[name].Client.Store()
+		p, ok := st.(pinger)
+		if !ok {
+			continue
+		}
+		comparable := reflect.TypeOf(st).Comparable()
+		err, done := error(nil), false
+		if comparable {
+			err, done = pinged[st]
+		}
+		if !done {
+			err = p.Ping(ctx)
+			if comparable {
+				pinged[st] = err
+			}
+			if err != nil {
+				s.logger.WarnContext(ctx, "server: readiness: the store does not answer", "agent", name, "err", err)
+			}
+		}
+		if err != nil {
+			checks[check] = "failed"
+			failing = append(failing, check)
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if len(failing) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, struct {
+			errorJSON
+			Status string            `json:"status"`
+			Checks map[string]string `json:"checks"`
+		}{errorJSON{Error: codeNotReady, Message: "not ready: " + strings.Join(failing, ", ")}, "not_ready", checks})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+}
+
+// call runs a turn of conversation c, recording it.
+func (s *Server) call(ctx context.Context, c *conversation, p *toolgate.CallParams) (*toolgate.Response, error) {
+	ctx, end := s.ops.tel.StartTurn(ctx, &telemetry.Turn{Agent: c.Agent, ConversationID: c.ID})
+	resp, err := s.cfg.Agents[c.Agent].Client.Call(ctx, p)
+	s.ops.turnEnded(c, end(resp, err))
+	return resp, err
+}
+
+// resume resumes the pause of conversation c whose awaiting calls are
+// awaiting, recording the turn and the decision.
+func (s *Server) resume(ctx context.Context, c *conversation, awaiting []string, p *toolgate.ResumeTurnParams) (*toolgate.Response, error) {
+	ctx, end := s.ops.tel.StartTurn(ctx, &telemetry.Turn{Agent: c.Agent, ConversationID: c.ID, Resume: true})
+	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, p)
+	s.ops.turnEnded(c, end(resp, err))
+	switch {
+	case err == nil:
+		s.ops.decision(c.Agent, verdictOutcome(awaiting, p.Decisions))
+	case !errors.Is(err, toolgate.ErrNoOpenPause):
+		// ErrNoOpenPause is answered 409 and counted as a conflict.
+		s.ops.decision(c.Agent, decisionFailed)
+	}
+	return resp, err
+}
+
+// verdictOutcome returns allowed, denied or partial for decisions on the
+// awaiting calls.
+func verdictOutcome(awaiting []string, decisions []toolgate.Decision) string {
+	allowed, denied := false, false
+	for _, d := range decisions {
+		if !slices.Contains(awaiting, d.Key) {
+			continue
+		}
+		if d.Verdict == toolgate.VerdictDeny {
+			denied = true
+		} else {
+			allowed = true
+		}
+	}
+	switch {
+	case allowed && denied:
+		return decisionPartial
+	case denied:
+		return decisionDenied
+	}
+	return decisionAllowed
+}
+
+// turnEnded keeps toolgate_pauses_open: a paused turn opens a pause, a
+// completed one leaves none.
+func (o *ops) turnEnded(c *conversation, outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, counted := o.open[c.ID]
+	switch {
+	case outcome == telemetry.OutcomePaused && !counted:
+		o.open[c.ID] = c.Agent
+		o.pausesOpen.WithLabelValues(c.Agent).Inc()
+	case outcome == telemetry.OutcomeCompleted && counted:
+		delete(o.open, c.ID)
+		o.pausesOpen.WithLabelValues(c.Agent).Dec()
+	}
+}
+
+// expired records that this server expired the pause of c.
+func (o *ops) expired(c *conversation) {
+	o.decision(c.Agent, decisionExpired)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, counted := o.open[c.ID]; counted {
+		delete(o.open, c.ID)
+		o.pausesOpen.WithLabelValues(c.Agent).Dec()
+	}
+}
+
+func (o *ops) decision(agent, outcome string) {
+	o.decisions.WithLabelValues(agent, outcome).Inc()
+}
+
+// requestLogger returns l with the request id of the context added to
+// every record logged with one.
+func requestLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(requestIDHandler{l.Handler()})
+}
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := RequestID(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
