@@ -44,6 +44,11 @@ type Config struct {
 	// a later decision gets 409 "expired". [Agent.PauseTTL] overrides it.
 	// 0: pauses never expire. It must not be negative.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
+	// SessionTTL is how long a browser stays signed in to the web pages
+	// after signing in with an API key. Sessions are kept in memory: they
+	// end when the process exits, and one instance does not know another's.
+	// 0: [DefaultSessionTTL]. It must not be negative.
+	SessionTTL time.Duration `json:"session_ttl,omitempty" yaml:"session_ttl,omitempty"`
 	// Logger receives the server's errors. nil: [slog.Default].
 	Logger *slog.Logger `json:"-" yaml:"-"`
 }
@@ -125,6 +130,9 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		}
 	}
 	errs = append(errs, c.expiryProblems()...)
+	if c.SessionTTL < 0 {
+		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
+	}
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)

@@ -34,6 +34,7 @@ type Server struct {
 	routes []string // the patterns registered, "METHOD /path"
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
+	web     webState
 
 	closed atomic.Bool
 }
@@ -56,6 +57,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	s.initWeb()
 	s.sweeper = s.startSweeper()
 	return s, nil
 }
@@ -65,8 +67,9 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, h)
 }
 
-// Routes returns the patterns the server serves, such as
-// "GET /v1/inbox", in registration order.
+// Routes returns the patterns of the API the server serves, such as
+// "GET /v1/inbox", in registration order. The web pages (see docs/API.md)
+// are not among them.
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
@@ -84,6 +87,9 @@ func (s *Server) Close() error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.closed.Load() {
 		writeError(w, http.StatusServiceUnavailable, codeClosed, "the server is closed")
+		return
+	}
+	if s.crossOrigin(w, r) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -112,10 +118,13 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint")
 }
 
-// auth wraps h with API key authentication: h gets the request's
-// principal.
+// auth wraps h with API key authentication, or a signed-in browser's
+// session cookie: h gets the request's principal.
 func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Principal)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cookieAuth(w, r, h) {
+			return
+		}
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || key == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
