@@ -1,6 +1,6 @@
 // toolgate pages. Every value from the API may be attacker-controlled (tool
 // arguments, model text, ids): the DOM is built with createElement and
-// textContent only, never innerHTML, and links are built from
+// text nodes only (never parsed as HTML), and links are built from
 // encodeURIComponent'd ids.
 'use strict';
 
