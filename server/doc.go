@@ -54,6 +54,16 @@
 // lazily when a request touches it, and by a background sweeper that
 // [Server.Close] stops — and a late decision gets 409 "expired".
 //
+// Pages: the server also serves web pages for people (see docs/API.md,
+// "Web pages"): sign-in with an API key, which starts a session held in
+// memory for [Config.SessionTTL] (an HttpOnly, SameSite=Strict cookie that
+// the API accepts in place of a bearer token), the conversations, a chat
+// page per conversation, the approval inbox with a decision form per
+// pause, and a conversation's audit trail. Every state-changing request,
+// pages and API alike, passes [http.CrossOriginProtection]; pages carry a
+// Content-Security-Policy that allows no inline script, and build the DOM
+// from text only. [Server.Routes] lists the API, not the pages.
+//
 // This is a first slice of the service: the server's own records (who owns
 // a conversation, who decided a pause) are kept in memory and lost when the
 // process exits, although the conversations stay in the agent's store.
