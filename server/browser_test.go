@@ -197,8 +197,6 @@ func (b *browser) user(t *testing.T) *user {
 // do runs the steps, failing the test on an error.
 func (u *user) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	u.t.Helper()
-	start := time.Now()
-	defer func() { u.t.Logf("%s took %v", what, time.Since(start)) }()
 	ctx, cancel := context.WithTimeout(u.ctx, 45*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
@@ -223,10 +221,16 @@ func eval[T any](u *user, expr string) T {
 	return v
 }
 
+// poll waits until the expression is truthy, evaluating it every 50 ms
+// (not on animation frames, which a tab in the background may not get).
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second))
+}
+
 // waitFor waits until the expression is truthy.
 func (u *user) waitFor(what, expr string) {
 	u.t.Helper()
-	u.do(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(40*time.Second)))
+	u.do(what, poll(expr))
 }
 
 func (u *user) signIn(base, key string) {
@@ -432,7 +436,7 @@ func TestBrowser(t *testing.T) {
 		guest.signIn(f.url, webGuest)
 		guest.do("open the inbox",
 			chromedp.Navigate(f.url+"/inbox"),
-			chromedp.Poll[chromedp.Void](`document.getElementById('inbox-status').innerText.includes('Nothing waits')`),
+			poll(`document.getElementById('inbox-status').innerText.includes('Nothing waits')`),
 		)
 		if n := eval[int](guest, `document.querySelectorAll('.pause-item').length`); n != 0 {
 			t.Errorf("the guest's inbox shows %d items, want none", n)
@@ -458,7 +462,7 @@ func TestBrowser(t *testing.T) {
 		}
 		guest.do("open the decision page",
 			chromedp.Navigate(f.url+"/conversations/"+conv+"/pauses/"+pause),
-			chromedp.Poll[chromedp.Void](`document.getElementById('inbox-status').innerText.includes('does not wait for your decision')`),
+			poll(`document.getElementById('inbox-status').innerText.includes('does not wait for your decision')`),
 		)
 		if got := f.tools.Book.Load(); got != 0 {
 			t.Errorf("bookFlight ran %d times", got)
