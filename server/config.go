@@ -48,6 +48,11 @@ type Config struct {
 	// a later decision gets 409 "expired". [Agent.PauseTTL] overrides it.
 	// 0: pauses never expire. It must not be negative.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
+	// SessionTTL is how long a browser stays signed in to the web pages
+	// after signing in with an API key. Sessions are kept in memory: they
+	// end when the process exits, and one instance does not know another's.
+	// 0: [DefaultSessionTTL]. It must not be negative.
+	SessionTTL time.Duration `json:"session_ttl,omitempty" yaml:"session_ttl,omitempty"`
 	// ClaimLease is how long a decided pause may stay claimed by a
 	// resumption that has not stored its results before the server
 	// recovers it with [toolgate.Client.RecoverPause] (see recovery.go):
@@ -244,6 +249,9 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		}
 	}
 	errs = append(errs, c.opsProblems()...)
+	if c.SessionTTL < 0 {
+		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
+	}
 	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
 	for i, k := range c.APIKeys {
 		b, err := hex.DecodeString(k.SHA256)

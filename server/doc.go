@@ -86,4 +86,14 @@
 // [Config.MetricsRoles] when set. Every request gets an X-Request-Id (see
 // [RequestID]), a span, a deadline ([Config.TurnTimeout],
 // [Config.RequestTimeout]; 504 "timeout" past it) and one log line.
+//
+// Pages: the server also serves web pages for people (see docs/API.md,
+// "Web pages"): sign-in with an API key, which starts a session held in
+// memory for [Config.SessionTTL] (an HttpOnly, SameSite=Strict cookie that
+// the API accepts in place of a bearer token), the conversations, a chat
+// page per conversation, the approval inbox with a decision form per
+// pause, and a conversation's audit trail. Every state-changing request,
+// pages and API alike, passes [http.CrossOriginProtection]; pages carry a
+// Content-Security-Policy that allows no inline script, and build the DOM
+// from text only. [Server.Routes] lists the API, not the pages.
 package server

@@ -44,6 +44,7 @@ type Server struct {
 	// events hands events to the event streams (events.go, sse.go).
 	events eventsState
 	ops    *ops // metrics, traces, timeouts (ops.go)
+	web    webState
 
 	closed atomic.Bool
 }
@@ -73,6 +74,7 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
 	s.startEvents()
+	s.initWeb()
 	s.sweeper = s.startSweeper()
 	s.recoverer = s.startRecovery()
 	return s, nil
@@ -83,8 +85,9 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, h)
 }
 
-// Routes returns the patterns the server serves, such as
-// "GET /v1/inbox", in registration order.
+// Routes returns the patterns of the API the server serves, such as
+// "GET /v1/inbox", in registration order. The web pages (see docs/API.md)
+// are not among them.
 func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 // Close stops the server from accepting requests: later ones are answered
@@ -106,6 +109,9 @@ func (s *Server) Close() error {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.closed.Load() && r.URL.Path != "/readyz" {
 		writeError(w, http.StatusServiceUnavailable, codeClosed, "the server is closed")
+		return
+	}
+	if s.crossOrigin(w, r) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -134,10 +140,13 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint")
 }
 
-// auth wraps h with API key authentication: h gets the request's
-// principal.
+// auth wraps h with API key authentication, or a signed-in browser's
+// session cookie: h gets the request's principal.
 func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Principal)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cookieAuth(w, r, h) {
+			return
+		}
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || key == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)

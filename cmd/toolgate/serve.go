@@ -131,6 +131,7 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		for _, u := range users {
 			fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)
 		}
+		fmt.Fprintf(e.stdout, "Open http://%s/ in a browser and sign in with a key: the approver's inbox is at /inbox.\n", ln)
 		fmt.Fprintf(e.stdout, "Stop with Ctrl-C.\n")
 	})
 }

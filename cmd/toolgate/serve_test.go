@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,27 @@ func TestServe(t *testing.T) {
 	defer sresp.Body.Close()
 	if ct := sresp.Header.Get("Content-Type"); sresp.StatusCode != 200 || ct != "text/event-stream" {
 		t.Fatalf("event stream: %d %s", sresp.StatusCode, ct)
+	}
+
+	// The pages: a demo key signs in, and the session cookie reads the API.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noRedirect.PostForm(base+"/signin", url.Values{"key": {keys["approver"]}, "next": {"/inbox"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/inbox" || len(resp.Cookies()) != 1 {
+		t.Fatalf("sign in: %d to %q with cookies %v, want 303 to /inbox with the session cookie", resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/inbox", nil)
+	req.AddCookie(resp.Cookies()[0])
+	page, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != 200 || page.Header.Get("Content-Security-Policy") == "" {
+		t.Errorf("GET /inbox signed in: %d, CSP %q; want 200 with a CSP", page.StatusCode, page.Header.Get("Content-Security-Policy"))
 	}
 
 	cancel()

@@ -1,0 +1,569 @@
+package server_test
+
+// Browser tests of the pages: headless Chromium (the Debian package
+// "chromium") driven through the DevTools protocol, against the server on
+// 127.0.0.1. Without a Chromium the tests are skipped, or fail when CI is
+// set: CI must run them (.ci/run installs the package).
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "copy the inbox screenshot of the browser tests to docs/inbox.png")
+
+// hostileNote is a tool argument that would run script if a page inserted
+// it as HTML.
+const hostileNote = `<script>window.__xss=1</script><img src=x onerror="window.__xss=1">`
+
+// chromiumPath returns the Chromium to drive, skipping the test without
+// one unless CI is set.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		t.Fatal("no chromium, and CI is set: the browser tests must run in CI (apt-get install chromium)")
+	}
+	t.Skip("no chromium: skipping the browser tests (apt-get install chromium)")
+	return ""
+}
+
+// artifactsDir is where screenshots go: $TOOLGATE_ARTIFACTS, or a
+// temporary directory.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("TOOLGATE_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// webFixture is the embedded demo of "toolgate serve" (the flight agent
+// on the scripted model, a SQLite store, a traveller and an approver) plus
+// an agent whose calls carry HTML, served on 127.0.0.1.
+type webFixture struct {
+	url   string
+	srv   *server.Server
+	tools *flightdemo.Tools
+	store toolgate.ConversationStore
+	notes chan string // what the hostile agent's tool received
+}
+
+// The keys of the web tests' principals.
+const (
+	webTraveller = "tg_demo_traveller"
+	webApprover  = "tg_demo_approver"
+	webGuest     = "tg_demo_guest"
+)
+
+func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixture {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	tools := &flightdemo.Tools{}
+	flights := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
+
+	// The raw tier: the tool's result is its text, HTML and all.
+	notes := make(chan string, 4)
+	type noteArgs struct {
+		Note string `json:"note"`
+	}
+	sendNote := toolgate.NewTool(toolgate.ToolDefinition{Name: "sendNote", Description: "Send a note to the team"},
+		toolgate.ToolMetadata{RequiresConfirmation: true},
+		func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
+			var in noteArgs
+			if err := json.Unmarshal(req.Arguments, &in); err != nil {
+				return "", err
+			}
+			notes <- in.Note
+			return "sent: " + in.Note, nil
+		})
+	args, _ := json.Marshal(noteArgs{Note: hostileNote})
+	hostileModel := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		if tm, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage); ok {
+			return scripted.Reply{Text: "Done: " + tm.Results[0].Content}, nil
+		}
+		return scripted.Reply{Text: "I will send " + hostileNote, ToolCalls: []toolgate.ToolCall{{ID: "call_note", Name: "sendNote", Arguments: string(args)}}}, nil
+	})
+	hostile := toolgate.NewClient(hostileModel, []*toolgate.Tool{sendNote}, &toolgate.ClientOptions{Store: store})
+
+	key := func(k, id string, roles ...string) server.APIKey {
+		return server.APIKey{SHA256: server.HashAPIKey(k), Principal: toolgate.Principal{ID: id, Roles: roles}}
+	}
+	srv, err := server.New(&server.Config{
+		Agents: map[string]*server.Agent{
+			"flights": {Client: flights, RequesterRoles: []string{"traveller"},
+				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}}},
+			"notes": {Client: hostile, RequesterRoles: []string{"traveller"},
+				Approvals: []server.ApprovalRule{{Roles: []string{"approver"}}}},
+		},
+		APIKeys:  []server.APIKey{key(webTraveller, "traveller", "traveller"), key(webApprover, "approver", "approver"), key(webGuest, "guest", "guest")},
+		PauseTTL: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(srv)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return &webFixture{url: ts.URL, srv: srv, tools: tools, store: store, notes: notes}
+}
+
+// browser is one Chromium process; each user of a test gets a browser
+// context of their own (their own cookies).
+type browser struct {
+	ctx context.Context
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := chromiumPath(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1000, 800),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return &browser{ctx: bctx}
+}
+
+// user is one person's browser context.
+type user struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// user opens a new browser context, closed when the test ends.
+func (b *browser) user(t *testing.T) *user {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	// The first action opens the tab, tied to the context it runs with:
+	// this one, not a shorter-lived one of a later step.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("opening a browser context: %v", err)
+	}
+	return &user{t: t, ctx: ctx}
+}
+
+// do runs the steps, failing the test on an error.
+func (u *user) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, 45*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		// Say where the browser is, without waiting long for it.
+		ctx, cancel := context.WithTimeout(u.ctx, 5*time.Second)
+		defer cancel()
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		u.t.Fatalf("%s: %v\nat %s:\n%s", what, err, loc, text)
+	}
+}
+
+// eval evaluates a JavaScript expression, awaiting a promise.
+func eval[T any](u *user, expr string) T {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, 45*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		u.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// poll waits until the expression is truthy, evaluating it every 50 ms
+// (not on animation frames, which a tab in the background may not get).
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second))
+}
+
+// waitFor waits until the expression is truthy.
+func (u *user) waitFor(what, expr string) {
+	u.t.Helper()
+	u.do(what, poll(expr))
+}
+
+func (u *user) signIn(base, key string) {
+	u.t.Helper()
+	u.do("sign in",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.ID("key")),
+		chromedp.SetValue(chromedp.ID("key"), key),
+		chromedp.Submit(chromedp.ID("key")),
+		chromedp.WaitVisible(chromedp.ID("user")),
+	)
+}
+
+// startPause signs u in as the traveller, starts a conversation with
+// agent and sends input; it returns the conversation's id once the chat
+// page shows the pause.
+func (u *user) startPause(base, agent, input string) string {
+	u.t.Helper()
+	u.signIn(base, webTraveller)
+	u.do("start a conversation",
+		chromedp.WaitVisible(chromedp.ID("agent")),
+		chromedp.SetValue(chromedp.ID("agent"), agent),
+		chromedp.Click(chromedp.CSS("#new-conversation button")),
+		chromedp.WaitVisible(chromedp.ID("input")),
+		chromedp.SendKeys(chromedp.ID("input"), input),
+		chromedp.Click(chromedp.CSS("#send button")),
+		chromedp.WaitVisible(chromedp.ID("decide-link")),
+	)
+	// A flag that a reload would clear.
+	eval[bool](u, `window.__sameDocument = true`)
+	return eval[string](u, `document.body.dataset.conversation`)
+}
+
+// screenshot saves a PNG of the page as name in the artifacts directory
+// and returns its path.
+func (u *user) screenshot(dir, name string) string {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, 45*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		u.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		u.t.Fatal(err)
+	}
+	u.t.Logf("screenshot: %s", p)
+	return p
+}
+
+// everyControlLabelled checks that each form control of the page has a
+// label or an aria-label.
+func (u *user) everyControlLabelled() {
+	u.t.Helper()
+	unlabelled := eval[[]string](u, `Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
+		.filter((e) => e.labels.length === 0 && !e.getAttribute('aria-label')).map((e) => e.id || e.outerHTML)`)
+	if len(unlabelled) > 0 {
+		u.t.Errorf("controls without a label: %v", unlabelled)
+	}
+}
+
+const pageText = `document.querySelector('main').innerText`
+
+func TestBrowser(t *testing.T) {
+	b := newBrowser(t)
+	artifacts := artifactsDir(t)
+
+	t.Run("allow", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		traveller.startPause(f.url, "flights", flightdemo.Input)
+		if got := eval[string](traveller, `document.getElementById('pause').innerText`); !strings.Contains(got, "bookFlight") || !strings.Contains(got, "VX205") {
+			t.Errorf("the chat page's pause shows %q, want the bookFlight call and its arguments", got)
+		}
+		traveller.everyControlLabelled()
+
+		approver.signIn(f.url, webApprover)
+		approver.do("open the inbox",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=allow]")),
+		)
+		item := eval[string](approver, `document.querySelector('.pause-item').innerText`)
+		for _, want := range []string{"bookFlight", "traveller", "VX205", "left"} {
+			if !strings.Contains(item, want) {
+				t.Errorf("inbox item %q lacks %q", item, want)
+			}
+		}
+		approver.everyControlLabelled()
+		shot := approver.screenshot(artifacts, "inbox.png")
+		if *updateDocs {
+			data, err := os.ReadFile(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile("../docs/inbox.png", data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		approver.do("allow",
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+
+		traveller.waitFor("the tool result and the answer on the chat page",
+			`document.getElementById('messages').innerText.includes('Your seat on VX205 is booked.')`)
+		msgs := eval[string](traveller, `document.getElementById('messages').innerText`)
+		if !strings.Contains(msgs, "Booked VX205") {
+			t.Errorf("the chat page shows %q, want the tool result %q", msgs, "Booked VX205")
+		}
+		if !eval[bool](traveller, `window.__sameDocument === true`) {
+			t.Error("the chat page was reloaded; want live updates in the same document")
+		}
+		if eval[bool](traveller, `!document.getElementById('pause').hidden`) {
+			t.Error("the pause is still shown after the decision")
+		}
+		traveller.screenshot(artifacts, "chat.png")
+		if book := f.tools.Book.Load(); book != 1 {
+			t.Errorf("bookFlight ran %d times, want 1", book)
+		}
+
+		// The audit trail lists the decision.
+		traveller.do("open the audit trail",
+			chromedp.Navigate(f.url+"/conversations/"+eval[string](traveller, `document.body.dataset.conversation`)+"/audit"),
+			chromedp.WaitVisible(chromedp.CSS("#decisions tbody tr")),
+		)
+		if got := eval[string](traveller, pageText); !strings.Contains(got, "approver") || !strings.Contains(got, "call_book: allow") {
+			t.Errorf("the audit page shows %q, want the approver's allow", got)
+		}
+	})
+
+	t.Run("deny with a message, by keyboard", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		traveller.startPause(f.url, "flights", flightdemo.Input)
+		approver.signIn(f.url, webApprover)
+		approver.do("deny",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=deny]")),
+			chromedp.Focus(chromedp.CSS(".pause-item input[value=deny]")),
+			chromedp.KeyEvent(" "),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .deny-message input")),
+			chromedp.Focus(chromedp.CSS(".pause-item .deny-message input")),
+			chromedp.KeyEvent("Not this week\r"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		traveller.waitFor("the denial on the chat page",
+			`document.getElementById('messages').innerText.includes('Not this week')`)
+		if got := f.tools.Book.Load(); got != 0 {
+			t.Errorf("bookFlight ran %d times after a denial", got)
+		}
+	})
+
+	t.Run("edit the arguments", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		traveller.startPause(f.url, "flights", flightdemo.Input)
+		approver.signIn(f.url, webApprover)
+		editor := chromedp.CSS(".pause-item textarea.json")
+		approver.do("open the editor",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item details summary")),
+			chromedp.WaitVisible(editor),
+			chromedp.SetValue(editor, `{"flight": `),
+			chromedp.SendKeys(editor, " "),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .edit .error")),
+		)
+		if got := eval[string](approver, `document.querySelector('.pause-item .edit .error').innerText`); !strings.Contains(got, "Not valid JSON") {
+			t.Errorf("inline error %q, want it to say the JSON is invalid", got)
+		}
+		approver.do("submit arguments the tool's schema refuses",
+			chromedp.SetValue(editor, `{"flight": 5}`),
+			chromedp.SendKeys(editor, " "),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .edit .error")),
+		)
+		msg := eval[string](approver, `document.querySelector('.pause-item .edit .error').innerText`)
+		if strings.Contains(msg, "unknown field") {
+			t.Skipf("the server does not take edited arguments yet: %q", msg)
+		}
+		if msg == "" || f.tools.Book.Load() != 0 {
+			t.Fatalf("inline error %q after invalid arguments (bookFlight ran %d times); want an error and no run", msg, f.tools.Book.Load())
+		}
+		approver.do("submit valid arguments",
+			chromedp.SetValue(editor, `{"flight": "VX206"}`),
+			chromedp.SendKeys(editor, " "),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		traveller.waitFor("the booking on the chat page", `document.getElementById('messages').innerText.includes('booked')`)
+		if got := f.tools.BookArgs(); len(got) != 1 || !strings.Contains(got[0], "VX206") {
+			t.Errorf("bookFlight received %v, want the edited flight VX206", got)
+		}
+	})
+
+	t.Run("unauthorized users", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, guest := b.user(t), b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		guest.signIn(f.url, webGuest)
+		guest.do("open the inbox",
+			chromedp.Navigate(f.url+"/inbox"),
+			poll(`document.getElementById('inbox-status').innerText.includes('Nothing waits')`),
+		)
+		if n := eval[int](guest, `document.querySelectorAll('.pause-item').length`); n != 0 {
+			t.Errorf("the guest's inbox shows %d items, want none", n)
+		}
+		pause := eval[string](traveller, `new URL(document.getElementById('decide-link').href).pathname.split('/').pop()`)
+		forge := func(u *user, path, body string) int {
+			return eval[int](u, `fetch(`+strconv.Quote(path)+`, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: `+strconv.Quote(body)+`}).then((r) => r.status)`)
+		}
+		allow := `{"decisions":[{"key":"call_book","verdict":"allow"}]}`
+		decisions := "/v1/conversations/" + conv + "/pauses/" + pause + "/decisions"
+		// The guest may not see the conversation: its pause does not exist
+		// for them.
+		if got := forge(guest, decisions, allow); got != http.StatusNotFound {
+			t.Errorf("the guest's forged decision: status %d, want 404", got)
+		}
+		if got := forge(guest, "/v1/conversations", `{"agent":"flights"}`); got != http.StatusForbidden {
+			t.Errorf("the guest's forged conversation: status %d, want 403", got)
+		}
+		// The traveller sees the conversation but may not decide their own
+		// call.
+		if got := forge(traveller, decisions, allow); got != http.StatusForbidden {
+			t.Errorf("the traveller's own decision: status %d, want 403", got)
+		}
+		guest.do("open the decision page",
+			chromedp.Navigate(f.url+"/conversations/"+conv+"/pauses/"+pause),
+			poll(`document.getElementById('inbox-status').innerText.includes('does not wait for your decision')`),
+		)
+		if got := f.tools.Book.Load(); got != 0 {
+			t.Errorf("bookFlight ran %d times", got)
+		}
+	})
+
+	t.Run("cross-origin POST", func(t *testing.T) {
+		// The attacker's page is on another port of the same host: the
+		// same site, so SameSite cookies go with its requests, and only
+		// the origin check stands between it and the API.
+		type seen struct {
+			path   string
+			status int
+		}
+		refused := make(chan seen, 4)
+		var evilOrigin string
+		var mu sync.Mutex
+		f := newWebFixture(t, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				evil := evilOrigin != "" && r.Header.Get("Origin") == evilOrigin
+				mu.Unlock()
+				if !evil {
+					h.ServeHTTP(w, r)
+					return
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				refused <- seen{r.URL.Path, rec.Code}
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(rec.Body.Bytes())
+			})
+		})
+		traveller := b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<!doctype html><title>prize</title><p id="done">hello</p><script>
+fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credentials: "include", mode: "no-cors",
+  headers: {"Content-Type": "text/plain"}, body: '{"agent":"flights"}'});
+</script>`))
+		}))
+		t.Cleanup(evil.Close)
+		mu.Lock()
+		evilOrigin = evil.URL
+		mu.Unlock()
+		traveller.do("visit the attacker's page", chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.ID("done")))
+		select {
+		case s := <-refused:
+			if s.path != "/v1/conversations" || s.status != http.StatusForbidden {
+				t.Errorf("the cross-origin POST %s: status %d, want 403", s.path, s.status)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the attacker's request never reached the server")
+		}
+		// Nothing was created: the traveller still has one conversation.
+		traveller.do("list the conversations", chromedp.Navigate(f.url+"/"), chromedp.WaitVisible(chromedp.CSS("#conversations li")))
+		if n := eval[int](traveller, `document.querySelectorAll('#conversations li').length`); n != 1 {
+			t.Errorf("the traveller has %d conversations after the attack, want 1 (%s)", n, conv)
+		}
+	})
+
+	t.Run("hostile arguments render as text", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		traveller.startPause(f.url, "notes", "Send the note.")
+		approver.signIn(f.url, webApprover)
+		approver.do("open the inbox",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=allow]")),
+		)
+		for _, u := range []*user{traveller, approver} {
+			if got := eval[string](u, pageText); !strings.Contains(got, `<script>window.__xss=1</script><img src=x onerror=`) {
+				t.Errorf("the page shows %q, want the hostile argument as text", got)
+			}
+		}
+		// A narrow phone screen: nothing wider than the viewport.
+		approver.do("narrow the viewport", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+		if w := eval[int](approver, `document.documentElement.scrollWidth`); w > 360 {
+			t.Errorf("at 360 px the inbox is %d px wide, want no horizontal scrolling", w)
+		}
+		approver.screenshot(artifacts, "inbox-360px.png")
+		approver.do("allow",
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		if got := <-f.notes; got != hostileNote {
+			t.Errorf("the tool received %q, want %q", got, hostileNote)
+		}
+		traveller.waitFor("the answer", `document.getElementById('messages').innerText.includes('Done: sent: ' + `+strconv.Quote(hostileNote)+`)`)
+		for _, u := range []*user{traveller, approver} {
+			if n := eval[int](u, `document.querySelectorAll('main img, main script').length`); n != 0 {
+				t.Errorf("the page holds %d img or script elements from the data", n)
+			}
+			if eval[bool](u, `window.__xss !== undefined`) {
+				t.Error("the hostile argument ran script")
+			}
+		}
+	})
+}

@@ -1,0 +1,563 @@
+// toolgate pages. Every value from the API may be attacker-controlled (tool
+// arguments, model text, ids): the DOM is built with createElement and
+// text nodes only (never parsed as HTML), and links are built from
+// encodeURIComponent'd ids.
+'use strict';
+
+(() => {
+  const body = document.body;
+  const page = body.dataset.page;
+  const convID = body.dataset.conversation || '';
+  const pauseID = body.dataset.pause || '';
+
+  // el builds an element: attrs are set as attributes (text values only),
+  // children are nodes or strings (added as text).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === false || v === null || v === undefined) continue;
+      e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined || c === false) continue;
+      e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return e;
+  }
+
+  function announce(msg) {
+    const live = document.getElementById('live');
+    if (live) live.textContent = msg;
+  }
+
+  function setText(id, text) {
+    const e = document.getElementById(id);
+    if (!e) return;
+    e.textContent = text;
+    e.hidden = text === '';
+  }
+
+  function convPath(id) { return '/conversations/' + encodeURIComponent(id); }
+  function apiConv(id) { return '/v1' + convPath(id); }
+
+  // api calls the JSON API with the session cookie. It returns
+  // {status, data}; a 401 sends the browser to the sign-in page.
+  async function api(method, path, payload) {
+    const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+    if (payload !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(payload);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, init);
+    } catch (err) {
+      return { status: 0, data: { error: 'network', message: 'The server could not be reached.' } };
+    }
+    let data = {};
+    try { data = await resp.json(); } catch (err) { data = {}; }
+    if (resp.status === 401) {
+      location.assign('/signin?next=' + encodeURIComponent(location.pathname + location.search));
+    }
+    return { status: resp.status, data };
+  }
+
+  function errorText(r) {
+    if (r.data && typeof r.data.message === 'string' && r.data.message) return r.data.message;
+    return 'The request failed (status ' + r.status + ').';
+  }
+
+  // Privacy tokens such as [EMAIL_ADDRESS_1] stand for personal data the
+  // model never saw.
+  const tokenPattern = /\[[A-Z][A-Z0-9_]*_[0-9]+\]/g;
+
+  // highlighted returns text as nodes, its privacy tokens in <mark>s.
+  function highlighted(text) {
+    const frag = document.createDocumentFragment();
+    let last = 0;
+    for (const m of text.matchAll(tokenPattern)) {
+      if (m.index > last) frag.append(document.createTextNode(text.slice(last, m.index)));
+      frag.append(el('mark', { class: 'token', title: 'privacy token: the original is kept from the model' }, m[0]));
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) frag.append(document.createTextNode(text.slice(last)));
+    return frag;
+  }
+
+  function pretty(args) {
+    if (!args) return '{}';
+    try { return JSON.stringify(JSON.parse(args), null, 2); } catch (err) { return String(args); }
+  }
+
+  // resultText returns a tool result for reading: a typed tool's result is
+  // JSON, often a single string, shown without its quotes.
+  function resultText(content) {
+    if (!content) return '';
+    try {
+      const v = JSON.parse(content);
+      return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+    } catch (err) {
+      return content;
+    }
+  }
+
+  function argsBlock(args) {
+    return el('pre', { class: 'args' }, highlighted(pretty(args)));
+  }
+
+  function duration(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + ' s';
+    const m = Math.round(s / 60);
+    if (m < 120) return m + ' min';
+    return Math.round(m / 60) + ' h';
+  }
+
+  function timeEl(iso, text) {
+    return el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, text);
+  }
+
+  // ---- conversations ------------------------------------------------------
+
+  async function conversationsPage() {
+    const form = document.getElementById('new-conversation');
+    if (form) {
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        const button = form.querySelector('button');
+        button.disabled = true;
+        const r = await api('POST', '/v1/conversations', { agent: form.elements.agent.value });
+        button.disabled = false;
+        if (r.status === 201) {
+          location.assign(convPath(r.data.id));
+          return;
+        }
+        setText('new-error', errorText(r));
+      });
+    }
+    const r = await api('GET', '/v1/conversations');
+    const list = document.getElementById('conversations');
+    if (r.status !== 200) {
+      setText('conversations-status', errorText(r));
+      return;
+    }
+    const convs = r.data.conversations || [];
+    setText('conversations-status', convs.length ? '' : 'No conversations yet.');
+    for (const c of convs.slice().reverse()) {
+      list.append(el('li', { class: 'card' },
+        el('a', { href: convPath(c.id) }, 'Conversation with ' + c.agent),
+        el('span', { class: 'meta' }, ' · started ', timeEl(c.created_at, new Date(c.created_at).toLocaleString()),
+          c.owner ? ' by ' + c.owner : '')));
+    }
+  }
+
+  // ---- chat ---------------------------------------------------------------
+
+  function messageItem(m) {
+    switch (m.role) {
+      case 'user':
+        return el('li', { class: 'msg user' }, el('div', { class: 'who' }, 'You'), el('div', { class: 'text' }, highlighted(m.text || '')));
+      case 'assistant': {
+        const li = el('li', { class: 'msg assistant' }, el('div', { class: 'who' }, 'Assistant'));
+        if (m.text) li.append(el('div', { class: 'text' }, highlighted(m.text)));
+        for (const c of m.tool_calls || []) {
+          li.append(el('div', { class: 'call' }, el('span', { class: 'meta' }, 'Calls tool '), el('code', {}, c.name)), argsBlock(c.arguments));
+        }
+        return li;
+      }
+      case 'tool': {
+        const li = el('li', { class: 'msg tool' }, el('div', { class: 'who' }, 'Tool results'));
+        for (const res of m.results || []) {
+          li.append(el('div', { class: 'result' },
+            el('code', {}, res.name), ' ', el('span', { class: 'badge' }, res.status),
+            el('div', { class: 'text' }, highlighted(resultText(res.content)))));
+        }
+        return li;
+      }
+      default:
+        return null;
+    }
+  }
+
+  function chatPage() {
+    let last = '';
+    let refreshing = null;
+    const status = document.getElementById('chat-status');
+    const list = document.getElementById('messages');
+    const pauseBox = document.getElementById('pause');
+    const pauseBody = document.getElementById('pause-body');
+    const form = document.getElementById('send');
+    const input = document.getElementById('input');
+
+    function render(conv) {
+      const msgs = conv.messages || [];
+      const had = list.children.length;
+      list.replaceChildren(...msgs.map(messageItem).filter(Boolean));
+      const p = conv.pause;
+      pauseBox.hidden = !p;
+      pauseBody.replaceChildren();
+      if (p) {
+        for (const c of p.calls || []) {
+          if (!c.awaiting) continue;
+          pauseBody.append(el('p', {}, el('code', {}, c.tool), ' ', el('span', { class: 'badge awaiting' }, 'awaiting a decision')), argsBlock(c.arguments));
+        }
+        if (p.expires_at) pauseBody.append(el('p', { class: 'meta' }, 'Expires at ', timeEl(p.expires_at, new Date(p.expires_at).toLocaleString())));
+        pauseBody.append(el('p', {}, el('a', { href: convPath(conv.id) + '/pauses/' + encodeURIComponent(p.id), id: 'decide-link' }, 'Open the decision form')));
+      }
+      form.querySelector('button').disabled = !!p;
+      status.textContent = p ? 'The agent waits for a decision on a tool call.' : (msgs.length ? '' : 'No messages yet: say what you need.');
+      if (had && list.children.length !== had) {
+        announce(p ? 'New messages; the agent waits for a decision.' : 'New messages.');
+      }
+    }
+
+    async function refresh() {
+      if (refreshing) return refreshing;
+      refreshing = (async () => {
+        const r = await api('GET', apiConv(convID));
+        if (r.status !== 200) {
+          status.textContent = errorText(r);
+          return;
+        }
+        const text = JSON.stringify([r.data.messages, r.data.pause]);
+        if (text !== last) {
+          last = text;
+          render(r.data);
+        }
+      })();
+      try { await refreshing; } finally { refreshing = null; }
+    }
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const text = input.value;
+      if (!text.trim()) {
+        setText('send-error', 'Write a message first.');
+        input.focus();
+        return;
+      }
+      setText('send-error', '');
+      const button = form.querySelector('button');
+      button.disabled = true;
+      status.textContent = 'Sending…';
+      const r = await api('POST', apiConv(convID) + '/messages', { input: text });
+      button.disabled = false;
+      if (r.status !== 200) {
+        status.textContent = '';
+        setText('send-error', errorText(r));
+        await refresh();
+        return;
+      }
+      input.value = '';
+      await refresh();
+    });
+
+    // Live updates: the conversation's events, or polling when the
+    // server offers none.
+    let polling = null;
+    function poll() {
+      if (!polling) polling = setInterval(refresh, 2000);
+    }
+    if (window.EventSource) {
+      const es = new EventSource(apiConv(convID) + '/events');
+      for (const kind of ['appended', 'paused', 'decided', 'expired', 'completed']) {
+        es.addEventListener(kind, () => { refresh(); });
+      }
+      es.onmessage = () => { refresh(); };
+      es.onerror = () => {
+        if (es.readyState === EventSource.CLOSED) poll();
+      };
+    } else {
+      poll();
+    }
+    refresh();
+  }
+
+  // ---- inbox and decisions -------------------------------------------------
+
+  // pauseCard returns the inbox entry of item with its decision form.
+  function pauseCard(item, onDone) {
+    const id = 'p-' + item.pause_id.replace(/[^A-Za-z0-9_-]/g, '_');
+    const card = el('li', { class: 'card pause-item', 'data-pause': item.pause_id, 'aria-labelledby': id + '-h' });
+    const tools = (item.calls || []).filter((c) => c.awaiting).map((c) => c.tool);
+    card.append(el('h2', { id: id + '-h' }, tools.join(', ') + ' for ' + item.requester));
+    const created = new Date(item.created_at);
+    const meta = el('p', { class: 'meta' },
+      'Requested by ', el('strong', {}, item.requester), ' with agent ', el('code', {}, item.agent), ' · ',
+      timeEl(item.created_at, duration(Date.now() - created) + ' ago'));
+    if (item.expires_at) {
+      const left = new Date(item.expires_at) - Date.now();
+      meta.append(' · ', timeEl(item.expires_at, left > 0 ? duration(left) + ' left' : 'expiring'));
+    } else {
+      meta.append(' · does not expire');
+    }
+    card.append(meta);
+
+    const form = el('form', { novalidate: true });
+    const rows = [];
+    for (const call of item.calls || []) {
+      const cid = id + '-' + rows.length;
+      if (!call.awaiting) {
+        form.append(el('div', { class: 'call' },
+          el('code', {}, call.tool), ' ', el('span', { class: 'badge' }, 'runs unless denied'), argsBlock(call.arguments)));
+        continue;
+      }
+      const fs = el('fieldset', { class: 'call' });
+      fs.append(el('legend', {}, 'Call of ' + call.tool));
+      fs.append(argsBlock(call.arguments));
+      const allow = el('input', { type: 'radio', name: cid + '-verdict', value: 'allow', id: cid + '-allow' });
+      const deny = el('input', { type: 'radio', name: cid + '-verdict', value: 'deny', id: cid + '-deny' });
+      fs.append(el('div', { role: 'radiogroup', 'aria-label': 'Decision on ' + call.tool },
+        allow, el('label', { class: 'inline', for: cid + '-allow' }, 'Allow'),
+        deny, el('label', { class: 'inline', for: cid + '-deny' }, 'Deny')));
+      const msg = el('input', { type: 'text', id: cid + '-message', maxlength: 1000 });
+      const msgRow = el('div', { class: 'deny-message' }, el('label', { for: cid + '-message' }, 'Message to the agent (why it is denied)'), msg);
+      msgRow.hidden = true;
+      fs.append(msgRow);
+      const original = pretty(call.arguments);
+      const editor = el('textarea', { class: 'json', id: cid + '-args', spellcheck: 'false', 'aria-describedby': cid + '-args-error' });
+      editor.value = original;
+      const editorError = el('p', { class: 'error', id: cid + '-args-error', 'aria-live': 'polite' });
+      editorError.hidden = true;
+      const details = el('details', { class: 'edit' }, el('summary', {}, 'Edit the arguments before allowing'),
+        el('label', { for: cid + '-args' }, 'Arguments (JSON object)'), editor, editorError);
+      fs.append(details);
+      const callError = el('p', { class: 'error', role: 'alert' });
+      callError.hidden = true;
+      fs.append(callError);
+      const row = { call, allow, deny, msg, editor, editorError, original, callError, details };
+      rows.push(row);
+      const sync = () => {
+        msgRow.hidden = !deny.checked;
+        details.hidden = deny.checked;
+      };
+      allow.addEventListener('change', sync);
+      deny.addEventListener('change', sync);
+      editor.addEventListener('input', () => { checkEditor(row); });
+      form.append(fs);
+    }
+
+    // Sticky grants, when the rule allows them (records branch contract).
+    let sticky = null;
+    if (item.sticky_allowed === true) {
+      const sid = id + '-sticky';
+      const on = el('input', { type: 'checkbox', id: sid });
+      const minutes = el('input', { type: 'number', id: sid + '-minutes', min: 1, max: item.sticky_max_minutes || 1440, value: 60 });
+      const same = el('input', { type: 'checkbox', id: sid + '-same', checked: true });
+      form.append(el('fieldset', { class: 'sticky' }, el('legend', {}, 'Keep allowing'),
+        on, el('label', { class: 'inline', for: sid }, 'Allow such calls without asking again'),
+        el('label', { for: sid + '-minutes' }, 'For how many minutes'), minutes,
+        same, el('label', { class: 'inline', for: sid + '-same' }, 'Only with the same arguments')));
+      sticky = { on, minutes, same };
+    }
+
+    const formError = el('p', { class: 'error', role: 'alert' });
+    formError.hidden = true;
+    const submit = el('button', { type: 'submit' }, 'Submit the decision');
+    form.append(formError, submit);
+    card.append(form);
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      formError.hidden = true;
+      const decisions = [];
+      let firstBad = null;
+      for (const row of rows) {
+        row.callError.hidden = true;
+        if (!row.allow.checked && !row.deny.checked) {
+          row.callError.textContent = 'Choose Allow or Deny.';
+          row.callError.hidden = false;
+          firstBad = firstBad || row.allow;
+          continue;
+        }
+        const d = { key: row.call.key, verdict: row.allow.checked ? 'allow' : 'deny' };
+        if (row.deny.checked && row.msg.value.trim()) d.message = row.msg.value.trim();
+        if (row.allow.checked) {
+          const parsed = checkEditor(row);
+          if (parsed === undefined) {
+            row.details.open = true;
+            firstBad = firstBad || row.editor;
+            continue;
+          }
+          if (parsed !== null) d.arguments = parsed;
+        }
+        decisions.push(d);
+      }
+      if (firstBad) {
+        firstBad.focus();
+        return;
+      }
+      const payload = { decisions };
+      if (sticky && sticky.on.checked) {
+        payload.sticky = { minutes: Number(sticky.minutes.value) || 60, same_arguments: sticky.same.checked };
+      }
+      submit.disabled = true;
+      const r = await api('POST', apiConv(item.conversation_id) + '/pauses/' + encodeURIComponent(item.pause_id) + '/decisions', payload);
+      submit.disabled = false;
+      if (r.status === 200) {
+        const verdicts = decisions.map((d) => (d.verdict === 'allow' ? 'allowed' : 'denied')).join(', ');
+        card.replaceChildren(el('h2', {}, tools.join(', ') + ' for ' + item.requester),
+          el('p', { class: 'ok', role: 'status' }, 'Decided: ' + verdicts + '. The agent has ' +
+            (r.data.status === 'paused' ? 'paused again.' : 'answered.')));
+        announce('Decision sent: ' + verdicts + '.');
+        if (onDone) onDone(item);
+        return;
+      }
+      const d = r.data || {};
+      const row = rows.find((x) => x.call.key === d.key);
+      const argsProblem = d.problem === 'invalid_arguments' || (d.error === 'unknown_field' && /arguments/.test(d.message || ''));
+      if (row && argsProblem) {
+        showEditorError(row, errorText(r));
+        row.details.open = true;
+        row.editor.focus();
+        return;
+      }
+      if (row) {
+        row.callError.textContent = errorText(r);
+        row.callError.hidden = false;
+        return;
+      }
+      if (argsProblem) {
+        const edited = rows.find((x) => x.allow.checked && x.editor.value !== x.original);
+        if (edited) {
+          showEditorError(edited, errorText(r));
+          edited.details.open = true;
+          edited.editor.focus();
+          return;
+        }
+      }
+      formError.textContent = errorText(r);
+      formError.hidden = false;
+    });
+    return card;
+  }
+
+  function showEditorError(row, text) {
+    row.editorError.textContent = text;
+    row.editorError.hidden = text === '';
+    row.editor.setAttribute('aria-invalid', text === '' ? 'false' : 'true');
+  }
+
+  // checkEditor validates a call's edited arguments and shows the problem
+  // next to the editor. It returns the parsed object, null when the
+  // arguments are unchanged, or undefined when they are invalid.
+  function checkEditor(row) {
+    const text = row.editor.value;
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      showEditorError(row, 'Not valid JSON: ' + err.message);
+      return undefined;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      showEditorError(row, 'The arguments must be a JSON object, like {"name": "value"}.');
+      return undefined;
+    }
+    showEditorError(row, '');
+    if (JSON.stringify(parsed) === JSON.stringify(JSON.parse(row.original))) return null;
+    return parsed;
+  }
+
+  function inboxPage(only) {
+    const list = document.getElementById('inbox');
+    const status = document.getElementById('inbox-status');
+    const reveal = new URLSearchParams(location.search).get('reveal') === 'true';
+    const shown = new Map(); // pause id -> card
+    const decided = new Set();
+
+    function refreshStatus() {
+      if (only) return;
+      status.textContent = shown.size ? '' : 'Nothing waits for your decision.';
+    }
+
+    async function load() {
+      const r = await api('GET', '/v1/inbox' + (reveal ? '?reveal=true' : ''));
+      if (r.status !== 200) {
+        status.textContent = errorText(r);
+        return;
+      }
+      let items = r.data.pauses || [];
+      if (only) {
+        items = items.filter((x) => x.conversation_id === convID && x.pause_id === pauseID);
+        if (!items.length && !shown.size && !decided.size) {
+          status.textContent = 'This pause does not wait for your decision: it was decided or expired, or your roles may not decide it.';
+          return;
+        }
+        status.textContent = '';
+      }
+      const bar = document.getElementById('reveal-bar');
+      if (bar && items.some((x) => x.may_reveal === true)) {
+        bar.replaceChildren(el('a', { href: reveal ? '/inbox' : '/inbox?reveal=true' }, reveal ? 'Hide the originals of privacy tokens' : 'Reveal the originals of privacy tokens'));
+        bar.hidden = false;
+      }
+      const ids = new Set(items.map((x) => x.pause_id));
+      let added = 0;
+      for (const [pid, card] of shown) {
+        if (!ids.has(pid) && !decided.has(pid)) {
+          card.remove();
+          shown.delete(pid);
+        }
+      }
+      for (const item of items) {
+        if (shown.has(item.pause_id) || decided.has(item.pause_id)) continue;
+        const card = pauseCard(item, (it) => { decided.add(it.pause_id); });
+        shown.set(item.pause_id, card);
+        list.append(card);
+        added++;
+      }
+      if (added && !only) announce(added === 1 ? 'A new call waits for your decision.' : added + ' new calls wait for your decision.');
+      refreshStatus();
+    }
+
+    load();
+    if (!only) setInterval(load, 5000);
+  }
+
+  // ---- audit --------------------------------------------------------------
+
+  async function auditPage() {
+    const r = await api('GET', apiConv(convID));
+    const table = document.getElementById('decisions');
+    if (r.status === 200) {
+      const decs = r.data.decisions || [];
+      setText('decisions-status', decs.length ? '' : 'No pause of this conversation was decided yet.');
+      table.hidden = !decs.length;
+      const tbody = table.querySelector('tbody');
+      for (const d of decs) {
+        const what = (d.decisions || []).map((x) => x.key + ': ' + x.verdict + (x.message ? ' (' + x.message + ')' : '')).join('; ');
+        tbody.append(el('tr', {}, el('td', {}, el('code', {}, d.pause_id)), el('td', {}, d.decided_by || '—'),
+          el('td', {}, timeEl(d.decided_at, new Date(d.decided_at).toLocaleString())), el('td', {}, what), el('td', {}, d.outcome)));
+      }
+    } else {
+      setText('decisions-status', errorText(r));
+    }
+
+    const a = await api('GET', apiConv(convID) + '/audit');
+    const list = document.getElementById('audit');
+    if (a.status !== 200) {
+      setText('audit-status', a.status === 404 ? 'No audit log is configured for this service.' : errorText(a));
+      return;
+    }
+    const records = a.data.records || [];
+    setText('audit-status', records.length ? '' : 'The audit log holds no records of this conversation.');
+    for (const rec of records) {
+      const dl = el('dl', {});
+      for (const [k, v] of Object.entries(rec)) {
+        dl.append(el('dt', {}, k), el('dd', {}, typeof v === 'string' ? highlighted(v) : el('pre', {}, highlighted(JSON.stringify(v, null, 2)))));
+      }
+      list.append(el('li', { class: 'card' }, dl));
+    }
+  }
+
+  // ---- dispatch -----------------------------------------------------------
+
+  switch (page) {
+    case 'conversations': conversationsPage(); break;
+    case 'chat': chatPage(); break;
+    case 'inbox': inboxPage(false); break;
+    case 'decide': inboxPage(true); break;
+    case 'audit': auditPage(); break;
+    default: break;
+  }
+})();
