@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func loadInstance(b *testing.B, store string) string {
 // to its end), over all rounds.
 func benchmarkDecisions(b *testing.B, urls []string) {
 	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
-		Input: flightdemo.Input, Pauses: 1000, Concurrency: 64}
+		Input: flightdemo.Input, Pauses: 1000, Concurrency: benchConcurrency}
 	var rate float64
 	var last *loadgen.Report
 	for b.Loop() {
@@ -118,3 +119,12 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 	store := "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: " + schema + "\n"
 	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)})
 }
+
+// benchConcurrency is how many requests the load generator keeps in
+// flight.
+var benchConcurrency = func() int {
+	if n, err := strconv.Atoi(os.Getenv("TOOLGATE_BENCH_CONCURRENCY")); err == nil && n > 0 {
+		return n
+	}
+	return 64
+}()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/groupcommit"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
@@ -38,8 +39,9 @@ type Options struct {
 // done.
 type Log struct {
 	// Fixed at creation.
-	write    *sql.DB // one connection; every transaction begins IMMEDIATE
-	read     *sql.DB // read-only transactions
+	write    *sql.DB                // one connection; every transaction begins IMMEDIATE
+	commit   *groupcommit.Committer // runs the transactions of write
+	read     *sql.DB                // read-only transactions
 	readOnly bool
 }
 
@@ -126,7 +128,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	l := &Log{write: write, read: read, readOnly: o.ReadOnly}
+	l := &Log{write: write, commit: groupcommit.New(write, nil), read: read, readOnly: o.ReadOnly}
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
 	} else {
@@ -181,7 +183,7 @@ func (l *Log) setup(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, not wal", mode)
 	}
-	return l.inTx(ctx, func(tx *sql.Tx) error {
+	return l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		v, err := schemaVersion(ctx, tx)
 		if err != nil {
 			return err
@@ -207,21 +209,17 @@ func (l *Log) setup(ctx context.Context) error {
 
 // Close closes the database. Operations in progress may fail.
 func (l *Log) Close() error {
+	l.commit.Close()
 	return errors.Join(l.read.Close(), l.write.Close())
 }
 
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE), committing when fn
-// returns nil.
-func (l *Log) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := l.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE) that it may share
+// with other appends (package internal/groupcommit): the appends queued
+// while a transaction commits share the next one and its fsync, each in a
+// savepoint of its own, in order, so the chain continues from one to the
+// next. fn must use the context it is given, never its caller's.
+func (l *Log) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	return l.commit.Do(ctx, fn)
 }
 
 // Append implements [audit.Log]. The records are sealed after the last
@@ -245,7 +243,7 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 	if len(sealed) == 0 {
 		return nil
 	}
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
+	err := l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		head, err := readHead(ctx, tx)
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/groupcommit"
 	"github.com/toolgate/toolgate/internal/storerows"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -35,9 +36,9 @@ type Options struct {
 // of them. Close it when done.
 type Store struct {
 	// Fixed at creation.
-	write  *sql.DB    // one connection; every transaction begins IMMEDIATE
-	commit *committer // runs the transactions of write (commit.go)
-	read   *sql.DB    // read-only transactions
+	write  *sql.DB                // one connection; every transaction begins IMMEDIATE
+	commit *groupcommit.Committer // runs the transactions of write
+	read   *sql.DB                // read-only transactions
 
 	// Prepared statements, fixed at creation: on read, for Load; on
 	// write, for Append, ClaimPause and MarkStarted.
@@ -143,7 +144,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{write: write, read: read, commit: newCommitter(write)}
+	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr)}
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -228,7 +229,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the database. Operations in progress may fail.
 func (s *Store) Close() error {
 	// The writes queued before Close finish first.
-	s.commit.close()
+	s.commit.Close()
 	var errs []error
 	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause, s.markStarted, s.claimState} {
 		if stmt != nil {
@@ -240,11 +241,11 @@ func (s *Store) Close() error {
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) that it may share
-// with other writes (see commit.go): fn's writes commit when it returns nil
+// with other writes (package internal/groupcommit): fn's writes commit when it returns nil
 // and are undone when it returns an error. fn must use the context it is
 // given, which is not canceled, never its caller's.
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	return s.commit.do(ctx, fn)
+	return s.commit.Do(ctx, fn)
 }
 
 // exec runs one write statement in a (shared) write transaction.

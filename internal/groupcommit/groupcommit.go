@@ -1,4 +1,19 @@
-package sqlite
+// Package groupcommit runs the writes of a SQLite database that has one
+// writing connection as group commits: the writes queued while a
+// transaction commits run together in the next one, each inside a
+// savepoint of its own, and share its single fsync.
+//
+// An operation that fails is rolled back to its savepoint alone; the
+// others of its batch commit. Each caller gets its own outcome once the
+// batch's commit is durable, never before. Operations run one after the
+// other, in the order they were queued: an operation sees the effects of
+// those before it in its batch, exactly as if each had committed alone.
+// They run with a context that is not canceled, because interrupting a
+// statement may make SQLite roll back the whole transaction, and with it
+// the other operations of the batch; a caller whose context ends before
+// its operation starts gets the context's error and nothing of its
+// operation runs.
+package groupcommit
 
 import (
 	"context"
@@ -7,22 +22,6 @@ import (
 	"fmt"
 	"sync"
 )
-
-// Group commit. Every write of a Store is an operation queued to one
-// committer goroutine, which runs the operations waiting at that moment in
-// a single write transaction, each inside a savepoint of its own, and
-// commits them together: one fsync for many appends and claims. An
-// operation that fails is rolled back to its savepoint alone; the others
-// of its batch commit. Each caller gets its own outcome once the batch's
-// commit is durable (synchronous=FULL), never before.
-//
-// Operations run in the committer, one after the other, in the order they
-// were queued: an operation sees the effects of those before it in its
-// batch, exactly as if each had committed alone. They run with a context
-// that is not canceled, because interrupting a statement may make SQLite
-// roll back the whole transaction, and with it the other operations of the
-// batch; a caller whose context ends before its operation starts gets the
-// context's error and nothing of its operation runs.
 
 // maxBatch bounds the operations of one transaction.
 const maxBatch = 256
@@ -34,9 +33,11 @@ type writeOp struct {
 	done chan error // capacity 1
 }
 
-// committer owns the write connection's transactions.
-type committer struct {
-	db *sql.DB
+// Committer owns the transactions of a database's writing connection. It
+// is safe for concurrent use.
+type Committer struct {
+	db     *sql.DB
+	mapErr func(error) error
 
 	mu     sync.RWMutex // held for reading to queue, for writing to close
 	closed bool         // guarded by mu
@@ -44,19 +45,27 @@ type committer struct {
 	exited chan struct{} // closed when the goroutine returns
 }
 
-func newCommitter(db *sql.DB) *committer {
-	c := &committer{db: db, ops: make(chan *writeOp, maxBatch), exited: make(chan struct{})}
+// New starts the committer of db, whose transactions must all be its own
+// (db should have a single connection, opened with BEGIN IMMEDIATE
+// transactions). mapErr, when not nil, maps the errors of beginning,
+// releasing and committing transactions. Close it when done.
+func New(db *sql.DB, mapErr func(error) error) *Committer {
+	if mapErr == nil {
+		mapErr = func(err error) error { return err }
+	}
+	c := &Committer{db: db, mapErr: mapErr, ops: make(chan *writeOp, maxBatch), exited: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
-// errClosed is returned for writes queued after Close.
-var errClosed = errors.New("sqlite: the store is closed")
+// ErrClosed is returned for writes queued after Close.
+var ErrClosed = errors.New("groupcommit: closed")
 
-// do runs fn in a write transaction shared with other writes and returns
-// its outcome once committed. fn must use the context it is given, not
-// one of its caller's.
-func (c *committer) do(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+// Do runs fn in a write transaction shared with other writes and returns
+// its outcome once committed. fn must use the context it is given, which
+// is not canceled, never one of its caller's. A panic in fn is returned as
+// an error.
+func (c *Committer) Do(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -64,7 +73,7 @@ func (c *committer) do(ctx context.Context, fn func(context.Context, *sql.Tx) er
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
-		return errClosed
+		return ErrClosed
 	}
 	c.ops <- op
 	c.mu.RUnlock()
@@ -73,8 +82,9 @@ func (c *committer) do(ctx context.Context, fn func(context.Context, *sql.Tx) er
 	return <-op.done
 }
 
-// close stops the committer once the writes already queued are done.
-func (c *committer) close() {
+// Close stops the committer once the writes already queued are done. It
+// does not close the database. It is idempotent.
+func (c *Committer) Close() {
 	c.mu.Lock()
 	if !c.closed {
 		c.closed = true
@@ -84,7 +94,7 @@ func (c *committer) close() {
 	<-c.exited
 }
 
-func (c *committer) loop() {
+func (c *Committer) loop() {
 	defer close(c.exited)
 	batch := make([]*writeOp, 0, maxBatch)
 	for op := range c.ops {
@@ -108,7 +118,7 @@ func (c *committer) loop() {
 
 // run runs a batch in one transaction and tells every operation its
 // outcome.
-func (c *committer) run(batch []*writeOp) {
+func (c *Committer) run(batch []*writeOp) {
 	errs := make([]error, len(batch))
 	live := 0 // operations whose context had not ended
 	for i, op := range batch {
@@ -125,11 +135,11 @@ func (c *committer) run(batch []*writeOp) {
 }
 
 // runLive runs the operations of batch whose errs entry is nil.
-func (c *committer) runLive(batch []*writeOp, errs []error, live int) {
+func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 	ctx := context.Background()
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
-		setLive(errs, dbErr(err))
+		setLive(errs, c.mapErr(err))
 		return
 	}
 	ok := make([]bool, len(batch)) // ran and succeeded, not yet committed
@@ -148,26 +158,26 @@ func (c *committer) runLive(batch []*writeOp, errs []error, live int) {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
-			abort(tx, errs, ok, dbErr(err))
+			abort(tx, errs, ok, c.mapErr(err))
 			return
 		}
 		if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
-				abort(tx, errs, ok, dbErr(err))
+				abort(tx, errs, ok, c.mapErr(err))
 				return
 			}
 		} else {
 			ok[i] = true
 		}
 		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
-			abort(tx, errs, ok, dbErr(err))
+			abort(tx, errs, ok, c.mapErr(err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		for i := range ok {
 			if ok[i] {
-				errs[i] = dbErr(err)
+				errs[i] = c.mapErr(err)
 			}
 		}
 	}
@@ -178,7 +188,7 @@ func (c *committer) runLive(batch []*writeOp, errs []error, live int) {
 func call(ctx context.Context, fn func(context.Context, *sql.Tx) error, tx *sql.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("sqlite: write operation panicked: %v", r)
+			err = fmt.Errorf("groupcommit: write operation panicked: %v", r)
 		}
 	}()
 	return fn(ctx, tx)

@@ -1,4 +1,4 @@
-package sqlite
+package groupcommit
 
 import (
 	"context"
@@ -10,17 +10,35 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	_ "modernc.org/sqlite"
 )
 
-// openRaw opens a Store's file and a table t(k TEXT PRIMARY KEY) for
-// committer tests.
-func openRaw(t *testing.T) *Store {
+// store is a database with its committer, for tests.
+type store struct {
+	db     *sql.DB
+	commit *Committer
+}
+
+func (s *store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	return s.commit.Do(ctx, fn)
+}
+
+// openRaw opens a database file in WAL mode with one writing connection
+// and a table t(k TEXT PRIMARY KEY).
+func openRaw(t *testing.T) *store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), nil)
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	db.SetMaxOpenConns(1)
+	s := &store{db: db, commit: New(db, nil)}
+	t.Cleanup(func() {
+		s.commit.Close()
+		db.Close()
+	})
 	if err := s.inTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "CREATE TABLE t (k TEXT PRIMARY KEY)")
 		return err
@@ -37,9 +55,9 @@ func insert(k string) func(context.Context, *sql.Tx) error {
 	}
 }
 
-func keys(t *testing.T, s *Store) string {
+func keys(t *testing.T, s *store) string {
 	t.Helper()
-	rows, err := s.read.Query("SELECT k FROM t ORDER BY k")
+	rows, err := s.db.Query("SELECT k FROM t ORDER BY k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +76,13 @@ func keys(t *testing.T, s *Store) string {
 // batch queues ops while the committer is held by a first operation, so
 // that they run together in the next transaction; it returns their
 // outcomes in order.
-func batch(t *testing.T, s *Store, ctxs []context.Context, ops ...func(context.Context, *sql.Tx) error) []error {
+func batch(t *testing.T, s *store, ctxs []context.Context, ops ...func(context.Context, *sql.Tx) error) []error {
 	return batchThen(t, s, ctxs, func() {}, ops...)
 }
 
 // batchThen is batch calling queued once every op is queued, before the
 // batch runs.
-func batchThen(t *testing.T, s *Store, ctxs []context.Context, queued func(), ops ...func(context.Context, *sql.Tx) error) []error {
+func batchThen(t *testing.T, s *store, ctxs []context.Context, queued func(), ops ...func(context.Context, *sql.Tx) error) []error {
 	t.Helper()
 	hold, held := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
@@ -99,7 +117,7 @@ func batchThen(t *testing.T, s *Store, ctxs []context.Context, queued func(), op
 	return errs
 }
 
-func TestGroupCommitIsolatesFailures(t *testing.T) {
+func TestIsolatesFailures(t *testing.T) {
 	s := openRaw(t)
 	errs := batch(t, s, nil,
 		insert("a"),
@@ -128,7 +146,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	}
 }
 
-func TestGroupCommitSkipsCanceledOperations(t *testing.T) {
+func TestSkipsCanceledOperations(t *testing.T) {
 	s := openRaw(t)
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -164,7 +182,7 @@ func TestGroupCommitSkipsCanceledOperations(t *testing.T) {
 	}
 }
 
-func TestGroupCommitOrder(t *testing.T) {
+func TestOrder(t *testing.T) {
 	s := openRaw(t)
 	var seen []string
 	var ops []func(context.Context, *sql.Tx) error
@@ -190,18 +208,22 @@ func TestGroupCommitOrder(t *testing.T) {
 	}
 }
 
-func TestGroupCommitClose(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
+func TestClose(t *testing.T) {
+	s := openRaw(t)
+	s.commit.Close()
+	if err := s.inTx(context.Background(), insert("x")); !errors.Is(err, ErrClosed) {
+		t.Errorf("write after Close: %v, want ErrClosed", err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.inTx(context.Background(), insert("x")); !errors.Is(err, errClosed) {
-		t.Errorf("write after Close: %v, want errClosed", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
+	s.commit.Close() // idempotent
+}
+
+func TestMapsErrors(t *testing.T) {
+	s := openRaw(t)
+	s.db.Close() // every transaction now fails to begin
+	mapped := errors.New("mapped")
+	c := New(s.db, func(error) error { return mapped })
+	defer c.Close()
+	if err := c.Do(context.Background(), insert("x")); !errors.Is(err, mapped) {
+		t.Errorf("got %v, want the mapped error", err)
 	}
 }
