@@ -30,6 +30,7 @@ const loadConfig = `agents:
 				roles: [approver]
 store:
 STORE
+AUDIT
 authentication:
 	api_keys:
 		- sha256: 84f71c9ac07c9c3ab0d2c54334bcf5cab957f375e87468b71092eacc65ffed75
@@ -39,10 +40,13 @@ authentication:
 `
 
 // loadInstance builds the service of loadConfig with store and serves it
-// over loopback; it returns its URL.
+// over loopback; it returns its URL. Each instance has an audit log of its
+// own, as instances on several machines would.
 func loadInstance(b *testing.B, store string) string {
 	b.Helper()
-	fc, err := server.LoadConfig(writeConfig(b, strings.Replace(loadConfig, "STORE\n", store, 1)))
+	text := strings.Replace(loadConfig, "STORE\n", store, 1)
+	text = strings.Replace(text, "AUDIT\n", "audit:\n\tsqlite: "+b.TempDir()+"/audit.db\n", 1)
+	fc, err := server.LoadConfig(writeConfig(b, text))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,6 +120,15 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 			b.Error(err)
 		}
 	})
+	// Each instance's pool may hold as many connections as requests in
+	// flight, unless the URL says otherwise.
+	if !strings.Contains(url, "pool_max_conns") {
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		b.Setenv("TOOLGATE_POSTGRES_URL", url+sep+"pool_max_conns="+strconv.Itoa(benchConcurrency))
+	}
 	store := "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: " + schema + "\n"
 	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)})
 }
