@@ -1,10 +1,10 @@
-// Command toolgate runs toolgate's demo and, as the project grows, its
-// service.
+// Command toolgate runs toolgate's approval service, its terminal demo and
+// the tools around them.
 //
 // Usage:
 //
-//	toolgate demo [flags]     the flight-booking story, offline
-//	toolgate serve [flags]    the approval service (preview)
+//	toolgate serve [flags]    the approval service
+//	toolgate demo [flags]     the flight-booking story in a terminal, offline
 //	toolgate eval pii --data FILE
 //	                          score the PII recognizers on labelled data
 //	toolgate audit verify --db FILE [--anchor SEQ:HASH]
@@ -12,7 +12,7 @@
 //	toolgate load --url URL   measure a running service's decisions per second
 //	toolgate help             this text
 //
-// Run "toolgate demo -h" or "toolgate serve -h" for their flags.
+// Run "toolgate serve -h" or "toolgate demo -h" for their flags.
 package main
 
 import (
@@ -44,8 +44,8 @@ type env struct {
 const usage = `toolgate: tool calls that wait for a person's decision
 
 Usage:
-  toolgate demo [flags]   run the flight-booking story offline (see toolgate demo -h)
-  toolgate serve [flags]  run the approval service, preview (see toolgate serve -h)
+  toolgate serve [flags]  run the approval service (see toolgate serve -h)
+  toolgate demo [flags]   run the flight-booking story in a terminal, offline (see toolgate demo -h)
   toolgate eval pii --data FILE
                           score the PII recognizers on labelled data
   toolgate audit verify --db FILE [--anchor SEQ:HASH]
