@@ -65,8 +65,8 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 			over := []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}
 			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "x", Principal: alice, Decisions: over})
 			if neutral {
-				if err != nil {
-					t.Fatalf("Resume: %v", err)
+				if err != nil || resp == nil || resp.Paused() {
+					t.Fatalf("Resume: %v, paused %v; want the turn to go on", err, resp != nil && resp.Paused())
 				}
 				conv, err := client.Store().Load(ctx, "x")
 				if err != nil {
