@@ -312,3 +312,34 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	rec.Outcome = outcomeDecided
 	return resp, rec, nil
 }
+
+// stickyMinutes returns the most minutes p may ask for in a sticky grant
+// with decisions that allow every awaiting call of reply in c: for each
+// awaiting call, the largest StickyMax of the rules that let p decide it,
+// in whole minutes; the smallest of those over the calls. It is 0 when
+// some awaiting call allows no sticky grant (no such rule has StickyMax,
+// or its tool needs two approvers). [Server.stickyGrants] accepts a
+// sticky of that many minutes with such decisions.
+func (s *Server) stickyMinutes(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) int64 {
+	if !s.sticky(c.Agent) {
+		return 0
+	}
+	out := int64(-1)
+	keys := toolgate.ToolCallKeys(reply)
+	for i, call := range reply.ToolCalls {
+		if !slices.Contains(awaiting, keys[i]) {
+			continue
+		}
+		if s.approversFor(c.Agent, call.Name) >= 2 {
+			return 0
+		}
+		var limit time.Duration
+		for _, r := range s.authorizing(p, c, call.Name) {
+			limit = max(limit, r.StickyMax)
+		}
+		if m := int64(limit / time.Minute); out < 0 || m < out {
+			out = m
+		}
+	}
+	return max(out, 0)
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,6 +71,7 @@ type webFixture struct {
 	url   string
 	srv   *server.Server
 	tools *flightdemo.Tools
+	pairs *flightdemo.Tools // the tools of the agent under a two-person rule
 	store toolgate.ConversationStore
 	notes chan string // what the hostile agent's tool received
 }
@@ -78,6 +80,7 @@ type webFixture struct {
 const (
 	webTraveller = "tg_demo_traveller"
 	webApprover  = "tg_demo_approver"
+	webApprover2 = "tg_demo_approver2"
 	webGuest     = "tg_demo_guest"
 )
 
@@ -114,6 +117,8 @@ func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixtu
 		return scripted.Reply{Text: "I will send " + hostileNote, ToolCalls: []toolgate.ToolCall{{ID: "call_note", Name: "sendNote", Arguments: string(args)}}}, nil
 	})
 	hostile := toolgate.NewClient(hostileModel, []*toolgate.Tool{sendNote}, &toolgate.ClientOptions{Store: store})
+	pairs := &flightdemo.Tools{}
+	twoPerson := toolgate.NewClient(flightdemo.Model(), pairs.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
 
 	key := func(k, id string, roles ...string) server.APIKey {
 		return server.APIKey{SHA256: server.HashAPIKey(k), Principal: toolgate.Principal{ID: id, Roles: roles}}
@@ -121,12 +126,16 @@ func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixtu
 	srv, err := server.New(&server.Config{
 		Agents: map[string]*server.Agent{
 			"flights": {Client: flights, RequesterRoles: []string{"traveller"},
-				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}}},
+				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, StickyMax: 30 * time.Minute}}},
 			"notes": {Client: hostile, RequesterRoles: []string{"traveller"},
 				Approvals: []server.ApprovalRule{{Roles: []string{"approver"}}}},
+			"pairs": {Client: twoPerson, RequesterRoles: []string{"traveller"},
+				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, Approvers: 2}}},
 		},
-		APIKeys:  []server.APIKey{key(webTraveller, "traveller", "traveller"), key(webApprover, "approver", "approver"), key(webGuest, "guest", "guest")},
+		APIKeys: []server.APIKey{key(webTraveller, "traveller", "traveller"), key(webApprover, "approver", "approver"),
+			key(webApprover2, "approver2", "approver"), key(webGuest, "guest", "guest")},
 		PauseTTL: time.Hour,
+		Logger:   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +147,7 @@ func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixtu
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return &webFixture{url: ts.URL, srv: srv, tools: tools, store: store, notes: notes}
+	return &webFixture{url: ts.URL, srv: srv, tools: tools, pairs: pairs, store: store, notes: notes}
 }
 
 // browser is one Chromium process; each user of a test gets a browser
@@ -249,7 +258,13 @@ func (u *user) signIn(base, key string) {
 // page shows the pause.
 func (u *user) startPause(base, agent, input string) string {
 	u.t.Helper()
-	u.signIn(base, webTraveller)
+	return u.startPauseAs(base, webTraveller, agent, input)
+}
+
+// startPauseAs is startPause for the principal of key.
+func (u *user) startPauseAs(base, key, agent, input string) string {
+	u.t.Helper()
+	u.signIn(base, key)
 	u.do("start a conversation",
 		chromedp.WaitVisible(chromedp.ID("agent")),
 		chromedp.SetValue(chromedp.ID("agent"), agent),
@@ -294,6 +309,28 @@ func (u *user) everyControlLabelled() {
 }
 
 const pageText = `document.querySelector('main').innerText`
+
+// apiPost posts body to url as an API client with key, and returns the
+// status and the decoded answer.
+func apiPost(t *testing.T, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	return resp.StatusCode, out
+}
 
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
@@ -388,7 +425,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("edit the arguments", func(t *testing.T) {
 		f := newWebFixture(t, nil)
 		traveller, approver := b.user(t), b.user(t)
-		traveller.startPause(f.url, "flights", flightdemo.Input)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
 		approver.signIn(f.url, webApprover)
 		editor := chromedp.CSS(".pause-item textarea.json")
 		approver.do("open the editor",
@@ -410,12 +447,23 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
 			chromedp.WaitVisible(chromedp.CSS(".pause-item .edit .error")),
 		)
+		// The message next to the editor is the server's refusal, word for
+		// word: the same request from an API client gets it.
 		msg := eval[string](approver, `document.querySelector('.pause-item .edit .error').innerText`)
-		if strings.Contains(msg, "unknown field") {
-			t.Skipf("the server does not take edited arguments yet: %q", msg)
+		pause := eval[string](approver, `document.querySelector('.pause-item').dataset.pause`)
+		code, refusal := apiPost(t, f.url+"/v1/conversations/"+conv+"/pauses/"+pause+"/decisions", webApprover,
+			`{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":5}}]}`)
+		if code != http.StatusUnprocessableEntity || refusal["problem"] != "invalid_arguments" {
+			t.Fatalf("the invalid edit from an API client: %d %v, want 422 invalid_arguments", code, refusal)
 		}
-		if msg == "" || f.tools.Book.Load() != 0 {
-			t.Fatalf("inline error %q after invalid arguments (bookFlight ran %d times); want an error and no run", msg, f.tools.Book.Load())
+		if want, _ := refusal["message"].(string); want == "" || msg != want {
+			t.Errorf("inline error %q, want the server's message %q", msg, want)
+		}
+		if eval[string](approver, `document.querySelector('.pause-item textarea.json').getAttribute('aria-invalid')`) != "true" {
+			t.Error("the editor is not marked aria-invalid after the server's refusal")
+		}
+		if got := f.tools.Book.Load(); got != 0 {
+			t.Fatalf("bookFlight ran %d times after invalid arguments", got)
 		}
 		approver.do("submit valid arguments",
 			chromedp.SetValue(editor, `{"flight": "VX206"}`),
@@ -423,9 +471,12 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
 			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
 		)
-		traveller.waitFor("the booking on the chat page", `document.getElementById('messages').innerText.includes('booked')`)
+		traveller.waitFor("the edited call's result on the chat page", `document.getElementById('messages').innerText.includes('Booked VX206')`)
 		if got := f.tools.BookArgs(); len(got) != 1 || !strings.Contains(got[0], "VX206") {
 			t.Errorf("bookFlight received %v, want the edited flight VX206", got)
+		}
+		if !eval[bool](traveller, `window.__sameDocument === true`) {
+			t.Error("the chat page was reloaded; want live updates in the same document")
 		}
 	})
 
@@ -440,6 +491,11 @@ func TestBrowser(t *testing.T) {
 		)
 		if n := eval[int](guest, `document.querySelectorAll('.pause-item').length`); n != 0 {
 			t.Errorf("the guest's inbox shows %d items, want none", n)
+		}
+		// The server refuses the inbox's events to a user who decides
+		// nothing: the page falls back to a slow poll.
+		if got := eval[string](guest, `document.body.dataset.live`); got != "polling" {
+			t.Errorf("the guest's inbox is live by %q, want polling", got)
 		}
 		pause := eval[string](traveller, `new URL(document.getElementById('decide-link').href).pathname.split('/').pop()`)
 		forge := func(u *user, path, body string) int {
@@ -564,6 +620,249 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 			if eval[bool](u, `window.__xss !== undefined`) {
 				t.Error("the hostile argument ran script")
 			}
+		}
+	})
+
+	t.Run("sticky approval", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		approver.signIn(f.url, webApprover)
+		approver.do("grant a sticky approval",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item fieldset.sticky")),
+		)
+		if got := eval[string](approver, `document.querySelector('.pause-item fieldset.sticky').textContent`); !strings.Contains(got, "at most 30") {
+			t.Errorf("the sticky control says %q, want the rule's 30 minutes", got)
+		}
+		approver.everyControlLabelled()
+		minutes := chromedp.CSS(".pause-item fieldset.sticky input[type=number]")
+		approver.do("allow, sticky",
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item fieldset.sticky input[type=checkbox]")),
+			chromedp.WaitVisible(minutes),
+		)
+		approver.screenshot(artifacts, "inbox-sticky.png")
+		approver.do("for 31 minutes, then 10",
+			chromedp.SetValue(minutes, "31"),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item fieldset.sticky .error")),
+			chromedp.SetValue(minutes, "10"),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		if got := eval[string](approver, `document.querySelector('.pause-item .ok').innerText`); !strings.Contains(got, "without asking") {
+			t.Errorf("the approver is told %q, want the grant mentioned", got)
+		}
+		answer := `document.getElementById('messages').innerText.split('Your seat on VX205 is booked.').length - 1`
+		traveller.waitFor("the first answer", answer+` === 1 && !document.querySelector('#send button').disabled`)
+		// The next pause of the conversation resumes by itself.
+		traveller.do("ask again",
+			chromedp.SendKeys(chromedp.ID("input"), flightdemo.Input),
+			chromedp.Click(chromedp.CSS("#send button")),
+		)
+		traveller.waitFor("the second answer without a decision", answer+` === 2`)
+		if eval[bool](traveller, `!document.getElementById('pause').hidden`) {
+			t.Error("the chat page shows a pause; the sticky grant should have resumed it")
+		}
+		if got := f.tools.Book.Load(); got != 2 {
+			t.Errorf("bookFlight ran %d times, want 2", got)
+		}
+		approver.do("open the inbox again",
+			chromedp.Navigate(f.url+"/inbox"),
+			poll(`document.getElementById('inbox-status').innerText.includes('Nothing waits')`),
+		)
+		traveller.do("open the audit trail",
+			chromedp.Navigate(f.url+"/conversations/"+conv+"/audit"),
+			poll(`document.querySelectorAll('#decisions tbody tr').length === 2`),
+		)
+		if got := eval[string](traveller, `document.querySelector('#decisions tbody tr:last-child').innerText`); !strings.Contains(got, "sticky grant by approver") {
+			t.Errorf("the second decision reads %q, want the sticky grant by approver", got)
+		}
+	})
+
+	t.Run("inbox updates live", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		approver.signIn(f.url, webApprover)
+		approver.do("open the empty inbox",
+			chromedp.Navigate(f.url+"/inbox"),
+			poll(`document.body.dataset.live === 'events' && document.getElementById('inbox-status').innerText.includes('Nothing waits')`),
+		)
+		eval[bool](approver, `window.__sameDocument = true`)
+		traveller.startPause(f.url, "flights", flightdemo.Input)
+		approver.waitFor("the new pause in the inbox", `document.querySelectorAll('.pause-item').length === 1`)
+		if !eval[bool](approver, `window.__sameDocument === true`) {
+			t.Error("the inbox was reloaded; want it updated in the same document")
+		}
+		if got := eval[string](approver, `document.body.dataset.live`); got != "events" {
+			t.Errorf("the inbox is live by %q, want events", got)
+		}
+		if got := eval[string](approver, `document.getElementById('live').innerText`); !strings.Contains(got, "waits for your decision") {
+			t.Errorf("the live region says %q, want the new call announced", got)
+		}
+		// Decided elsewhere: the item leaves the inbox.
+		pause := eval[string](approver, `document.querySelector('.pause-item').dataset.pause`)
+		conv := eval[string](traveller, `document.body.dataset.conversation`)
+		if code, out := apiPost(t, f.url+"/v1/conversations/"+conv+"/pauses/"+pause+"/decisions", webApprover2,
+			`{"decisions":[{"key":"call_book","verdict":"deny"}]}`); code != http.StatusOK {
+			t.Fatalf("the other approver's denial: %d %v", code, out)
+		}
+		approver.waitFor("the decided pause leaves the inbox",
+			`document.querySelectorAll('.pause-item').length === 0 && document.getElementById('inbox-status').innerText.includes('Nothing waits')`)
+	})
+
+	t.Run("two-person rule", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, first, second := b.user(t), b.user(t), b.user(t)
+		traveller.startPause(f.url, "pairs", flightdemo.Input)
+		first.signIn(f.url, webApprover)
+		first.do("approve first",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=allow]")),
+		)
+		if n := eval[int](first, `document.querySelectorAll('.pause-item fieldset.sticky').length`); n != 0 {
+			t.Errorf("%d sticky controls under a two-person rule, want none", n)
+		}
+		first.do("allow",
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		if got := eval[string](first, `document.querySelector('.pause-item .ok').innerText`); !strings.Contains(got, "awaiting second approval") {
+			t.Errorf("the first approver is told %q, want awaiting second approval", got)
+		}
+		if got := f.pairs.Book.Load(); got != 0 {
+			t.Fatalf("bookFlight ran %d times after one approval", got)
+		}
+		first.do("open the inbox again",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .second-approval")),
+		)
+		if got := eval[string](first, `document.querySelector('.pause-item .second-approval').innerText`); !strings.Contains(got, "You approved this") {
+			t.Errorf("the first approver's inbox says %q, want their own approval", got)
+		}
+
+		second.signIn(f.url, webApprover2)
+		second.do("open the inbox",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .second-approval")),
+		)
+		if got := eval[string](second, `document.querySelector('.pause-item .second-approval').innerText`); !strings.Contains(got, "Approved by approver") || !strings.Contains(got, "awaiting second approval") {
+			t.Errorf("the second approver's inbox says %q, want the first approval", got)
+		}
+		if !eval[bool](second, `document.querySelector('.pause-item input[value=allow]').checked`) {
+			t.Error("the form does not start from the first approver's decisions")
+		}
+		second.screenshot(artifacts, "inbox-second-approval.png")
+		second.do("approve second",
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .ok")),
+		)
+		if got := eval[string](second, `document.querySelector('.pause-item .ok').innerText`); !strings.Contains(got, "Decided: allowed") {
+			t.Errorf("the second approver is told %q, want the decision", got)
+		}
+		traveller.waitFor("the answer on the chat page", `document.getElementById('messages').innerText.includes('Your seat on VX205 is booked.')`)
+		if got := f.pairs.Book.Load(); got != 1 {
+			t.Errorf("bookFlight ran %d times, want 1", got)
+		}
+		traveller.do("open the audit trail",
+			chromedp.Navigate(f.url+"/conversations/"+eval[string](traveller, `document.body.dataset.conversation`)+"/audit"),
+			chromedp.WaitVisible(chromedp.CSS("#decisions tbody tr")),
+		)
+		if got := eval[string](traveller, `document.querySelector('#decisions tbody tr').innerText`); !strings.Contains(got, "approver and approver2") {
+			t.Errorf("the decision reads %q, want both approvers", got)
+		}
+	})
+
+	t.Run("reveal only for revealers", func(t *testing.T) {
+		fc, err := server.LoadConfig(privacyConfig(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, closeAll, err := server.Build(context.Background(), fc, &server.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeAll() })
+		srv, err := server.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		traveller, approver, revealer := b.user(t), b.user(t), b.user(t)
+		traveller.startPauseAs(ts.URL, travellerKey, "flights", flightdemo.PrivateInput)
+		approver.signIn(ts.URL, approverKey)
+		approver.do("open the inbox",
+			chromedp.Navigate(ts.URL+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item mark.token")),
+		)
+		if eval[bool](approver, `!document.getElementById('reveal-bar').hidden`) {
+			t.Error("an approver without a reveal role sees the reveal control")
+		}
+		if got := holdsPrivate(eval[string](approver, pageText)); got != nil {
+			t.Errorf("the approver's inbox shows %v", got)
+		}
+		revealer.signIn(ts.URL, revealerKey)
+		revealer.do("find the reveal control",
+			chromedp.Navigate(ts.URL+"/inbox"),
+			chromedp.WaitVisible(chromedp.ID("reveal-link")),
+		)
+		href := eval[string](revealer, `document.getElementById('reveal-link').getAttribute('href')`)
+		if href != "/inbox?reveal=true" {
+			t.Fatalf("the reveal control leads to %q", href)
+		}
+		revealer.do("reveal",
+			chromedp.Navigate(ts.URL+href),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item")),
+		)
+		if got := eval[string](revealer, pageText); !strings.Contains(got, "ada.lovelace@example.com") {
+			t.Errorf("the revealed inbox shows %q, want the originals", got)
+		}
+	})
+
+	t.Run("chat page resyncs", func(t *testing.T) {
+		// The conversation's events come from a stream the test controls:
+		// the real ones never reach the page, and a resync is the only
+		// news it gets of the decision.
+		resync := make(chan struct{})
+		f := newWebFixture(t, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasPrefix(r.URL.Path, "/v1/conversations/") || !strings.HasSuffix(r.URL.Path, "/events") {
+					h.ServeHTTP(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				rc := http.NewResponseController(w)
+				_ = rc.Flush()
+				select {
+				case <-resync:
+					_, _ = w.Write([]byte("id: test-1\nevent: resync\ndata: {\"conversation_id\":\"\",\"kind\":\"resync\"}\n\n"))
+					_ = rc.Flush()
+				case <-r.Context().Done():
+					return
+				}
+				<-r.Context().Done()
+			})
+		})
+		traveller := b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		traveller.waitFor("the stream open", `document.body.dataset.live === 'events'`)
+		pause := eval[string](traveller, `new URL(document.getElementById('decide-link').href).pathname.split('/').pop()`)
+		if code, out := apiPost(t, f.url+"/v1/conversations/"+conv+"/pauses/"+pause+"/decisions", webApprover,
+			`{"decisions":[{"key":"call_book","verdict":"allow"}]}`); code != http.StatusOK {
+			t.Fatalf("the approver's decision: %d %v", code, out)
+		}
+		if eval[bool](traveller, `document.getElementById('messages').innerText.includes('booked')`) {
+			t.Fatal("the page learned of the decision without an event")
+		}
+		resync <- struct{}{}
+		traveller.waitFor("the answer after the resync", `document.getElementById('messages').innerText.includes('Your seat on VX205 is booked.')`)
+		if !eval[bool](traveller, `window.__sameDocument === true`) {
+			t.Error("the chat page was reloaded; want it updated in the same document")
 		}
 	})
 }

@@ -113,6 +113,13 @@ func TestReveal(t *testing.T) {
 	if args := bookCall(item); !strings.Contains(args, "[EMAIL_ADDRESS_1]") || item["revealed"] != nil {
 		t.Errorf("inbox arguments %s (revealed %v), want tokens", args, item["revealed"])
 	}
+	// Each item says whether its caller may reveal it.
+	if item["may_reveal"] != nil {
+		t.Errorf("the approver's item says may_reveal %v, want it omitted", item["may_reveal"])
+	}
+	if got := f.must(200, "GET", "/v1/inbox", revealerKey, "")["pauses"].([]any)[0].(map[string]any)["may_reveal"]; got != true {
+		t.Errorf("the revealer's item says may_reveal %v, want true", got)
+	}
 	// Only a revealer may reveal; the reveal is audited.
 	if code, out := f.do("GET", "/v1/inbox?reveal=true", approverKey, ""); code != 403 || out["error"] != "forbidden" {
 		t.Errorf("an approver's reveal: %d %v, want 403", code, out)

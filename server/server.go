@@ -522,6 +522,13 @@ type inboxItem struct {
 	// Approval is the first approval, when the pause waits for a second
 	// approver.
 	Approval *approvalJSON `json:"approval,omitempty"`
+	// StickyMaxMinutes is the most minutes the caller may ask for in a
+	// sticky grant with decisions that allow every awaiting call (see
+	// [Server.stickyMinutes]); 0, omitted: none.
+	StickyMaxMinutes int64 `json:"sticky_max_minutes,omitempty"`
+	// MayReveal is true when the caller holds a reveal role of the agent
+	// (?reveal=true shows them the originals).
+	MayReveal bool `json:"may_reveal,omitempty"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -597,7 +604,8 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 			return
 		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
-			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval})
+			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval,
+			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent)})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})

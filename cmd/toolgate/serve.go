@@ -28,7 +28,8 @@ demo: the flight agent on a scripted model (no network, no API key), its
 conversations in a SQLite file under --data (its audit log beside it, in
 toolgate.audit.db), and two demo users whose API
 keys are printed at start-up and valid until the process exits:
-"traveller" may start conversations, "approver" may decide bookFlight calls.
+"traveller" may start conversations, "approver" may decide bookFlight calls
+(and make them sticky in a conversation for up to 30 minutes).
 The API is described in docs/API.md.
 
 With --config FILE it runs what the YAML file describes instead (agents,
@@ -114,7 +115,9 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		Agents: map[string]*server.Agent{"flights": {
 			Client:         client,
 			RequesterRoles: []string{"traveller"},
-			Approvals:      []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}},
+			// The approver may also let later bookings of the conversation
+			// through for up to half an hour (a sticky approval).
+			Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, StickyMax: 30 * time.Minute}},
 		}},
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
 		Audit:  auditLog,

@@ -117,6 +117,57 @@
     return el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, text);
   }
 
+  function signedInAs() {
+    const u = document.getElementById('user');
+    return u ? u.textContent : '';
+  }
+
+  // follow keeps a page live: it calls refresh on every event of the
+  // stream at url (resync included) and whenever the stream (re)opens, so
+  // nothing between a fetch and the stream's start is missed. While the
+  // stream is down (an error: the server refused it, or it reconnects), it
+  // polls every fallbackMs instead. body's data-live says which it does.
+  function follow(url, refresh, fallbackMs) {
+    let timer = null;
+    const polling = (on) => {
+      if (on && !timer) timer = setInterval(refresh, fallbackMs);
+      if (!on && timer) { clearInterval(timer); timer = null; }
+      body.dataset.live = on ? 'polling' : 'events';
+    };
+    if (!window.EventSource) {
+      polling(true);
+      return;
+    }
+    const es = new EventSource(url);
+    for (const kind of ['appended', 'paused', 'decided', 'expired', 'completed', 'resync']) {
+      es.addEventListener(kind, () => { refresh(); });
+    }
+    es.onmessage = () => { refresh(); };
+    es.onopen = () => { polling(false); refresh(); };
+    es.onerror = () => { polling(true); };
+  }
+
+  // serialized returns fn that never runs twice at once: a call while it
+  // runs makes it run once more afterwards, so the last call's state wins.
+  function serialized(fn) {
+    let running = null;
+    let again = false;
+    const run = async () => {
+      if (running) {
+        again = true;
+        return running;
+      }
+      running = (async () => {
+        do {
+          again = false;
+          await fn();
+        } while (again);
+      })();
+      try { await running; } finally { running = null; }
+    };
+    return run;
+  }
+
   // ---- conversations ------------------------------------------------------
 
   async function conversationsPage() {
@@ -181,7 +232,6 @@
 
   function chatPage() {
     let last = '';
-    let refreshing = null;
     const status = document.getElementById('chat-status');
     const list = document.getElementById('messages');
     const pauseBox = document.getElementById('pause');
@@ -197,6 +247,9 @@
       pauseBox.hidden = !p;
       pauseBody.replaceChildren();
       if (p) {
+        if (p.approval) {
+          pauseBody.append(el('p', { class: 'badge awaiting', id: 'second-approval' }, 'Approved by ' + p.approval.by + '; awaiting second approval by another approver.'));
+        }
         for (const c of p.calls || []) {
           if (!c.awaiting) continue;
           pauseBody.append(el('p', {}, el('code', {}, c.tool), ' ', el('span', { class: 'badge awaiting' }, 'awaiting a decision')), argsBlock(c.arguments));
@@ -211,22 +264,18 @@
       }
     }
 
-    async function refresh() {
-      if (refreshing) return refreshing;
-      refreshing = (async () => {
-        const r = await api('GET', apiConv(convID));
-        if (r.status !== 200) {
-          status.textContent = errorText(r);
-          return;
-        }
-        const text = JSON.stringify([r.data.messages, r.data.pause]);
-        if (text !== last) {
-          last = text;
-          render(r.data);
-        }
-      })();
-      try { await refreshing; } finally { refreshing = null; }
-    }
+    const refresh = serialized(async () => {
+      const r = await api('GET', apiConv(convID));
+      if (r.status !== 200) {
+        status.textContent = errorText(r);
+        return;
+      }
+      const text = JSON.stringify([r.data.messages, r.data.pause]);
+      if (text !== last) {
+        last = text;
+        render(r.data);
+      }
+    });
 
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
@@ -252,24 +301,8 @@
       await refresh();
     });
 
-    // Live updates: the conversation's events, or polling when the
-    // server offers none.
-    let polling = null;
-    function poll() {
-      if (!polling) polling = setInterval(refresh, 2000);
-    }
-    if (window.EventSource) {
-      const es = new EventSource(apiConv(convID) + '/events');
-      for (const kind of ['appended', 'paused', 'decided', 'expired', 'completed']) {
-        es.addEventListener(kind, () => { refresh(); });
-      }
-      es.onmessage = () => { refresh(); };
-      es.onerror = () => {
-        if (es.readyState === EventSource.CLOSED) poll();
-      };
-    } else {
-      poll();
-    }
+    // Live updates: the conversation's events; polling while they fail.
+    follow(apiConv(convID) + '/events', refresh, 5000);
     refresh();
   }
 
@@ -325,30 +358,58 @@
       const callError = el('p', { class: 'error', role: 'alert' });
       callError.hidden = true;
       fs.append(callError);
-      const row = { call, allow, deny, msg, editor, editorError, original, callError, details };
-      rows.push(row);
       const sync = () => {
         msgRow.hidden = !deny.checked;
         details.hidden = deny.checked;
       };
+      const row = { call, allow, deny, msg, editor, editorError, original, callError, details, sync };
+      rows.push(row);
       allow.addEventListener('change', sync);
       deny.addEventListener('change', sync);
       editor.addEventListener('input', () => { checkEditor(row); });
       form.append(fs);
     }
 
-    // Sticky grants, when the rule allows them (records branch contract).
+    // A sticky grant, when a rule lets this user make every awaiting call
+    // sticky: the server says for how many minutes at most.
     let sticky = null;
-    if (item.sticky_allowed === true) {
+    const stickyMax = item.sticky_max_minutes;
+    if (Number.isInteger(stickyMax) && stickyMax > 0) {
       const sid = id + '-sticky';
       const on = el('input', { type: 'checkbox', id: sid });
-      const minutes = el('input', { type: 'number', id: sid + '-minutes', min: 1, max: item.sticky_max_minutes || 1440, value: 60 });
+      const minutes = el('input', { type: 'number', id: sid + '-minutes', min: 1, max: stickyMax, step: 1, value: Math.min(60, stickyMax), 'aria-describedby': sid + '-error' });
       const same = el('input', { type: 'checkbox', id: sid + '-same', checked: true });
+      const error = el('p', { class: 'error', id: sid + '-error', 'aria-live': 'polite' });
+      error.hidden = true;
+      const opts = el('div', { class: 'sticky-options' },
+        el('label', { for: sid + '-minutes' }, 'For how many minutes (at most ' + stickyMax + ')'), minutes,
+        el('div', {}, same, el('label', { class: 'inline', for: sid + '-same' }, 'Only with the same arguments')));
+      opts.hidden = true;
+      on.addEventListener('change', () => { opts.hidden = !on.checked; });
       form.append(el('fieldset', { class: 'sticky' }, el('legend', {}, 'Keep allowing'),
-        on, el('label', { class: 'inline', for: sid }, 'Allow such calls without asking again'),
-        el('label', { for: sid + '-minutes' }, 'For how many minutes'), minutes,
-        same, el('label', { class: 'inline', for: sid + '-same' }, 'Only with the same arguments')));
-      sticky = { on, minutes, same };
+        on, el('label', { class: 'inline', for: sid }, 'Also allow such calls in this conversation without asking again'),
+        opts, error));
+      sticky = { on, minutes, same, error, max: stickyMax };
+    }
+
+    // Under a two-person rule, the first approval waits for a second
+    // approver, who must send the same decisions: the form starts from them.
+    if (item.approval) {
+      const mine = item.approval.by === signedInAs();
+      card.append(el('p', { class: 'badge awaiting second-approval' }, mine
+        ? 'You approved this; awaiting second approval by another approver.'
+        : 'Approved by ' + item.approval.by + '; awaiting second approval: allow the same calls to complete it, or deny.'));
+      for (const d of item.approval.decisions || []) {
+        const row = rows.find((x) => x.call.key === d.key);
+        if (!row) continue;
+        (d.verdict === 'deny' ? row.deny : row.allow).checked = true;
+        if (d.message) row.msg.value = d.message;
+        if (d.arguments !== undefined) {
+          row.editor.value = JSON.stringify(d.arguments, null, 2);
+          row.details.open = true;
+        }
+        row.sync();
+      }
     }
 
     const formError = el('p', { class: 'error', role: 'alert' });
@@ -383,22 +444,38 @@
         }
         decisions.push(d);
       }
+      const payload = { decisions };
+      if (sticky) sticky.error.hidden = true;
+      if (sticky && sticky.on.checked && decisions.some((d) => d.verdict === 'allow')) {
+        const n = Number(sticky.minutes.value);
+        if (!Number.isInteger(n) || n < 1 || n > sticky.max) {
+          sticky.error.textContent = 'Give a whole number of minutes from 1 to ' + sticky.max + '.';
+          sticky.error.hidden = false;
+          firstBad = firstBad || sticky.minutes;
+        }
+        payload.sticky = { minutes: n, same_arguments: sticky.same.checked };
+      }
       if (firstBad) {
         firstBad.focus();
         return;
       }
-      const payload = { decisions };
-      if (sticky && sticky.on.checked) {
-        payload.sticky = { minutes: Number(sticky.minutes.value) || 60, same_arguments: sticky.same.checked };
-      }
       submit.disabled = true;
       const r = await api('POST', apiConv(item.conversation_id) + '/pauses/' + encodeURIComponent(item.pause_id) + '/decisions', payload);
       submit.disabled = false;
+      if (r.status === 202 && r.data.status === 'awaiting_second_approval') {
+        card.replaceChildren(el('h2', {}, tools.join(', ') + ' for ' + item.requester),
+          el('p', { class: 'ok', role: 'status' }, 'Approved: awaiting second approval. Another approver must allow the same calls before they run.'));
+        announce('Approval recorded; awaiting second approval.');
+        if (onDone) onDone(item);
+        return;
+      }
       if (r.status === 200) {
         const verdicts = decisions.map((d) => (d.verdict === 'allow' ? 'allowed' : 'denied')).join(', ');
+        const grants = (r.data.grants || []).map((g) => g.tool).join(', ');
         card.replaceChildren(el('h2', {}, tools.join(', ') + ' for ' + item.requester),
           el('p', { class: 'ok', role: 'status' }, 'Decided: ' + verdicts + '. The agent has ' +
-            (r.data.status === 'paused' ? 'paused again.' : 'answered.')));
+            (r.data.status === 'paused' ? 'paused again.' : 'answered.') +
+            (grants ? ' Calls of ' + grants + ' in this conversation are allowed without asking until the grant ends.' : '')));
         announce('Decision sent: ' + verdicts + '.');
         if (onDone) onDone(item);
         return;
@@ -463,7 +540,7 @@
     const list = document.getElementById('inbox');
     const status = document.getElementById('inbox-status');
     const reveal = new URLSearchParams(location.search).get('reveal') === 'true';
-    const shown = new Map(); // pause id -> card
+    const shown = new Map(); // pause id -> {card, sig}
     const decided = new Set();
 
     function refreshStatus() {
@@ -471,7 +548,7 @@
       status.textContent = shown.size ? '' : 'Nothing waits for your decision.';
     }
 
-    async function load() {
+    const load = serialized(async () => {
       const r = await api('GET', '/v1/inbox' + (reveal ? '?reveal=true' : ''));
       if (r.status !== 200) {
         status.textContent = errorText(r);
@@ -487,31 +564,45 @@
         status.textContent = '';
       }
       const bar = document.getElementById('reveal-bar');
-      if (bar && items.some((x) => x.may_reveal === true)) {
-        bar.replaceChildren(el('a', { href: reveal ? '/inbox' : '/inbox?reveal=true' }, reveal ? 'Hide the originals of privacy tokens' : 'Reveal the originals of privacy tokens'));
+      // The reveal control, only for a user who may reveal some item.
+      if (bar && (reveal || items.some((x) => x.may_reveal === true))) {
+        bar.replaceChildren(el('a', { href: reveal ? '/inbox' : '/inbox?reveal=true', id: 'reveal-link' }, reveal ? 'Hide the originals of privacy tokens' : 'Reveal the originals of privacy tokens'));
         bar.hidden = false;
+      } else if (bar) {
+        bar.hidden = true;
       }
       const ids = new Set(items.map((x) => x.pause_id));
       let added = 0;
-      for (const [pid, card] of shown) {
+      for (const [pid, entry] of shown) {
         if (!ids.has(pid) && !decided.has(pid)) {
-          card.remove();
+          entry.card.remove();
           shown.delete(pid);
         }
       }
       for (const item of items) {
-        if (shown.has(item.pause_id) || decided.has(item.pause_id)) continue;
+        if (decided.has(item.pause_id)) continue;
+        // A card is made again when its first approval changed.
+        const sig = JSON.stringify(item.approval || null);
+        const old = shown.get(item.pause_id);
+        if (old && old.sig === sig) continue;
         const card = pauseCard(item, (it) => { decided.add(it.pause_id); });
-        shown.set(item.pause_id, card);
-        list.append(card);
-        added++;
+        shown.set(item.pause_id, { card, sig });
+        if (old) {
+          old.card.replaceWith(card);
+        } else {
+          list.append(card);
+          added++;
+        }
       }
       if (added && !only) announce(added === 1 ? 'A new call waits for your decision.' : added + ' new calls wait for your decision.');
       refreshStatus();
-    }
+    });
 
+    // Live: the inbox's events, each a reason to read the inbox again;
+    // a slow poll only while they fail (for instance for a user who
+    // decides nothing, whom the server refuses them).
+    follow('/v1/inbox/events', load, 30000);
     load();
-    if (!only) setInterval(load, 5000);
   }
 
   // ---- audit --------------------------------------------------------------
@@ -526,7 +617,11 @@
       const tbody = table.querySelector('tbody');
       for (const d of decs) {
         const what = (d.decisions || []).map((x) => x.key + ': ' + x.verdict + (x.message ? ' (' + x.message + ')' : '')).join('; ');
-        tbody.append(el('tr', {}, el('td', {}, el('code', {}, d.pause_id)), el('td', {}, d.decided_by || '—'),
+        let who = d.decided_by || '—';
+        if (d.approvers && d.approvers.length) who = d.approvers.join(' and ');
+        if (d.source === 'sticky') who = 'sticky grant by ' + (d.grants || []).map((g) => g.granted_by).join(', ');
+        if (d.source === 'expiry') who = 'expired';
+        tbody.append(el('tr', {}, el('td', {}, el('code', {}, d.pause_id)), el('td', {}, who),
           el('td', {}, timeEl(d.decided_at, new Date(d.decided_at).toLocaleString())), el('td', {}, what), el('td', {}, d.outcome)));
       }
     } else {
