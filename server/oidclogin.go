@@ -270,16 +270,6 @@ func (s *Server) initOIDCLogin() {
 	if cfg == nil {
 		return
 	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // never fails
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		panic(err) // a 32-byte key is valid
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		panic(err)
-	}
 	// validate has checked the configuration: the issuer and the redirect
 	// URL parse, the algorithms are accepted.
 	issuer, _ := url.Parse(cfg.Issuer)
@@ -289,7 +279,7 @@ func (s *Server) initOIDCLogin() {
 	if err != nil {
 		panic(fmt.Sprintf("server: OIDC login options checked by validate: %v", err))
 	}
-	l := &oidcLogin{cfg: cfg, name: cfg.ProviderName, hc: cfg.HTTPClient, seal: aead, mapper: mapper, now: cfg.Now,
+	l := &oidcLogin{cfg: cfg, name: cfg.ProviderName, hc: cfg.HTTPClient, seal: newLoginSeal(), mapper: mapper, now: cfg.Now,
 		secure: redirect.Scheme == "https"}
 	if l.name == "" {
 		l.name = issuer.Host
@@ -304,6 +294,22 @@ func (s *Server) initOIDCLogin() {
 	s.web.login = l
 	s.page("GET /signin/oidc", s.oidcSignIn)
 	s.page("GET "+loginCallbackPath, s.oidcCallback)
+}
+
+// newLoginSeal returns the AEAD that seals login cookies, under a new
+// random key: a login cookie is good only with the process that set it.
+func newLoginSeal() cipher.AEAD {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic(err) // a 32-byte key is valid
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err) // AES has a 16-byte block
+	}
+	return aead
 }
 
 // discover returns the OAuth 2 configuration and the ID token verifier of
