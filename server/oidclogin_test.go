@@ -628,3 +628,25 @@ func TestOIDCLoginConfigInvalid(t *testing.T) {
 		t.Errorf("New with a valid login: %v", err)
 	}
 }
+
+// TestOIDCLoginRoutesDocumented checks that docs/API.md lists the pages of
+// the login flow, which only a server with [server.OIDCLogin] has.
+func TestOIDCLoginRoutesDocumented(t *testing.T) {
+	f := loginFixture(t, newFakeProvider(t), new(atomic.Int64))
+	doc, err := readFile("../docs/API.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, r := range f.srv.PageRoutes() {
+		if strings.Contains(r, "/signin/oidc") {
+			n++
+			if !strings.Contains(string(doc), "`"+r+"`") {
+				t.Errorf("page %q is not in docs/API.md", r)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d pages of the login flow in %v, want 2", n, f.srv.PageRoutes())
+	}
+}
