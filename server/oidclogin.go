@@ -274,6 +274,9 @@ func (s *Server) initOIDCLogin() {
 	// URL parse, the algorithms are accepted.
 	issuer, _ := url.Parse(cfg.Issuer)
 	redirect, _ := url.Parse(cfg.RedirectURL)
+	// The mapper only maps verified claims (principal): go-oidc's verifier
+	// checks the signatures, so the mapper's key set, at a URL that is
+	// never fetched, stays unused.
 	mapper, err := NewOIDC(&OIDCOptions{Issuer: cfg.Issuer, Audience: cfg.ClientID, JWKSURL: cfg.Issuer,
 		RolesClaim: cfg.RolesClaim, ClockSkew: cfg.ClockSkew, Algorithms: cfg.Algorithms, HTTPClient: cfg.HTTPClient, Now: cfg.Now})
 	if err != nil {
