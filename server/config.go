@@ -36,6 +36,10 @@ type Config struct {
 	// have the shape of a JWT, such as an [*OIDC] verifier. nil: only API
 	// keys authenticate.
 	Tokens TokenVerifier `json:"-" yaml:"-"`
+	// OIDCLogin lets browsers sign in to the web pages through an OpenID
+	// Connect provider (see oidclogin.go), besides with an API key. nil:
+	// API keys only.
+	OIDCLogin *OIDCLogin `json:"-" yaml:"-"`
 	// ReadAllRoles are the roles whose holders see every conversation
 	// (list and get), not only their own. nil: everybody sees only their
 	// own.
@@ -249,6 +253,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		}
 	}
 	errs = append(errs, c.opsProblems()...)
+	errs = append(errs, c.OIDCLogin.problems()...)
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
 	}
@@ -300,6 +305,7 @@ func (c *Config) clone() *Config {
 	out.AuditRoles = slices.Clone(c.AuditRoles)
 	out.AuditDigestKey = slices.Clone(c.AuditDigestKey)
 	out.MetricsRoles = slices.Clone(c.MetricsRoles)
+	out.OIDCLogin = c.OIDCLogin.clone()
 	if out.MaxBodyBytes <= 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
 	}

@@ -300,8 +300,9 @@ type AuthSpec struct {
 	// APIKeys is [Config.APIKeys]: SHA-256 hashes of keys, never keys.
 	APIKeys []APIKey `yaml:"api_keys"`
 	// OIDC accepts JWT bearer tokens of an OpenID Connect provider (see
-	// [OIDC]). nil: none.
-	OIDC *OIDCOptions `yaml:"oidc"`
+	// [OIDC]) and, with its Login, lets browsers sign in to the web pages
+	// through the provider. nil: none.
+	OIDC *OIDCSpec `yaml:"oidc"`
 }
 
 // The providers of [ModelSpec.Provider].
@@ -571,11 +572,16 @@ func (fc *FileConfig) check(d *decoder) {
 		if o.Issuer == "" {
 			bad(p+".issuer", "required")
 		}
-		if o.Audience == "" {
-			bad(p+".audience", "required")
+		if o.bearer() {
+			if o.Audience == "" {
+				bad(p+".audience", "required")
+			}
+			if u, err := url.Parse(o.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				bad(p+".jwks_url", "required: an http or https URL")
+			}
 		}
-		if u, err := url.Parse(o.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad(p+".jwks_url", "required: an http or https URL")
+		if o.Login != nil {
+			o.Login.check(p+".login", o.Issuer, bad, env)
 		}
 		for i, a := range o.Algorithms {
 			if !slices.Contains(DefaultAlgorithms, a) {
@@ -851,13 +857,16 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals),
 			Privacy: b.guard, RevealRoles: slices.Clone(a.RevealRoles), PauseTTL: a.PauseTTL}
 	}
-	if o := fc.Authentication.OIDC; o != nil {
-		v, err := NewOIDC(o)
+	if o := fc.Authentication.OIDC; o != nil && o.bearer() {
+		v, err := NewOIDC(&o.OIDCOptions)
 		if err != nil {
 			bad("authentication.oidc", err)
 		} else {
 			cfg.Tokens = v
 		}
+	}
+	if o := fc.Authentication.OIDC; o != nil && o.Login != nil {
+		cfg.OIDCLogin = o.login()
 	}
 	if broker != nil {
 		cfg.Broker = broker

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"net/http"
 	"sync"
 	"time"
 
@@ -87,4 +88,20 @@ func (ss *sessions) end(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.byID, id)
+}
+
+// startSession signs the browser of r in as p: it starts a session and
+// sets its cookie, SameSite=Strict so that no other site's page sends it.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	id, expires := s.web.sessions.create(p)
+	http.SetCookie(w, &http.Cookie{
+		Name:     sessionCookie,
+		Value:    id,
+		Path:     "/",
+		Expires:  expires,
+		MaxAge:   int(time.Until(expires).Seconds()),
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/toolgate/toolgate"
 )
@@ -48,6 +47,7 @@ type webState struct {
 	cop      *http.CrossOriginProtection
 	tmpl     map[string]*template.Template // by page name
 	static   fs.FS
+	login    *oidcLogin // nil without [Config.OIDCLogin]
 }
 
 // pageNames are the templates under web/templates besides layout.html.
@@ -83,6 +83,7 @@ func (s *Server) initWeb() {
 	s.page("GET /conversations/{id}/pauses/{pause}", s.signedIn(s.decidePage))
 	s.page("GET /conversations/{id}/audit", s.signedIn(s.auditPage))
 	s.page("GET /static/{file...}", s.staticFile)
+	s.initOIDCLogin()
 }
 
 // page registers a page: unlike the API routes, pages are not listed by
@@ -175,12 +176,18 @@ type pageData struct {
 	Error string
 	// Next is where the sign-in form leads.
 	Next string
+	// LoginProvider names the OpenID Connect provider of the sign-in
+	// button; "" when there is none (see oidclogin.go).
+	LoginProvider string
 }
 
 // render writes the page name with status.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) {
 	if d.Page == "" {
 		d.Page = name
+	}
+	if name == "signin" && s.web.login != nil {
+		d.LoginProvider = s.web.login.name
 	}
 	var b strings.Builder
 	if err := s.web.tmpl[name].ExecuteTemplate(&b, "layout", d); err != nil {
@@ -221,17 +228,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "signin", &pageData{Title: "Sign in", Next: next, Error: "That API key is not valid."})
 		return
 	}
-	id, expires := s.web.sessions.create(p)
-	http.SetCookie(w, &http.Cookie{
-		Name:     sessionCookie,
-		Value:    id,
-		Path:     "/",
-		Expires:  expires,
-		MaxAge:   int(time.Until(expires).Seconds()),
-		HttpOnly: true,
-		Secure:   r.TLS != nil,
-		SameSite: http.SameSiteStrictMode,
-	})
+	s.startSession(w, r, p)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

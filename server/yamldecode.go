@@ -126,6 +126,24 @@ func fieldName(f reflect.StructField) string {
 	return f.Name
 }
 
+// structFields adds the keys of struct t's fields to fields, by index
+// path, and to names: those of a struct field tagged `yaml:",inline"` are
+// the keys of its own fields.
+func structFields(t reflect.Type, index []int, fields map[string][]int, names *[]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		idx := append(slices.Clone(index), i)
+		if tag, ok := f.Tag.Lookup("yaml"); ok && f.Type.Kind() == reflect.Struct && slices.Contains(strings.Split(tag, ",")[1:], "inline") {
+			structFields(f.Type, idx, fields, names)
+			continue
+		}
+		if name := fieldName(f); name != "-" {
+			fields[name] = idx
+			*names = append(*names, name)
+		}
+	}
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -159,14 +177,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			d.problem(n, path, "want a mapping, got %s", kindName(n))
 			return
 		}
-		fields := map[string]int{}
+		fields := map[string][]int{}
 		var names []string
-		for i := range t.NumField() {
-			if name := fieldName(t.Field(i)); name != "-" {
-				fields[name] = i
-				names = append(names, name)
-			}
-		}
+		structFields(t, nil, fields, &names)
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
@@ -184,7 +197,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 				continue
 			}
 			seen[k.Value] = true
-			d.decode(val, v.Field(idx), join(path, k.Value))
+			d.decode(val, v.FieldByIndex(idx), join(path, k.Value))
 		}
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
 		if n.Kind != yaml.MappingNode {

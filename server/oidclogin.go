@@ -1,0 +1,540 @@
+package server
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// Sign-in to the web pages through an OpenID Connect provider: the
+// authorization-code flow with PKCE (RFC 7636).
+//
+//  1. GET /signin/oidc?next=PATH sets the login cookie, which holds a
+//     fresh state, nonce and PKCE verifier, sealed with a key only this
+//     process knows, and redirects to the provider's authorization
+//     endpoint with the state, the nonce and the verifier's challenge.
+//  2. The provider signs the person in and redirects the browser to
+//     GET /signin/oidc/callback?code=...&state=... The state must be the
+//     login cookie's; the code is exchanged for an ID token with the
+//     verifier; the ID token is verified (signature, issuer, audience =
+//     client id, expiry) and must carry the cookie's nonce. Its claims
+//     become a principal as a bearer token's do ([OIDC]), and the browser
+//     gets the session cookie of a sign-in with an API key.
+//
+// The login cookie is used once: every callback clears it.
+
+// OIDCLogin configures sign-in to the web pages through an OpenID Connect
+// provider ([Config.OIDCLogin]). The provider's endpoints and keys are
+// discovered from Issuer + "/.well-known/openid-configuration" when the
+// first browser signs in (and again after a failure), not by [New].
+type OIDCLogin struct {
+	// Issuer is the provider's issuer URL, the "iss" of its ID tokens.
+	// Required.
+	Issuer string
+	// ClientID is the client id the provider registered the service
+	// under; ID tokens must be for this audience. Required.
+	ClientID string
+	// ClientSecret is the client's secret. "": a public client, which
+	// PKCE alone protects.
+	ClientSecret string
+	// RedirectURL is the address of GET /signin/oidc/callback as browsers
+	// reach it, such as "https://toolgate.example.com/signin/oidc/callback";
+	// it must be registered with the provider. When it is https, the login
+	// cookie is Secure even if TLS ends in front of the server. Required.
+	RedirectURL string
+	// Scopes are the scopes asked for; "openid" is added when missing.
+	// nil: "openid", "profile" and "email".
+	Scopes []string
+	// ProviderName names the provider on the sign-in page: "Sign in with
+	// ProviderName". "": the issuer's host.
+	ProviderName string
+	// RolesClaim, ClockSkew and Algorithms map and check the ID token's
+	// claims as [OIDCOptions] do for bearer tokens; their zero values mean
+	// the same.
+	RolesClaim string
+	ClockSkew  time.Duration
+	Algorithms []string
+	// HTTPClient talks to the provider (discovery, keys, token exchange).
+	// nil: a client with a 10-second timeout.
+	HTTPClient *http.Client
+	// Now returns the current time. nil: [time.Now].
+	Now func() time.Time
+}
+
+// loginCookie is the name of the cookie that carries a sign-in through the
+// provider, sent only to the paths under /signin/oidc.
+const loginCookie = "toolgate_oidc_login"
+
+// loginTTL is how long a browser has to come back from the provider.
+const loginTTL = 10 * time.Minute
+
+// maxLoginCookie bounds the length of a login cookie's value the server
+// tries to open; the ones it seals are about 300 bytes.
+const maxLoginCookie = 2048
+
+// loginCallbackPath is the path of [OIDCLogin.RedirectURL].
+const loginCallbackPath = "/signin/oidc/callback"
+
+// clone returns a copy of l; nil for nil.
+func (l *OIDCLogin) clone() *OIDCLogin {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	c.Scopes = slices.Clone(l.Scopes)
+	c.Algorithms = slices.Clone(l.Algorithms)
+	return &c
+}
+
+// problems returns what is wrong with l; none for nil.
+func (l *OIDCLogin) problems() []error {
+	if l == nil {
+		return nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("oidc login: "+format, args...))
+	}
+	if !isHTTPURL(l.Issuer) {
+		bad("issuer %q is not an http or https URL", l.Issuer)
+	}
+	if l.ClientID == "" {
+		bad("no client id")
+	}
+	if msg := redirectProblem(l.RedirectURL); msg != "" {
+		bad("redirect URL %q: %s", l.RedirectURL, msg)
+	}
+	for _, sc := range l.Scopes {
+		if msg := scopeProblem(sc); msg != "" {
+			bad("scope %q: %s", sc, msg)
+		}
+	}
+	for _, a := range l.Algorithms {
+		if !slices.Contains(DefaultAlgorithms, a) {
+			bad("algorithm %q is not accepted (want one of %s)", a, strings.Join(DefaultAlgorithms, ", "))
+		}
+	}
+	if l.Algorithms != nil && len(l.Algorithms) == 0 {
+		bad("no algorithms")
+	}
+	return errs
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// redirectProblem says what is wrong with a redirect URL; "" when nothing.
+func redirectProblem(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return "required"
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		return "not an http or https URL"
+	case u.Path != loginCallbackPath || u.RawQuery != "" || u.Fragment != "":
+		return "want the address of " + loginCallbackPath + ", such as https://toolgate.example.com" + loginCallbackPath
+	}
+	return ""
+}
+
+// scopeProblem says what is wrong with a scope; "" when nothing.
+func scopeProblem(s string) string {
+	if s == "" {
+		return "empty"
+	}
+	for _, c := range s {
+		// RFC 6749, 3.3: %x21 / %x23-5B / %x5D-7E.
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return "not a scope token (printable ASCII, no spaces, quotes or backslashes)"
+		}
+	}
+	return ""
+}
+
+// OIDCSpec is authentication.oidc in a configuration file: the options of
+// the bearer-token verifier [OIDC] and, with Login, the sign-in of the web
+// pages through the same provider.
+type OIDCSpec struct {
+	OIDCOptions `yaml:",inline"`
+	// Login lets browsers sign in through the provider (see [OIDCLogin]);
+	// it shares Issuer, RolesClaim, ClockSkew and Algorithms. With Login,
+	// Audience and JWKSURL may both be left out: bearer tokens are then
+	// not accepted. nil: browsers sign in with API keys only.
+	Login *OIDCLoginSpec `yaml:"login"`
+}
+
+// bearer reports whether the spec configures the bearer-token verifier:
+// always without Login, otherwise when it gives an audience or a JWKS URL.
+func (o *OIDCSpec) bearer() bool {
+	return o.Login == nil || o.Audience != "" || o.JWKSURL != ""
+}
+
+// OIDCLoginSpec is authentication.oidc.login in a configuration file.
+type OIDCLoginSpec struct {
+	// ClientID is [OIDCLogin.ClientID]. Required.
+	ClientID string `yaml:"client_id"`
+	// ClientSecretEnv names the environment variable holding
+	// [OIDCLogin.ClientSecret]. "": a public client.
+	ClientSecretEnv string `yaml:"client_secret_env"`
+	// RedirectURL is [OIDCLogin.RedirectURL]. Required.
+	RedirectURL string `yaml:"redirect_url"`
+	// Scopes is [OIDCLogin.Scopes].
+	Scopes []string `yaml:"scopes"`
+	// ProviderName is [OIDCLogin.ProviderName].
+	ProviderName string `yaml:"provider_name"`
+}
+
+// check adds the problems of the login spec at path p.
+func (ls *OIDCLoginSpec) check(p, issuer string, bad func(path, format string, args ...any), env func(path, name string)) {
+	if issuer != "" && !isHTTPURL(issuer) {
+		bad(strings.TrimSuffix(p, ".login")+".issuer", "the login flow needs an http or https URL")
+	}
+	if ls.ClientID == "" {
+		bad(p+".client_id", "required")
+	}
+	if ls.ClientSecretEnv != "" {
+		env(p+".client_secret_env", ls.ClientSecretEnv)
+	}
+	if msg := redirectProblem(ls.RedirectURL); msg != "" {
+		bad(p+".redirect_url", "%s", msg)
+	}
+	for i, sc := range ls.Scopes {
+		if msg := scopeProblem(sc); msg != "" {
+			bad(fmt.Sprintf("%s.scopes[%d]", p, i), "%s", msg)
+		}
+	}
+}
+
+// login returns the [OIDCLogin] of the spec, which has a Login.
+func (o *OIDCSpec) login() *OIDCLogin {
+	ls := o.Login
+	l := &OIDCLogin{
+		Issuer:       o.Issuer,
+		ClientID:     ls.ClientID,
+		RedirectURL:  ls.RedirectURL,
+		Scopes:       slices.Clone(ls.Scopes),
+		ProviderName: ls.ProviderName,
+		RolesClaim:   o.RolesClaim,
+		ClockSkew:    o.ClockSkew,
+		Algorithms:   slices.Clone(o.Algorithms),
+	}
+	if ls.ClientSecretEnv != "" {
+		l.ClientSecret = os.Getenv(ls.ClientSecretEnv)
+	}
+	return l
+}
+
+// oidcLogin runs the login flow. It is safe for concurrent use.
+type oidcLogin struct {
+	// fixed at creation
+	cfg    *OIDCLogin
+	name   string // on the sign-in button
+	hc     *http.Client
+	seal   cipher.AEAD // seals the login cookies
+	mapper *OIDC       // maps the ID token's claims; its key set is unused
+	now    func() time.Time
+	secure bool // the login cookie is Secure even without TLS
+	// signedIn is the page that leads a browser on after the callback.
+	signedIn *template.Template
+
+	mu       sync.Mutex
+	provider *oidc.Provider        // guarded by mu; nil until discovered
+	verifier *oidc.IDTokenVerifier // guarded by mu
+	oauth    *oauth2.Config        // guarded by mu
+}
+
+// initOIDCLogin sets up the login flow and registers its pages when
+// [Config.OIDCLogin] is set.
+func (s *Server) initOIDCLogin() {
+	cfg := s.cfg.OIDCLogin
+	if cfg == nil {
+		return
+	}
+	// validate has checked the configuration: the issuer and the redirect
+	// URL parse, the algorithms are accepted.
+	issuer, _ := url.Parse(cfg.Issuer)
+	redirect, _ := url.Parse(cfg.RedirectURL)
+	// The mapper only maps verified claims (principal): go-oidc's verifier
+	// checks the signatures, so the mapper's key set, at a URL that is
+	// never fetched, stays unused.
+	mapper, err := NewOIDC(&OIDCOptions{Issuer: cfg.Issuer, Audience: cfg.ClientID, JWKSURL: cfg.Issuer,
+		RolesClaim: cfg.RolesClaim, ClockSkew: cfg.ClockSkew, Algorithms: cfg.Algorithms, HTTPClient: cfg.HTTPClient, Now: cfg.Now})
+	if err != nil {
+		panic(fmt.Sprintf("server: OIDC login options checked by validate: %v", err))
+	}
+	l := &oidcLogin{cfg: cfg, name: cfg.ProviderName, hc: cfg.HTTPClient, seal: newLoginSeal(), mapper: mapper, now: cfg.Now,
+		secure: redirect.Scheme == "https"}
+	if l.name == "" {
+		l.name = issuer.Host
+	}
+	if l.hc == nil {
+		l.hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.signedIn = template.Must(template.ParseFS(webFiles, "web/templates/signedin.html"))
+	s.web.login = l
+	s.page("GET /signin/oidc", s.oidcSignIn)
+	s.page("GET "+loginCallbackPath, s.oidcCallback)
+}
+
+// newLoginSeal returns the AEAD that seals login cookies, under a new
+// random key: a login cookie is good only with the process that set it.
+func newLoginSeal() cipher.AEAD {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic(err) // a 32-byte key is valid
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err) // AES has a 16-byte block
+	}
+	return aead
+}
+
+// discover returns the OAuth 2 configuration and the ID token verifier of
+// the provider, fetching its discovery document the first time.
+func (l *oidcLogin) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerifier, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.provider != nil {
+		return l.oauth, l.verifier, nil
+	}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, l.hc), l.cfg.Issuer)
+	if err != nil {
+		return nil, nil, err
+	}
+	scopes := l.cfg.Scopes
+	if scopes == nil {
+		scopes = []string{"profile", "email"}
+	}
+	if !slices.Contains(scopes, oidc.ScopeOpenID) {
+		scopes = append([]string{oidc.ScopeOpenID}, scopes...)
+	}
+	algs := l.cfg.Algorithms
+	if algs == nil {
+		algs = DefaultAlgorithms
+	}
+	l.provider = p
+	l.oauth = &oauth2.Config{ClientID: l.cfg.ClientID, ClientSecret: l.cfg.ClientSecret, Endpoint: p.Endpoint(),
+		RedirectURL: l.cfg.RedirectURL, Scopes: scopes}
+	l.verifier = p.Verifier(&oidc.Config{ClientID: l.cfg.ClientID, SupportedSigningAlgs: algs, Now: l.now})
+	return l.oauth, l.verifier, nil
+}
+
+// loginState is what a login cookie carries, sealed.
+type loginState struct {
+	State    string `json:"s"`
+	Nonce    string `json:"n"`
+	Verifier string `json:"v"`
+	Next     string `json:"r"`
+	Expires  int64  `json:"e"` // Unix seconds
+}
+
+// errLoginCookie is the error of a login cookie that cannot be used.
+var errLoginCookie = errors.New("server: invalid or expired login cookie")
+
+// sealCookie returns the login cookie's value for st: AES-GCM under the
+// process's key, bound to the cookie's name, base64url-encoded.
+func (l *oidcLogin) sealCookie(st *loginState) string {
+	plain, _ := json.Marshal(st) // strings and a number
+	nonce := make([]byte, l.seal.NonceSize(), l.seal.NonceSize()+len(plain)+l.seal.Overhead())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(l.seal.Seal(nonce, nonce, plain, []byte(loginCookie)))
+}
+
+// openCookie returns the state sealed in a login cookie's value, or
+// [errLoginCookie] when value was not sealed by this process, is
+// malformed or has expired. value comes from the browser: anything may be
+// in it.
+func (l *oidcLogin) openCookie(value string) (*loginState, error) {
+	if len(value) > maxLoginCookie {
+		return nil, fmt.Errorf("%w: %d bytes", errLoginCookie, len(value))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(value)
+	if err != nil || len(b) < l.seal.NonceSize()+l.seal.Overhead() {
+		return nil, fmt.Errorf("%w: malformed", errLoginCookie)
+	}
+	ns := l.seal.NonceSize()
+	plain, err := l.seal.Open(nil, b[:ns], b[ns:], []byte(loginCookie))
+	if err != nil {
+		return nil, fmt.Errorf("%w: not sealed by this server (or by an earlier run of it)", errLoginCookie)
+	}
+	var st loginState
+	if err := json.Unmarshal(plain, &st); err != nil {
+		return nil, fmt.Errorf("%w: %v", errLoginCookie, err)
+	}
+	if st.State == "" || st.Nonce == "" || st.Verifier == "" {
+		return nil, fmt.Errorf("%w: incomplete", errLoginCookie)
+	}
+	if !l.now().Before(time.Unix(st.Expires, 0)) {
+		return nil, fmt.Errorf("%w: expired", errLoginCookie)
+	}
+	st.Next = safeNext(st.Next)
+	return &st, nil
+}
+
+// setLoginCookie sets (value != "") or clears the login cookie.
+//
+// It is SameSite=Lax, not Strict like the session cookie: the callback is
+// a navigation from the provider's site, to which browsers send Lax
+// cookies (on top-level GETs) but never Strict ones. Lax is safe here:
+// the cookie only lets the browser that holds it finish the sign-in it
+// started, and its path keeps it away from every other request.
+func (l *oidcLogin) setLoginCookie(w http.ResponseWriter, r *http.Request, value string) {
+	c := &http.Cookie{
+		Name:     loginCookie,
+		Value:    value,
+		Path:     "/signin/oidc",
+		MaxAge:   int(loginTTL.Seconds()),
+		HttpOnly: true,
+		Secure:   r.TLS != nil || l.secure,
+		SameSite: http.SameSiteLaxMode,
+	}
+	if value == "" {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+// oidcSignIn starts a sign-in through the provider.
+func (s *Server) oidcSignIn(w http.ResponseWriter, r *http.Request) {
+	l := s.web.login
+	next := safeNext(r.URL.Query().Get("next"))
+	if s.sessionPrincipal(r) != nil {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	oc, _, err := l.discover(r.Context())
+	if err != nil {
+		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", err)
+		s.render(w, r, http.StatusBadGateway, "signin", &pageData{Title: "Sign in", Next: next,
+			Error: l.name + " cannot be reached. Try again later, or sign in with an API key."})
+		return
+	}
+	st := &loginState{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Next: next,
+		Expires: l.now().Add(loginTTL).Unix()}
+	l.setLoginCookie(w, r, l.sealCookie(st))
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, oc.AuthCodeURL(st.State, oauth2.S256ChallengeOption(st.Verifier), oidc.Nonce(st.Nonce)), http.StatusSeeOther)
+}
+
+// errorCode matches the error codes of RFC 6749, 4.1.2.1, shown as they
+// come; any other "error" parameter is not shown.
+var errorCode = regexp.MustCompile(`^[a-z_]{1,64}$`)
+
+// oidcCallback finishes a sign-in through the provider.
+func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
+	l := s.web.login
+	// The login cookie is good for one callback, whatever its outcome.
+	l.setLoginCookie(w, r, "")
+	next := "/"
+	refuse := func(status int, msg, why string, err error) {
+		s.logger.InfoContext(r.Context(), "server: OIDC sign-in refused: "+why, "err", err)
+		s.render(w, r, status, "signin", &pageData{Title: "Sign in", Next: next, Error: msg})
+	}
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		msg := l.name + " did not sign you in."
+		if errorCode.MatchString(e) {
+			msg = fmt.Sprintf("%s did not sign you in (%s).", l.name, e)
+		}
+		refuse(http.StatusUnauthorized, msg, "the provider answered with an error", errors.New(e))
+		return
+	}
+	const restart = "This sign-in has expired or was started in another browser. Sign in again."
+	c, err := r.Cookie(loginCookie)
+	if err != nil {
+		refuse(http.StatusBadRequest, restart, "no login cookie", err)
+		return
+	}
+	st, err := l.openCookie(c.Value)
+	if err != nil {
+		refuse(http.StatusBadRequest, restart, "bad login cookie", err)
+		return
+	}
+	next = st.Next
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) != 1 {
+		refuse(http.StatusBadRequest, restart, "the state is not the login cookie's", nil)
+		return
+	}
+	code := q.Get("code")
+	if code == "" {
+		refuse(http.StatusBadRequest, "The answer of "+l.name+" holds no code. Sign in again.", "no code", nil)
+		return
+	}
+	oc, verifier, err := l.discover(r.Context())
+	if err != nil {
+		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", err)
+		s.render(w, r, http.StatusBadGateway, "signin", &pageData{Title: "Sign in", Next: next,
+			Error: l.name + " cannot be reached. Try again later, or sign in with an API key."})
+		return
+	}
+	ctx := oidc.ClientContext(r.Context(), l.hc)
+	tok, err := oc.Exchange(ctx, code, oauth2.VerifierOption(st.Verifier))
+	if err != nil {
+		refuse(http.StatusUnauthorized, l.name+" did not accept the sign-in. Sign in again.", "the code exchange failed", err)
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		refuse(http.StatusUnauthorized, l.name+" sent no ID token. Sign in again.", "no ID token", nil)
+		return
+	}
+	idt, err := verifier.Verify(ctx, raw)
+	if err != nil {
+		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token", err)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(st.Nonce)) != 1 {
+		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not for this sign-in. Sign in again.", "the nonce is not the login cookie's", nil)
+		return
+	}
+	var claims json.RawMessage
+	if err := idt.Claims(&claims); err != nil {
+		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
+		return
+	}
+	p, err := l.mapper.principal(claims)
+	if err != nil {
+		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
+		return
+	}
+	s.startSession(w, r, p)
+	// Not a redirect: the browser came from the provider's site, and a
+	// redirect would carry that over to the next request, which browsers
+	// then send without the SameSite=Strict session cookie. The page's
+	// own refresh is a navigation from this site.
+	var b strings.Builder
+	if err := l.signedIn.Execute(&b, next); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(b.String()))
+}
