@@ -16,8 +16,18 @@ import (
 	"github.com/toolgate/toolgate/telemetry"
 )
 
-// raceRounds is how many pauses the races of two instances decide.
-const raceRounds = 200
+// raceRounds is how many pauses the races of two instances decide: 200,
+// or 50 with the race detector (which makes 200 rounds on SQLite take two
+// minutes), 10 with -short.
+func raceRounds() int {
+	switch {
+	case testing.Short():
+		return 10
+	case raceDetector:
+		return 50
+	}
+	return 200
+}
 
 // raceDeciders is how many decisions race for each pause.
 const raceDeciders = 64
@@ -221,13 +231,10 @@ func raceInstances(t *testing.T, instances []instance, rounds int) {
 }
 
 // TestRaceSQLiteInstances races 64 decisions, allows and denials from two
-// approvers, on each of 200 pauses through two servers built from one
+// approvers, on each of 200 pauses (see raceRounds) through two servers built from one
 // configuration file on one SQLite file.
 func TestRaceSQLiteInstances(t *testing.T) {
-	rounds := raceRounds
-	if testing.Short() {
-		rounds = 10
-	}
+	rounds := raceRounds()
 	path := writeConfig(t, strings.Replace(raceConfig, "\tsqlite: data/toolgate.db\n", "\tsqlite: "+filepath.Join(t.TempDir(), "toolgate.db")+"\n", 1))
 	raceInstances(t, []instance{buildInstance(t, path), buildInstance(t, path)}, rounds)
 }
@@ -236,10 +243,7 @@ func TestRaceSQLiteInstances(t *testing.T) {
 // two servers built from one configuration file on one schema, each with
 // its own pool.
 func TestRacePostgresInstances(t *testing.T) {
-	rounds := raceRounds
-	if testing.Short() {
-		rounds = 10
-	}
+	rounds := raceRounds()
 	path := postgresConfigFrom(t, raceConfig)
 	raceInstances(t, []instance{buildInstance(t, path), buildInstance(t, path)}, rounds)
 }
