@@ -61,7 +61,9 @@ type Config struct {
 	// resumption that has not stored its results before the server
 	// recovers it with [toolgate.Client.RecoverPause] (see recovery.go):
 	// it must exceed the longest time the tools of one resumption take.
-	// 0: [DefaultClaimLease]; negative: claimed pauses are never recovered.
+	// The same lease applies to a decision recorded but never claimed, or
+	// whose outcome was never recorded (see recovery.go). 0:
+	// [DefaultClaimLease]; negative: claimed pauses are never recovered.
 	ClaimLease time.Duration `json:"claim_lease,omitempty" yaml:"claim_lease,omitempty"`
 	// Audit receives the service's audit records (see server/audit.go and
 	// docs/API.md): a call paused, decided, ran, denied, expired, refused,

@@ -22,6 +22,13 @@ import (
 // fails.
 func postgresConfig(t *testing.T) string {
 	t.Helper()
+	return postgresConfigFrom(t, validConfig)
+}
+
+// postgresConfigFrom is postgresConfig with the file text, which holds the
+// store line of validConfig.
+func postgresConfigFrom(t *testing.T, text string) string {
+	t.Helper()
 	url := os.Getenv("TOOLGATE_POSTGRES_URL")
 	if url == "" {
 		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
@@ -42,7 +49,7 @@ func postgresConfig(t *testing.T) string {
 			t.Errorf("dropping schema %s: %v", schema, err)
 		}
 	})
-	return writeConfig(t, strings.Replace(validConfig, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1))
+	return writeConfig(t, strings.Replace(text, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1))
 }
 
 // guard ends s with an error if it is still open after d, so that a

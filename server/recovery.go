@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/server/records"
 )
 
@@ -20,6 +21,15 @@ import (
 // run, and the turn continues. Pauses this server is still deciding are
 // left to their decision. With several instances on one store, the first to
 // take a claim over recovers it; the others find it taken.
+//
+// A decider that dies can leave two more states, finished the same way
+// once the decision record is older than the lease: a record "deciding" on
+// a pause never claimed (it died between [records.Store.Begin] and the
+// claim: nothing ran, and the record would refuse every later decision) is
+// carried out with the recorded decisions, claiming the pause like any
+// resumption, so that one instance wins; a record "deciding" on a pause
+// whose results were stored (it died before finishing the record) becomes
+// "decided". A recovered turn that pauses again is indexed like any turn.
 
 // DefaultClaimLease is the claim lease when [Config.ClaimLease] is 0.
 const DefaultClaimLease = 5 * time.Minute
@@ -125,22 +135,30 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 				}
 				continue
 			}
-			pr := conv.Pause
-			if pr == nil || pr.ID != e.PauseID {
-				// Resolved: the index entry is stale.
-				s.unindexPause(ctx, c.ID, e.PauseID)
-				continue
-			}
-			if !pr.Claimed {
-				continue
-			}
-			if due := pr.ClaimedAt.Add(lease); time.Now().Before(due) {
+			later := func(due time.Time) {
 				if next.IsZero() || due.Before(next) {
 					next = due
 				}
-				continue
 			}
-			s.recoverClaim(ctx, a, c, pr.ID, lease)
+			pr := conv.Pause
+			switch {
+			case pr == nil || pr.ID != e.PauseID:
+				// Resolved: the index entry is stale, unless its decision
+				// record still says "deciding" (see settleResolved).
+				if due := s.settleResolved(ctx, c, e.PauseID, lease); !due.IsZero() {
+					later(due)
+					continue
+				}
+				s.unindexPause(ctx, c.ID, e.PauseID)
+			case !pr.Claimed:
+				if due := s.resumeBegun(ctx, c, conv, lease); !due.IsZero() {
+					later(due)
+				}
+			case time.Now().Before(pr.ClaimedAt.Add(lease)):
+				later(pr.ClaimedAt.Add(lease))
+			default:
+				s.recoverClaim(ctx, a, c, conv, lease)
+			}
 		}
 		if page.Next == "" {
 			return next
@@ -149,13 +167,13 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 	}
 }
 
-// recoverClaim recovers the claimed pause pauseID of conversation c.
-func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, pauseID string, lease time.Duration) {
+// recoverClaim recovers the claimed pause of conv, the conversation of c
+// as loaded.
+func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, conv *toolgate.Conversation, lease time.Duration) {
+	pauseID := conv.Pause.ID
 	res, err := a.Client.RecoverPause(ctx, &toolgate.RecoverParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Lease: lease})
 	switch {
 	case err == nil:
-		s.finish(ctx, c.ID, pauseID, outcomeRecovered)
-		s.unindexPause(ctx, c.ID, pauseID)
 		interrupted := 0
 		for _, r := range res.Results {
 			if r.Status == toolgate.ResultInterrupted {
@@ -163,12 +181,152 @@ func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, pa
 			}
 		}
 		s.logger.WarnContext(ctx, "server: recovered a pause whose resumption stopped", "conversation", c.ID, "pause", pauseID, "interrupted_calls", interrupted)
-		// The continued turn may have paused again.
-		s.kickSweeper()
+		s.recovered(ctx, c, conv, conv.Pause.Decisions, res.Response)
 	case errors.Is(err, toolgate.ErrClaimActive), errors.Is(err, toolgate.ErrClaimLost), errors.Is(err, toolgate.ErrNoOpenPause),
 		errors.Is(err, toolgate.ErrNotClaimed), errors.Is(err, toolgate.ErrConflict):
 		// Its claimant finished, or another instance recovered it first.
 	case ctx.Err() == nil:
 		s.logger.ErrorContext(ctx, "server: recovering a pause failed", "conversation", c.ID, "pause", pauseID, "err", err)
 	}
+}
+
+// resumeBegun resumes the open, unclaimed pause of conv, the conversation
+// of c as loaded, when its decision record says "deciding" since at least
+// lease ago: the decider stopped after recording its decision and before
+// claiming the pause (between [records.Store.Begin] and the claim), so
+// nothing ran, and every later decision would be refused with the record.
+// The recorded decisions are carried out, as the decider would have. It
+// returns when the record will be due, or zero when there is nothing to
+// wait for (no such record, or it was resumed now).
+func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgate.Conversation, lease time.Duration) time.Time {
+	pr := conv.Pause
+	rec, err := s.decision(ctx, c.ID, pr.ID)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+		}
+		return time.Time{}
+	case rec == nil || rec.Outcome != outcomeDeciding:
+		return time.Time{} // waiting for a decision
+	case time.Now().Before(rec.DecidedAt.Add(lease)):
+		return rec.DecidedAt.Add(lease)
+	}
+	if err := s.auditDecidedOnce(ctx, c, conv, recordActor(rec), rec.Decisions); err != nil {
+		if ctx.Err() == nil {
+			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+		}
+		return time.Now().Add(lease)
+	}
+	resp, err := s.resume(ctx, c, pr.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: &c.Owner, Decisions: rec.Decisions})
+	switch {
+	case err == nil:
+		s.logger.WarnContext(ctx, "server: resumed a pause whose decider stopped before claiming it", "conversation", c.ID, "pause", pr.ID)
+		s.recovered(ctx, c, conv, rec.Decisions, resp)
+	case errors.Is(err, toolgate.ErrNoOpenPause):
+		// Claimed meanwhile: by the decider, slow but alive, or by
+		// another instance's recovery.
+	case ctx.Err() == nil:
+		// The decision cannot run (or the store failed): the pause goes
+		// back to the inbox, to be decided again.
+		s.logger.ErrorContext(ctx, "server: resuming a pause whose decider stopped failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+		s.auditResolved(ctx, c, conv, recordActor(rec), rec.Decisions, err)
+		s.finishFailed(ctx, c, pr.ID)
+	}
+	return time.Time{}
+}
+
+// settleResolved looks at the decision record of pause pauseID of c, which
+// the store holds as resolved: a record that still says "deciding" since
+// at least lease ago is of a decider that stopped after storing the
+// resolution and before recording its outcome, and becomes "decided". It
+// returns when the record will be due, or zero when the index entry may
+// go.
+func (s *Server) settleResolved(ctx context.Context, c *conversation, pauseID string, lease time.Duration) time.Time {
+	rec, err := s.decision(ctx, c.ID, pauseID)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+		}
+		return time.Now().Add(lease) // keep the entry; look again later
+	case rec == nil || rec.Outcome != outcomeDeciding:
+		return time.Time{}
+	case time.Now().Before(rec.DecidedAt.Add(lease)):
+		return rec.DecidedAt.Add(lease)
+	}
+	s.finish(ctx, c.ID, pauseID, outcomeDecided)
+	s.publish(ctx, c.ID, EventDecided, pauseID)
+	return time.Time{}
+}
+
+// dropStale removes the index entry of pause pauseID of c, which the
+// store holds as resolved, unless its decision record still says
+// "deciding": the recovery of claims then finishes the record first (see
+// settleResolved), and finds it through the entry.
+func (s *Server) dropStale(ctx context.Context, c *conversation, pauseID string) {
+	if lease := s.claimLease(); lease > 0 && !s.settleResolved(ctx, c, pauseID, lease).IsZero() {
+		return
+	}
+	s.unindexPause(ctx, c.ID, pauseID)
+}
+
+// recovered records that a recovery resolved the pause of conv (the
+// conversation of c as loaded before, the pause open) with decisions: the
+// outcome "recovered", the index, the audit records of the resolution, the
+// events, and the continued turn resp (nil: none), which may have paused
+// again.
+func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.Conversation, decisions []toolgate.Decision, resp *toolgate.Response) {
+	pauseID := conv.Pause.ID
+	rec, err := s.decision(ctx, c.ID, pauseID)
+	if err != nil {
+		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+	}
+	s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
+	s.finish(ctx, c.ID, pauseID, outcomeRecovered)
+	s.unindexPause(ctx, c.ID, pauseID)
+	s.publish(ctx, c.ID, EventDecided, pauseID)
+	if resp != nil {
+		out, err := s.turnResult(ctx, c, resp)
+		if err != nil {
+			s.logger.ErrorContext(ctx, "server: recovery: the continued turn's outcome failed", "conversation", c.ID, "err", err)
+		} else {
+			s.publishTurn(ctx, out)
+		}
+	}
+	// The continued turn may have paused again.
+	s.kickSweeper()
+}
+
+// recordActor is the audit actor of a decision record: the person, the
+// sticky grants, or the system when there is no record.
+func recordActor(rec *DecisionRecord) audit.Actor {
+	switch {
+	case rec == nil:
+		return audit.Actor{Source: audit.SourceSystem}
+	case rec.Source == records.SourceSticky:
+		return stickyActor(rec.Grants)
+	case rec.DecidedBy != "":
+		return audit.Actor{ID: rec.DecidedBy, Source: audit.SourcePerson}
+	}
+	return audit.Actor{Source: audit.SourceSystem}
+}
+
+// auditDecidedOnce writes the decided records of a decision on the open
+// pause of conv, as [Server.auditDecided] does, unless the log already
+// holds decided records of the pause: its decider may have stopped before
+// or after writing them.
+func (s *Server) auditDecidedOnce(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision) error {
+	if s.audit == nil {
+		return nil
+	}
+	for r, err := range s.audit.log.Records(ctx, &audit.Query{ConversationID: c.ID}) {
+		if err != nil {
+			return err
+		}
+		if r.PauseID == conv.Pause.ID && r.Kind == audit.KindDecided {
+			return nil
+		}
+	}
+	return s.auditDecided(ctx, c, conv, actor, decisions)
 }

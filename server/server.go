@@ -573,7 +573,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		pause, reply := openPause(conv)
 		switch {
 		case pause == nil:
-			s.unindexPause(r.Context(), c.ID, e.PauseID) // resolved: a stale entry
+			s.dropStale(r.Context(), c, e.PauseID) // resolved: a stale entry
 			continue
 		case pause.ID != e.PauseID:
 			s.reindex(r.Context(), c) // another pause opened since

@@ -130,9 +130,10 @@ const (
 	OutcomeFailed Outcome = "failed"
 	// OutcomeExpired: the pause outlived its time-to-live.
 	OutcomeExpired Outcome = "expired"
-	// OutcomeRecovered: the resumption stopped after claiming the pause
-	// (its process died, its store failed) and a recovery finished it:
-	// calls recorded as started answered "interrupted", the others ran.
+	// OutcomeRecovered: the resumption stopped before storing its results
+	// (its process died, its store failed), after claiming the pause or
+	// before, and a recovery finished it: calls recorded as started
+	// answered "interrupted", the others ran.
 	OutcomeRecovered Outcome = "recovered"
 )
 

@@ -1,0 +1,692 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
+	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
+	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/store/sqlite"
+)
+
+// The crash tests run the service in a child process (this test binary,
+// run again with crashChildEnv set) on a SQLite file, kill it with SIGKILL
+// at a chosen point of the resumption of a decided pause, start a new child
+// on the same files and check that the pause is resolved and that no call
+// ran twice.
+//
+// The child announces every point of a resumption it passes on its
+// standard output ("at claimed", "at ran t0", ...), and at the point it is
+// told to stop at it announces "blocked ..." and waits to be killed. Its
+// tools append one line per run to a file, synced before the tool returns:
+// the tool's name, the call's idempotency key and the process id.
+
+// crashChildEnv holds the JSON [crashChildConfig] of a child; the test
+// binary run with it serves instead of testing.
+const crashChildEnv = "TOOLGATE_SERVER_CRASH_CHILD"
+
+// crashSeedEnv overrides the seed of TestServerCrashRandom.
+const crashSeedEnv = "TOOLGATE_CRASH_SEED"
+
+// crashChildConfig configures a child.
+type crashChildConfig struct {
+	DB    string // the SQLite file of conversations and records
+	Audit string // the SQLite file of the audit log
+	Runs  string // the file the tools append their runs to
+	// Stop is the number of the point the child stops at, counting from
+	// 1 in the order the child passes them; 0: never.
+	Stop int
+	// Concurrency is the tool manager's concurrency.
+	Concurrency int
+	// Lease is the server's claim lease ([server.Config.ClaimLease]).
+	Lease time.Duration
+}
+
+// The calls of the paused reply: t0 to t2 are allowed, t3 denied.
+var crashCalls = []string{"t0", "t1", "t2", "t3"}
+
+const crashDecision = `{"decisions":[{"key":"t0","verdict":"allow"},{"key":"t1","verdict":"allow"},{"key":"t2","verdict":"allow"},{"key":"t3","verdict":"deny","message":"no"}]}`
+
+// crashPoints is how many points a resumption passes in a child that is
+// not stopped: begun, claimed, started and ran for each of t0 to t2,
+// appending, appended, finished.
+const crashPoints = 11
+
+// crashHooks calls hook at the points of a resumption.
+type crashHooks struct{ hook func(string) }
+
+type hookedStore struct {
+	*sqlite.Store
+	h *crashHooks
+}
+
+func (s *hookedStore) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	err := s.Store.ClaimPause(ctx, id, pauseID, c)
+	if err == nil && len(c.Decisions) > 0 {
+		s.h.hook("claimed")
+	}
+	return err
+}
+
+func (s *hookedStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	err := s.Store.MarkStarted(ctx, id, pauseID, token, keys)
+	if err == nil {
+		for _, k := range keys {
+			s.h.hook("started " + k)
+		}
+	}
+	return err
+}
+
+func (s *hookedStore) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	resolves := p != nil && p.Resolves != ""
+	if resolves {
+		s.h.hook("appending")
+	}
+	err := s.Store.Append(ctx, id, p)
+	if err == nil && resolves {
+		s.h.hook("appended")
+	}
+	return err
+}
+
+type hookedRecords struct {
+	records.Store
+	h *crashHooks
+}
+
+func (r *hookedRecords) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	old, err := r.Store.Begin(ctx, d)
+	if err == nil && old == nil {
+		r.h.hook("begun")
+	}
+	return old, err
+}
+
+func (r *hookedRecords) Finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
+	err := r.Store.Finish(ctx, convID, pauseID, outcome)
+	if err == nil {
+		r.h.hook("finished " + string(outcome))
+	}
+	return err
+}
+
+// runCrashChild serves the crash agent as the child process configured by
+// v, until its standard input is closed or it is killed.
+func runCrashChild(v string) {
+	var cfg crashChildConfig
+	if err := json.Unmarshal([]byte(v), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bad %s: %v\n", crashChildEnv, err)
+		os.Exit(2)
+	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(2)
+	}
+	// A parent that goes away closes standard input: exit then.
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	var mu sync.Mutex
+	passed := 0
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(os.Stdout, format+"\n", args...)
+	}
+	hooks := &crashHooks{hook: func(at string) {
+		mu.Lock()
+		passed++
+		n := passed
+		mu.Unlock()
+		say("at %s", at)
+		if n == cfg.Stop {
+			say("blocked %s", at)
+			select {} // until killed
+		}
+	}}
+
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, cfg.DB, nil)
+	if err != nil {
+		fail(err)
+	}
+	auditLog, err := auditsqlite.Open(ctx, cfg.Audit, nil)
+	if err != nil {
+		fail(err)
+	}
+	var tools []*toolgate.Tool
+	for _, name := range crashCalls {
+		tools = append(tools, toolgate.NewTool(toolgate.ToolDefinition{Name: name}, toolgate.ToolMetadata{RequiresConfirmation: true},
+			func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
+				if err := appendRun(cfg.Runs, fmt.Sprintf("%s %s %d\n", name, req.IdempotencyKey, os.Getpid())); err != nil {
+					return "", err
+				}
+				hooks.hook("ran " + name)
+				return name + " done", nil
+			}))
+	}
+	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		switch m := p.Messages[len(p.Messages)-1].(type) {
+		case *toolgate.ToolMessage:
+			return scripted.Reply{Text: "All done."}, nil
+		case *toolgate.UserMessage:
+			if m.Text == "go" {
+				var calls []toolgate.ToolCall
+				for _, name := range crashCalls {
+					calls = append(calls, toolgate.ToolCall{ID: name, Name: name, Arguments: "{}"})
+				}
+				return scripted.Reply{ToolCalls: calls}, nil
+			}
+		}
+		return scripted.Reply{Text: "ok"}, nil
+	})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
+		Store:   &hookedStore{Store: store, h: hooks},
+		Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: cfg.Concurrency}),
+	})
+	srv, err := server.New(&server.Config{
+		Agents: map[string]*server.Agent{"crash": {
+			Client:    client,
+			Approvals: []server.ApprovalRule{{Roles: []string{"approver"}}},
+		}},
+		APIKeys: []server.APIKey{
+			{SHA256: server.HashAPIKey(travellerKey), Principal: toolgate.Principal{ID: "ada", Roles: []string{"traveller"}}},
+			{SHA256: server.HashAPIKey(approverKey), Principal: toolgate.Principal{ID: "bob", Roles: []string{"approver"}}},
+		},
+		AuditRoles: []string{"approver"},
+		Records:    &hookedRecords{Store: store.Records(), h: hooks},
+		Audit:      auditLog,
+		ClaimLease: cfg.Lease,
+		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		fail(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	say("listening %s", ln.Addr())
+	fail((&http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
+}
+
+// appendRun appends line to the file at path and syncs it.
+func appendRun(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// crashChild is a running child process.
+type crashChild struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string // its standard output, closed at its end
+	base  string      // http://ADDR
+	mu    sync.Mutex
+	out   []string // every line read, for failure messages
+}
+
+// startCrashChild starts a child with cfg and waits until it listens.
+func startCrashChild(t *testing.T, cfg crashChildConfig) *crashChild {
+	t.Helper()
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestServerCrash$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+string(b))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &crashChild{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64)}
+	go func() {
+		defer close(c.lines)
+		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+			c.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		c.stdin.Close()
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+		if t.Failed() {
+			t.Logf("child %d output:\n%s\nstandard error:\n%s", cmd.Process.Pid, strings.Join(c.output(), "\n"), stderr.String())
+		}
+	})
+	c.base = "http://" + strings.TrimPrefix(c.await("listening "), "listening ")
+	return c
+}
+
+func (c *crashChild) output() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.out)
+}
+
+// await returns the first line of the child's output starting with
+// prefix, failing the test if the child ends first or says nothing of the
+// kind within a generous bound.
+func (c *crashChild) await(prefix string) string {
+	c.t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("child %d ended without saying %q", c.cmd.Process.Pid, prefix)
+			}
+			c.mu.Lock()
+			c.out = append(c.out, line)
+			c.mu.Unlock()
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		case <-timeout.C:
+			c.t.Fatalf("child %d did not say %q in 30s", c.cmd.Process.Pid, prefix)
+		}
+	}
+}
+
+// kill kills the child with SIGKILL and waits for it to end; the lines it
+// wrote before dying are kept.
+func (c *crashChild) kill() {
+	c.t.Helper()
+	if err := c.cmd.Process.Kill(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.drain()
+}
+
+// stop closes the child's standard input, which makes it exit, and waits
+// for it to end.
+func (c *crashChild) stop() {
+	c.stdin.Close()
+	c.drain()
+}
+
+func (c *crashChild) drain() {
+	for line := range c.lines {
+		c.mu.Lock()
+		c.out = append(c.out, line)
+		c.mu.Unlock()
+	}
+	c.cmd.Wait()
+}
+
+// do sends a request to the child and returns the status and the decoded
+// body.
+func (c *crashChild) do(method, path, key, body string) (int, map[string]any, error) {
+	req, err := http.NewRequestWithContext(c.t.Context(), method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("%s %s: %d, body not JSON: %w", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out, nil
+}
+
+// must is do, failing the test unless the status is want.
+func (c *crashChild) must(want int, method, path, key, body string) map[string]any {
+	c.t.Helper()
+	code, out, err := c.do(method, path, key, body)
+	if err != nil || code != want {
+		c.t.Fatalf("%s %s: %d %v %v, want %d", method, path, code, out, err, want)
+	}
+	return out
+}
+
+// crashRun kills a child resuming a pause at its stop'th point, and
+// restarts the service to recover the pause.
+func crashRun(t *testing.T, stop, concurrency int) {
+	dir := t.TempDir()
+	cfg := crashChildConfig{
+		DB: filepath.Join(dir, "toolgate.db"), Audit: filepath.Join(dir, "audit.db"), Runs: filepath.Join(dir, "runs"),
+		Stop: stop, Concurrency: concurrency,
+		Lease: -1, // the first child never recovers its own claim
+	}
+
+	// Pause a turn, and decide it.
+	first := startCrashChild(t, cfg)
+	conv := first.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
+	out := first.must(200, "POST", messagesPath(conv), travellerKey, `{"input":"go"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("turn: %v, want paused", out)
+	}
+	pause := out["pause"].(map[string]any)["id"].(string)
+	decided := make(chan error, 1)
+	go func() {
+		code, out, err := first.do("POST", decisionsPath(conv, pause), approverKey, crashDecision)
+		if err == nil {
+			err = fmt.Errorf("the decision was answered %d %v", code, out)
+		}
+		decided <- err
+	}()
+
+	// Kill it at the point.
+	at := strings.TrimPrefix(first.await("blocked "), "blocked ")
+	first.kill()
+	if err := <-decided; err == nil || !strings.Contains(err.Error(), "EOF") && !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("the decision's request: %v; want it cut off by the kill", err)
+	}
+	t.Logf("killed at %q (point %d, concurrency %d)", at, stop, concurrency)
+
+	// What the killed process left.
+	left := crashState(t, cfg.DB, conv, pause)
+	firstRuns := readCrashRuns(t, cfg.Runs)
+
+	// Restart; the new process recovers what needs it.
+	cfg.Stop, cfg.Lease = 0, time.Second
+	second := startCrashChild(t, cfg)
+	var want records.Outcome
+	switch {
+	case left.record == nil:
+		t.Fatalf("no decision record after a kill at %q", at)
+	case left.record.Outcome == records.OutcomeDecided:
+		want = records.OutcomeDecided // nothing is left to do
+	case left.pause == nil:
+		// The results were stored but the record never heard of it.
+		want = records.OutcomeDecided
+		second.await("at finished " + string(want))
+	default:
+		want = records.OutcomeRecovered
+		second.await("at finished " + string(want))
+	}
+
+	// The pause is resolved with the first decision, and recorded so.
+	got := second.must(200, "GET", "/v1/conversations/"+conv, travellerKey, "")
+	if got["pause"] != nil {
+		t.Fatalf("the pause is still open: %v", got["pause"])
+	}
+	var shown struct {
+		Messages []struct {
+			Role    string                `json:"role"`
+			Text    string                `json:"text"`
+			Results []toolgate.ToolResult `json:"results"`
+		} `json:"messages"`
+		Decisions []records.Decision `json:"decisions"`
+	}
+	b, _ := json.Marshal(got)
+	if err := json.Unmarshal(b, &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.Decisions) != 1 || shown.Decisions[0].Outcome != want || shown.Decisions[0].DecidedBy != "bob" || len(shown.Decisions[0].Decisions) != len(crashCalls) {
+		t.Errorf("decision records %+v, want one by bob, outcome %q", shown.Decisions, want)
+	}
+	if len(shown.Messages) < 3 || shown.Messages[2].Role != "tool" || len(shown.Messages[2].Results) != len(crashCalls) {
+		t.Fatalf("messages %+v: want the paused reply answered", shown.Messages)
+	}
+	if want == records.OutcomeRecovered && (len(shown.Messages) != 4 || shown.Messages[3].Text != "All done.") {
+		t.Errorf("messages %+v: want the recovered turn continued", shown.Messages)
+	}
+
+	// No call ran twice; a call recorded as started never ran again.
+	allRuns := readCrashRuns(t, cfg.Runs)
+	results := shown.Messages[2].Results
+	for i, key := range crashCalls {
+		r, n, before := results[i], len(allRuns[key]), len(firstRuns[key])
+		started := slices.Contains(left.started, key)
+		if idem := toolgate.IdempotencyKey(conv, pause, key); n > 0 && slices.ContainsFunc(allRuns[key], func(l crashRunLine) bool { return l.idem != idem }) {
+			t.Errorf("%s ran with idempotency keys %v, want %s", key, allRuns[key], idem)
+		}
+		if before > 0 && !started && left.pause != nil {
+			t.Errorf("%s ran in the killed process without being recorded as started", key)
+		}
+		switch {
+		case n > 1:
+			t.Errorf("%s ran %d times: %v", key, n, allRuns[key])
+		case key == "t3":
+			if n != 0 || r.Status != toolgate.ResultDenied || r.Content != "no" {
+				t.Errorf("denied %s ran %d times, result %+v", key, n, r)
+			}
+		case r.Status == toolgate.ResultOK:
+			if n != 1 || r.Content != key+" done" {
+				t.Errorf("%s answered ok, ran %d times: %+v", key, n, r)
+			}
+			if started && left.pause != nil {
+				t.Errorf("%s was started by the killed process and answered ok: it ran again", key)
+			}
+		case r.Status == toolgate.ResultInterrupted:
+			if !started || n != before {
+				t.Errorf("%s answered interrupted: started before the kill %v, runs %d before and %d after", key, started, before, n)
+			}
+		default:
+			t.Errorf("%s: result %+v", key, r)
+		}
+	}
+
+	// The inbox is empty, a late decision decides nothing, new input is
+	// taken, and the audit log is intact.
+	if items := second.must(200, "GET", "/v1/inbox", approverKey, "")["pauses"].([]any); len(items) != 0 {
+		t.Errorf("inbox after the recovery: %v", items)
+	}
+	if code, out, err := second.do("POST", decisionsPath(conv, pause), approverKey, crashDecision); err != nil || code != 409 || out["error"] != "already_decided" {
+		t.Errorf("a decision after the recovery: %d %v %v, want 409 already_decided", code, out, err)
+	}
+	if out := second.must(200, "POST", messagesPath(conv), travellerKey, `{"input":"thanks"}`); out["status"] != "completed" || out["text"] != "ok" {
+		t.Errorf("new input after the recovery: %v", out)
+	}
+	checkCrashAudit(t, second.must(200, "GET", "/v1/conversations/"+conv+"/audit", approverKey, ""), pause, results,
+		want == records.OutcomeRecovered || left.record.Outcome == records.OutcomeDecided)
+	second.stop()
+	verifyAudit(t, cfg.Audit)
+	if final := readCrashRuns(t, cfg.Runs); fmt.Sprint(final) != fmt.Sprint(allRuns) {
+		t.Errorf("runs changed after the checks: %v, then %v", allRuns, final)
+	}
+}
+
+// checkCrashAudit checks the audit records of a conversation whose pause
+// was decided and resolved with results: each call was requested and
+// decided once; a call that answered ok has at most one executed record, a
+// denied call at most one denied record, and exactly one when resolved is
+// true (the resolution's records were written: by the recovery, or by the
+// decider before it was killed); an interrupted call has neither.
+func checkCrashAudit(t *testing.T, out map[string]any, pause string, results []toolgate.ToolResult, resolved bool) {
+	t.Helper()
+	if out["verified"] != true {
+		t.Errorf("the conversation's audit records are not verified: %v", out)
+	}
+	kinds := map[string]map[string]int{}
+	for _, r := range out["records"].([]any) {
+		r := r.(map[string]any)
+		if r["pause_id"] != pause {
+			continue
+		}
+		key := r["call_key"].(string)
+		if kinds[key] == nil {
+			kinds[key] = map[string]int{}
+		}
+		kinds[key][r["kind"].(string)]++
+	}
+	for i, key := range crashCalls {
+		got := kinds[key]
+		if got["requested"] != 1 || got["decided"] != 1 {
+			t.Errorf("audit records of %s: %v, want requested and decided once", key, got)
+		}
+		want, n := "", 0
+		switch results[i].Status {
+		case toolgate.ResultOK:
+			want = "executed"
+		case toolgate.ResultDenied:
+			want = "denied"
+		}
+		if want != "" {
+			n = got[want]
+		}
+		switch {
+		case want == "" && (got["executed"] != 0 || got["denied"] != 0):
+			t.Errorf("audit records of interrupted %s: %v, want no outcome", key, got)
+		case n > 1, resolved && want != "" && n != 1:
+			t.Errorf("audit records of %s: %v, want %s once", key, got, want)
+		}
+	}
+}
+
+// crashLeft is what a killed process left in the store.
+type crashLeft struct {
+	pause   *toolgate.PauseRecord // the open pause, nil when resolved
+	started []string              // calls recorded as started
+	record  *records.Decision
+}
+
+// crashState reads the store file at path as the killed process left it.
+func crashState(t *testing.T, path, conv, pause string) crashLeft {
+	t.Helper()
+	store, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	c, err := store.Load(t.Context(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left crashLeft
+	if c.Pause != nil && c.Pause.ID == pause {
+		left.pause, left.started = c.Pause, c.Pause.Started
+	}
+	rec, err := store.Records().Decision(t.Context(), conv, pause)
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
+		t.Fatal(err)
+	}
+	left.record = rec
+	return left
+}
+
+// verifyAudit checks the hash chain of the audit log at path.
+func verifyAudit(t *testing.T, path string) {
+	t.Helper()
+	log, err := auditsqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	rep, err := audit.Verify(t.Context(), log, nil)
+	if err != nil || rep.Records == 0 {
+		t.Errorf("audit.Verify: %+v, %v", rep, err)
+	}
+}
+
+// crashRunLine is one run of a tool.
+type crashRunLine struct{ idem, pid string }
+
+// readCrashRuns returns the runs of each tool.
+func readCrashRuns(t *testing.T, path string) map[string][]crashRunLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string][]crashRunLine{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]crashRunLine{}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("runs file: bad line %q", line)
+		}
+		out[f[0]] = append(out[f[0]], crashRunLine{idem: f[1], pid: f[2]})
+	}
+	return out
+}
+
+// TestServerCrash kills the service with SIGKILL at every point of the
+// resumption of a decided pause, calls running one at a time, and
+// restarts it on the same SQLite file: the pause is resolved (recovered,
+// or found decided), no call ran twice, and a call recorded as started
+// answers "interrupted" instead of running again.
+func TestServerCrash(t *testing.T) {
+	if v := os.Getenv(crashChildEnv); v != "" {
+		runCrashChild(v)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts two processes per point")
+	}
+	t.Parallel()
+	for stop := 1; stop <= crashPoints; stop++ {
+		t.Run(strconv.Itoa(stop), func(t *testing.T) {
+			t.Parallel()
+			crashRun(t, stop, 1)
+		})
+	}
+}
+
+// TestServerCrashRandom kills the service at random points of resumptions
+// whose calls run in parallel (the seed is logged; set
+// TOOLGATE_CRASH_SEED to repeat a run).
+func TestServerCrashRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two processes per point")
+	}
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(crashSeedEnv); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("%s: %v", crashSeedEnv, err)
+		}
+	}
+	t.Logf("seed %d (%s=%d repeats this run)", seed, crashSeedEnv, seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for i := range 5 {
+		stop, concurrency := 1+rng.IntN(crashPoints), 1+rng.IntN(3)
+		t.Run(fmt.Sprintf("%d/stop %d/concurrency %d", i, stop, concurrency), func(t *testing.T) {
+			t.Parallel()
+			crashRun(t, stop, concurrency)
+		})
+	}
+}
