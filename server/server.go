@@ -735,45 +735,37 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
-	// The audit records of what ran are written while the records are
-	// updated (separate databases); the answer waits for both.
-	audited := make(chan struct{})
-	go func() {
-		defer close(audited)
-		s.auditResolved(context.WithoutCancel(ctx), c, conv, person(p), decisions, err)
-	}()
+	s.auditResolved(ctx, c, conv, person(p), decisions, err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first
 			// without a shared record: this request decided nothing.
 			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
-			<-audited
 			s.alreadyDecided(w, nil)
 			return
 		}
 		s.finishFailed(ctx, c, pauseID)
-		<-audited
 		s.decisionError(w, r, err)
 		return
 	}
 	s.finish(ctx, c.ID, pauseID, outcomeDecided)
 	s.unindexPause(ctx, c.ID, pauseID)
 	s.publish(ctx, c.ID, EventDecided, pauseID)
-	err = s.addGrants(ctx, grants)
-	var out *turnJSON
-	if err == nil {
-		out, err = s.turnResult(ctx, c, resp)
+	if err := s.addGrants(ctx, grants); err != nil {
+		s.internal(w, r, err)
+		return
 	}
-	if err == nil {
-		s.publishTurn(ctx, out)
-		if out.Decision == nil {
-			out.Decision, err = s.decision(ctx, c.ID, pauseID)
-		}
-	}
-	<-audited
+	out, err := s.turnResult(ctx, c, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
+	}
+	s.publishTurn(ctx, out)
+	if out.Decision == nil {
+		if out.Decision, err = s.decision(ctx, c.ID, pauseID); err != nil {
+			s.internal(w, r, err)
+			return
+		}
 	}
 	for _, g := range grants {
 		out.Grants = append(out.Grants, grantOut(g))
