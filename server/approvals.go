@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Two-person rule and sticky approvals (see [ApprovalRule.Approvers] and

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/authz"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // The audit log. With [Config.Audit] set, the server writes:

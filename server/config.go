@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/privacy"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/telemetry"
 )
 

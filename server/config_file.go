@@ -34,7 +34,7 @@ import (
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"

@@ -25,8 +25,8 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/server/records"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 

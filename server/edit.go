@@ -4,7 +4,7 @@ import (
 	"bytes"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // EditRecord is one call a person allowed with edited arguments: what the

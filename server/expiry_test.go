@@ -12,8 +12,8 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/server/records"
 )
 
 const ttl = 15 * time.Minute

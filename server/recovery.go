@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Recovery of abandoned claims. A decided pause is claimed by the

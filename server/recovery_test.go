@@ -12,8 +12,8 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/server/records"
 )
 
 // abandon claims the open pause of conv as a resumption that allowed both

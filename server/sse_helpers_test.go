@@ -15,8 +15,8 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/internal/sse"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/server/records"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Streamed turns: a request to post a message or decide a pause that

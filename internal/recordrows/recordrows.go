@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // decisionBody is the JSON column of a decision row: the record but for

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
-	"github.com/toolgate/toolgate/server/records/recordstest"
+	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/records/recordstest"
 )
 
 func TestRecords(t *testing.T) {

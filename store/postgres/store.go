@@ -103,7 +103,7 @@ var migrations = []string{
 		conversation_id text PRIMARY KEY,
 		sealed bytea NOT NULL
 	);`,
-	// 2: the approval service's records (package server/records), in
+	// 2: the approval service's records (package records), in
 	// tables of their own; see records.go.
 	recordsMigration,
 	// 3: the claim of a pause: its token, time and decisions, and the keys

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/recordrows"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // recordsMigration creates the tables of the approval service's records.

@@ -85,7 +85,7 @@ var migrations = []string{
 		conversation_id TEXT NOT NULL PRIMARY KEY,
 		sealed BLOB NOT NULL
 	) WITHOUT ROWID;`,
-	// 3: the approval service's records (package server/records), in
+	// 3: the approval service's records (package records), in
 	// tables of their own; see records.go.
 	recordsMigration,
 	// 4: the claim of a pause: its token, time and decisions, and the keys

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server/records"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Two deciders race for one pause: the first Begin takes it, the second

@@ -3,8 +3,8 @@ package records_test
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/server/records"
-	"github.com/toolgate/toolgate/server/records/recordstest"
+	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/records/recordstest"
 )
 
 func TestMemory(t *testing.T) {

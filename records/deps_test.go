@@ -10,7 +10,7 @@ import (
 // drivers: besides the standard library it may use only toolgate's core
 // package (and what the core uses).
 func TestDependencies(t *testing.T) {
-	const pkg = "github.com/toolgate/toolgate/server/records"
+	const pkg = "github.com/toolgate/toolgate/records"
 	out, err := exec.Command("go", "list", "-deps", pkg).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", pkg, err)
