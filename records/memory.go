@@ -147,6 +147,9 @@ func (m *Memory) Finish(ctx context.Context, conversationID, pauseID string, out
 		return nil
 	}
 	d.Outcome = outcome
+	if p := m.pending[conversationID]; outcome.Resolves() && p != nil && p.PauseID == pauseID {
+		delete(m.pending, conversationID)
+	}
 	return nil
 }
 

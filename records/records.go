@@ -40,8 +40,11 @@ type Store interface {
 	// otherwise, which the caller must treat as "somebody else decided".
 	Begin(ctx context.Context, d *Decision) (*Decision, error)
 	// Finish sets the outcome of a begun decision. [OutcomeNone] deletes
-	// the record instead, releasing the pause to be decided again. It
-	// fails with [ErrNotFound] when the pause has no record.
+	// the record instead, releasing the pause to be decided again. An
+	// outcome that resolves the pause ([Outcome.Resolves]) also removes the
+	// pause from the index, in the same atomic write, as [Store.RemovePending]
+	// would. It fails with [ErrNotFound] when the pause has no record, and
+	// then changes nothing.
 	Finish(ctx context.Context, conversationID, pauseID string, outcome Outcome) error
 	// Decision returns the record of a pause, or [ErrNotFound].
 	Decision(ctx context.Context, conversationID, pauseID string) (*Decision, error)
@@ -304,6 +307,13 @@ func CheckDecision(d *Decision) error {
 		return fmt.Errorf("%w: decision source %q", ErrInvalid, d.Source)
 	}
 	return CheckOutcome(d.Outcome, false)
+}
+
+// Resolves reports whether o ends its pause for good — decided, expired or
+// recovered — so that [Store.Finish] also takes the pause out of the index.
+// A failed resumption stays indexed: the recovery of claims reads it there.
+func (o Outcome) Resolves() bool {
+	return o == OutcomeDecided || o == OutcomeExpired || o == OutcomeRecovered
 }
 
 // CheckOutcome returns an error wrapping [ErrInvalid] unless o is an

@@ -307,8 +307,7 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		s.finishFailed(ctx, c, pause.ID)
 		return nil, nil, err
 	}
-	s.finish(ctx, c.ID, pause.ID, outcomeDecided)
-	s.unindexPause(ctx, c.ID, pause.ID)
+	s.finish(ctx, c.ID, pause.ID, outcomeDecided) // and out of the index
 	rec.Outcome = outcomeDecided
 	return resp, rec, nil
 }

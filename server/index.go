@@ -86,7 +86,9 @@ func (s *Server) decision(ctx context.Context, convID, pauseID string) (*Decisio
 
 // finish sets the outcome of a begun decision, logging a failure: the
 // record then stays "deciding", which refuses later decisions, never
-// allows a second one.
+// allows a second one. An outcome that resolves the pause also takes it
+// out of the index, in the same write; after a failure the entry stays,
+// and the recovery of claims finishes the record when it reads it.
 func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) {
 	if err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome); err != nil {
 		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", err)

@@ -283,8 +283,7 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
 	}
 	s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
-	s.finish(ctx, c.ID, pauseID, outcomeRecovered)
-	s.unindexPause(ctx, c.ID, pauseID)
+	s.finish(ctx, c.ID, pauseID, outcomeRecovered) // and out of the index
 	s.publish(ctx, c.ID, EventDecided, pauseID)
 	if resp != nil {
 		out, err := s.turnResult(ctx, c, resp)

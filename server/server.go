@@ -748,8 +748,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	s.finish(ctx, c.ID, pauseID, outcomeDecided)
-	s.unindexPause(ctx, c.ID, pauseID)
+	s.finish(ctx, c.ID, pauseID, outcomeDecided) // and out of the index
 	s.publish(ctx, c.ID, EventDecided, pauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
 		s.internal(w, r, err)

@@ -190,8 +190,7 @@ func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conve
 		s.streamError(sw, r, err)
 		return
 	}
-	s.finish(ctx, c.ID, params.PauseID, outcomeDecided)
-	s.unindexPause(ctx, c.ID, params.PauseID)
+	s.finish(ctx, c.ID, params.PauseID, outcomeDecided) // and out of the index
 	s.publish(ctx, c.ID, EventDecided, params.PauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
 		s.streamError(sw, r, err)

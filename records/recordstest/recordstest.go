@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) records.Store) {
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
 	t.Run("ConcurrentBegin", func(t *testing.T) { testConcurrentBegin(t, newStore(t)) })
 	t.Run("Pending", func(t *testing.T) { testPending(t, newStore(t)) })
+	t.Run("FinishResolves", func(t *testing.T) { testFinishResolves(t, newStore(t)) })
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, newStore(t)) })
 	t.Run("Grants", func(t *testing.T) { testGrants(t, newStore(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceled(t, newStore(t)) })
@@ -338,6 +339,49 @@ func testPending(t *testing.T, s records.Store) {
 	wantErr(t, "ListPending after a removed entry", err, records.ErrInvalid)
 	for _, bad := range []*records.Pending{nil, {Agent: "a", PauseID: "p"}, {ConversationID: "c", Agent: "a"}, {ConversationID: "c", PauseID: "p"}} {
 		wantErr(t, fmt.Sprintf("AddPending(%+v)", bad), s.AddPending(ctx, bad), records.ErrInvalid)
+	}
+}
+
+// testFinishResolves checks that Finish takes a resolved pause out of the
+// index, and only then.
+func testFinishResolves(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	pending := func() []string {
+		t.Helper()
+		page, err := s.ListPending(ctx, nil)
+		must(t, "ListPending", err)
+		var out []string
+		for _, p := range page.Pending {
+			out = append(out, p.ConversationID+"/"+p.PauseID)
+		}
+		return out
+	}
+	for _, o := range []records.Outcome{records.OutcomeDecided, records.OutcomeExpired, records.OutcomeRecovered, records.OutcomeFailed, records.OutcomeNone} {
+		conv := "conv_" + string(o)
+		if o == records.OutcomeNone {
+			conv = "conv_released"
+		}
+		must(t, "AddPending", s.AddPending(ctx, &records.Pending{ConversationID: conv, Agent: "flights", PauseID: "pause_1", CreatedAt: at}))
+		must(t, "Begin", beginNil(s, ctx, decision(conv, "pause_1", "bob")))
+		must(t, "Finish "+string(o), s.Finish(ctx, conv, "pause_1", o))
+	}
+	// Decided, expired and recovered leave the index; a failed resumption
+	// and a released pause stay.
+	want := []string{"conv_failed/pause_1", "conv_released/pause_1"}
+	if diff := cmp.Diff(want, pending()); diff != "" {
+		t.Errorf("index after Finish (-want +got):\n%s", diff)
+	}
+
+	// The entry of a newer pause of the same conversation stays.
+	must(t, "AddPending newer", s.AddPending(ctx, &records.Pending{ConversationID: "conv_new", Agent: "flights", PauseID: "pause_2", CreatedAt: at}))
+	must(t, "Begin older", beginNil(s, ctx, decision("conv_new", "pause_1", "bob")))
+	must(t, "Finish older", s.Finish(ctx, "conv_new", "pause_1", records.OutcomeDecided))
+	// A Finish that fails (no record) leaves the entry.
+	must(t, "AddPending unbegun", s.AddPending(ctx, &records.Pending{ConversationID: "conv_unbegun", Agent: "flights", PauseID: "pause_1", CreatedAt: at}))
+	wantErr(t, "Finish without a record", s.Finish(ctx, "conv_unbegun", "pause_1", records.OutcomeDecided), records.ErrNotFound)
+	want = []string{"conv_failed/pause_1", "conv_new/pause_2", "conv_released/pause_1", "conv_unbegun/pause_1"}
+	if diff := cmp.Diff(want, pending()); diff != "" {
+		t.Errorf("index after Finish of an older pause and a failed Finish (-want +got):\n%s", diff)
 	}
 }
 

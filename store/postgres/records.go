@@ -63,6 +63,7 @@ const recordsMigration = `CREATE TABLE S.server_conversations (
 type recordQueries struct {
 	insertConversation, selectConversation, conversationSeq, listConversations    string
 	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions string
+	resolveDecision                                                               string
 	upsertPending, deletePending, pendingCursor, listPending                      string
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants                                                       string
@@ -83,7 +84,16 @@ func newRecordQueries(schema string) recordQueries {
 		selectDecision: r.Replace(dec + "WHERE conversation_id = $1 AND pause_id = $2"),
 		deleteDecision: r.Replace("DELETE FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2"),
 		updateDecision: r.Replace("UPDATE S.server_decisions SET outcome = $3 WHERE conversation_id = $1 AND pause_id = $2"),
-		listDecisions:  r.Replace(dec + "WHERE conversation_id = $1 ORDER BY seq"),
+		// One statement, so one atomic round trip: the pending entry goes
+		// only when the decision's row exists (a data-modifying CTE runs
+		// whether or not the main statement uses it, hence the guard).
+		resolveDecision: r.Replace(`WITH d AS (
+			UPDATE S.server_decisions SET outcome = $3 WHERE conversation_id = $1 AND pause_id = $2 RETURNING 1
+		), p AS (
+			DELETE FROM S.server_pending WHERE conversation_id = $1 AND pause_id = $2 AND EXISTS (SELECT 1 FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2)
+		)
+		SELECT count(*) FROM d`),
+		listDecisions: r.Replace(dec + "WHERE conversation_id = $1 ORDER BY seq"),
 		upsertPending: r.Replace(`INSERT INTO S.server_pending (conversation_id, agent, pause_id, created_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`),
 		deletePending: r.Replace("DELETE FROM S.server_pending WHERE conversation_id = $1 AND pause_id = $2"),
@@ -281,10 +291,13 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 		n   int64
 		err error
 	)
-	if outcome == records.OutcomeNone {
+	switch {
+	case outcome == records.OutcomeNone:
 		tag, e := r.s.pool.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
 		n, err = tag.RowsAffected(), e
-	} else {
+	case outcome.Resolves():
+		err = r.s.pool.QueryRow(ctx, r.s.rq.resolveDecision, conversationID, pauseID, string(outcome)).Scan(&n)
+	default:
 		tag, e := r.s.pool.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
 		n, err = tag.RowsAffected(), e
 	}

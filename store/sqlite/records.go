@@ -250,22 +250,28 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 	if err := records.CheckOutcome(outcome, true); err != nil {
 		return err
 	}
-	var (
-		res sql.Result
-		err error
-	)
-	if outcome == records.OutcomeNone {
-		res, err = r.s.exec(ctx, "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
-	} else {
-		res, err = r.s.exec(ctx, "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?", string(outcome), conversationID, pauseID)
-	}
-	if err != nil {
-		return recErr("finish", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return recErr("finish", cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)))
-	}
-	return nil
+	err := r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var (
+			res sql.Result
+			err error
+		)
+		if outcome == records.OutcomeNone {
+			res, err = tx.ExecContext(ctx, "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+		} else {
+			res, err = tx.ExecContext(ctx, "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?", string(outcome), conversationID, pauseID)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
+		}
+		if outcome.Resolves() {
+			_, err = tx.ExecContext(ctx, "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+		}
+		return err
+	})
+	return recErr("finish", err)
 }
 
 func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {
