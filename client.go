@@ -203,6 +203,19 @@ type ResumeTurnParams struct {
 	Principal *Principal
 	// Decisions holds one decision per call of the paused reply.
 	Decisions []Decision
+	// Conversation, when not nil, is the conversation ConversationID as
+	// the caller has just loaded it from the client's store; the
+	// resumption uses it instead of loading it again. It is not modified.
+	// A stale copy is safe: the claim checks in the store that the pause
+	// is still open and unclaimed, and the resumption fails with
+	// [ErrNoOpenPause] otherwise.
+	Conversation *Conversation
+	// Resolved, when not nil, is called with the tool message that
+	// resolves the pause as soon as it is stored, before the turn goes on
+	// (the model answers the results after). It is called at most once,
+	// on the resuming goroutine, and must not modify the message or keep
+	// the turn waiting.
+	Resolved func(*ToolMessage)
 }
 
 // Call runs one turn for the user's input and returns its response. When
@@ -412,6 +425,7 @@ type turn struct {
 	reply     *AssistantMessage
 	decisions []Decision
 	claim     string // the token of the claim held on pause; "" until claimed
+	resolved  func(*ToolMessage)
 	// for recovery (see recover.go)
 	recovering  bool
 	interrupted []string     // keys recorded as started by the claim taken over
@@ -581,9 +595,14 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	if p == nil {
 		p = &ResumeTurnParams{}
 	}
-	conv, err := c.store.Load(ctx, p.ConversationID)
-	if err != nil {
-		return nil, err
+	conv := p.Conversation
+	if conv == nil {
+		var err error
+		if conv, err = c.store.Load(ctx, p.ConversationID); err != nil {
+			return nil, err
+		}
+	} else if conv.ID != p.ConversationID {
+		return nil, fmt.Errorf("toolgate: resume: the conversation given is %q, not %q", conv.ID, p.ConversationID)
 	}
 	reply, err := pausedReply(conv)
 	if err != nil {
@@ -595,7 +614,7 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	t := &turn{
 		c: c, convID: p.ConversationID, principal: p.Principal, stored: len(conv.Messages),
 		history: slices.Clip(conv.Messages[:conv.Pause.Index]), pause: conv.Pause, reply: reply,
-		decisions: p.Decisions,
+		decisions: p.Decisions, resolved: p.Resolved,
 	}
 	if err := t.begin(ctx, true); err != nil {
 		return nil, err
@@ -721,6 +740,9 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	t.markInterrupted(res.Message)
 	if err := t.save(ctx, []Message{res.Message}, nil, t.pause.ID); err != nil {
 		return nil, err
+	}
+	if t.resolved != nil {
+		t.resolved(res.Message)
 	}
 	t.resolution = res.Message.Results
 	t.history = append(t.history, t.reply, res.Message)

@@ -297,8 +297,10 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
 		return nil, nil, err
 	}
-	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: &c.Owner, Decisions: decisions})
-	s.auditResolved(ctx, c, conv, actor, decisions, err)
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	audited := s.auditResolution(ctx, c, conv, actor, params)
+	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, params)
+	audited(err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)

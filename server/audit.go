@@ -263,6 +263,44 @@ func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolga
 	return a.append(ctx, recs...)
 }
 
+// auditResolution prepares the audit of the resumption p of the pause of
+// conv: it sets p.Resolved so that the records of what became of the calls
+// are written as soon as the resolution is stored, while the turn goes on
+// (the model answers the results meanwhile), and returns the function to
+// call with the resumption's error once it returns. That function returns
+// once the records are written, so that they precede the decision's
+// outcome; when the resumption stored no resolution it writes what
+// [Server.auditResolved] writes.
+func (s *Server) auditResolution(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, p *toolgate.ResumeTurnParams) func(error) {
+	a := s.audit
+	if a == nil {
+		return func(error) {}
+	}
+	pr, reply := pausedReply(conv)
+	if pr == nil {
+		return func(error) {}
+	}
+	ctx = context.WithoutCancel(ctx)
+	// set by the hook, which runs inside the resumption; the returned
+	// function reads it once the resumption has returned
+	var written chan struct{}
+	p.Resolved = func(m *toolgate.ToolMessage) {
+		recs := a.resolution(c.ID, pr.ID, reply, m, actor, p.Decisions)
+		written = make(chan struct{})
+		go func() {
+			defer close(written)
+			a.note(ctx, recs...)
+		}()
+	}
+	return func(err error) {
+		if written != nil {
+			<-written
+			return
+		}
+		s.auditResolved(ctx, c, conv, actor, p.Decisions, err)
+	}
+}
+
 // auditResolved writes what became of the calls of the pause of conv (the
 // conversation as it was before the pause was decided) once p's decisions
 // were run, err being the resumption's error: executed, denied, refused,

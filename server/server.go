@@ -729,13 +729,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
-		s.streamDecision(w, r, c, a, conv, p, params, grants)
+		s.streamDecision(w, r, c, a, params, grants, audited)
 		return
 	}
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
-	s.auditResolved(ctx, c, conv, person(p), decisions, err)
+	audited(err)
 	if err != nil {
 		if errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first

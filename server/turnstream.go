@@ -169,12 +169,13 @@ func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conver
 }
 
 // streamDecision resumes a pause the request has taken in the records, as
-// a stream: conv is the conversation as it was loaded before, p the decider
-// and grants the sticky grants the decision makes once it succeeds.
-func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, conv *toolgate.Conversation, p *toolgate.Principal, params *toolgate.ResumeTurnParams, grants []*records.Grant) {
+// a stream: grants are the sticky grants the decision makes once it
+// succeeds, and audited writes the audit records of the
+// resolution (see [Server.auditResolution]).
+func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
 	ctx := context.WithoutCancel(r.Context())
 	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
-	s.auditResolved(ctx, c, conv, person(p), params.Decisions, err)
+	audited(err)
 	if err != nil {
 		if sw == nil && errors.Is(err, toolgate.ErrNoOpenPause) {
 			// Another server on the same store took the pause first.
