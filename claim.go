@@ -24,6 +24,12 @@ type Claim struct {
 	// reply; a recovery finishes the claim with them. nil: the claim runs
 	// no call ([Client.ExpireOpenPause]). The store keeps a copy.
 	Decisions []Decision
+	// Started lists the keys of calls recorded as started together with
+	// the claim, in the same atomic write, as [ConversationStore.MarkStarted]
+	// would record them right after it: a resumption claims the pause as
+	// its first calls start. Keys must be non-empty and distinct; a
+	// takeover starts nothing.
+	Started []string
 	// TakeOver makes the claim replace the pause's current claim, which
 	// must be the one with token Supersedes (as [Conversation.Pause] showed
 	// it; "" for a claim recorded before claims kept tokens). The keys
@@ -54,6 +60,14 @@ func ValidateClaim(id string, pr *PauseRecord, pauseID string, c *Claim) error {
 	for _, d := range c.Decisions {
 		if err := d.check(); err != nil {
 			return fmt.Errorf("%w: the claim's decisions: %w", ErrInvalidAppend, err)
+		}
+	}
+	if len(c.Started) > 0 && c.TakeOver {
+		return fmt.Errorf("%w: a takeover starts no call", ErrInvalidAppend)
+	}
+	for i, k := range c.Started {
+		if k == "" || slices.Contains(c.Started[:i], k) {
+			return fmt.Errorf("%w: the claim's started keys are empty or repeated", ErrInvalidAppend)
 		}
 	}
 	switch {
@@ -128,6 +142,7 @@ func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Cla
 		at = time.Now()
 	}
 	pr.Claimed, pr.ClaimedAt, pr.ClaimToken, pr.Decisions = true, at, c.Token, slices.Clone(c.Decisions)
+	pr.Started = append(pr.Started, c.Started...)
 	return nil
 }
 

@@ -45,6 +45,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) toolgate.ConversationSt
 		{"ClaimRecord", testClaimRecord},
 		{"TakeOver", testTakeOver},
 		{"TakeOverConcurrent", testTakeOverConcurrent},
+		{"ClaimStarted", testClaimStarted},
 		{"MarkStarted", testMarkStarted},
 		{"MarkConcurrent", testMarkConcurrent},
 		{"Resolve", testResolve},
@@ -856,6 +857,58 @@ func testTakeOverConcurrent(t *testing.T, s toolgate.ConversationStore) {
 	case !errors.Is(markErr, toolgate.ErrClaimLost):
 		t.Errorf("MarkStarted racing the takeovers: got error %v, want nil or one wrapping %v", markErr, toolgate.ErrClaimLost)
 	}
+	checkStored(t, s, "conv", msgs, pause)
+}
+
+// testClaimStarted checks a claim that records its first calls as started
+// in the same write.
+func testClaimStarted(t *testing.T, s toolgate.ConversationStore) {
+	msgs, pause := openPause(t, s, "conv", "p1")
+	withStarted := func(keys ...string) *toolgate.Claim {
+		c := newClaim()
+		c.Started = keys
+		return c
+	}
+	for _, c := range []struct {
+		what  string
+		claim *toolgate.Claim
+	}{
+		{"an empty started key", withStarted("c1", "")},
+		{"a started key twice", withStarted("c1", "c1")},
+		{"a takeover starting calls", &toolgate.Claim{Token: "token-2", TakeOver: true, Supersedes: "token-1", Started: []string{"c1"}}},
+	} {
+		err := s.ClaimPause(t.Context(), "conv", "p1", c.claim)
+		checkErr(t, "ClaimPause with "+c.what, err, toolgate.ErrInvalidAppend)
+	}
+	checkStored(t, s, "conv", msgs, pause)
+
+	c := withStarted("c1", "ü'; --")
+	if err := s.ClaimPause(t.Context(), "conv", "p1", c); err != nil {
+		t.Fatalf("ClaimPause with started keys: %v", err)
+	}
+	c.Started[0] = "changed" // the store keeps its own copy
+	setClaimed(pause)
+	pause.Started = []string{"c1", "ü'; --"}
+	checkStored(t, s, "conv", msgs, pause)
+
+	// A second claim fails, and starts nothing.
+	err := s.ClaimPause(t.Context(), "conv", "p1", withStarted("c2"))
+	checkErr(t, "a second claim with started keys", err, toolgate.ErrNoOpenPause)
+	// The keys count as started: marking one again is refused.
+	err = s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c1"})
+	checkErr(t, "MarkStarted of a key the claim started", err, toolgate.ErrInvalidAppend)
+	checkStored(t, s, "conv", msgs, pause)
+	if err := s.MarkStarted(t.Context(), "conv", "p1", "token-1", []string{"c2"}); err != nil {
+		t.Fatalf("MarkStarted after a claim with started keys: %v", err)
+	}
+	pause.Started = append(pause.Started, "c2")
+	checkStored(t, s, "conv", msgs, pause)
+
+	// A takeover keeps them.
+	if err := s.ClaimPause(t.Context(), "conv", "p1", &toolgate.Claim{Token: "token-2", At: claimTime, TakeOver: true, Supersedes: "token-1", Decisions: newClaim().Decisions}); err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	pause.ClaimToken = "token-2"
 	checkStored(t, s, "conv", msgs, pause)
 }
 

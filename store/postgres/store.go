@@ -65,7 +65,7 @@ func newQueries(schema string) queries {
 		deletePause: r.Replace(`DELETE FROM S.pauses WHERE conversation_id = $1`),
 		// A first claim needs an unclaimed pause ($7 false), a takeover
 		// the pause claimed with the token $8.
-		claimPause: r.Replace(`UPDATE S.pauses SET claimed = true, claim_token = $3, claimed_at = $4, claimed_at_nanos = $5, decisions = $6
+		claimPause: r.Replace(`UPDATE S.pauses SET claimed = true, claim_token = $3, claimed_at = $4, claimed_at_nanos = $5, decisions = $6, started = started || $9::text[]
 			WHERE conversation_id = $1 AND id = $2 AND CASE WHEN $7::boolean THEN claimed AND claim_token = $8 ELSE NOT claimed END`),
 		markStarted: r.Replace(`UPDATE S.pauses SET started = started || $4::text[]
 			WHERE conversation_id = $1 AND id = $2 AND claimed AND claim_token = $3 AND NOT (started && $4::text[])`),
@@ -456,7 +456,11 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 	if at.IsZero() {
 		at = time.Now()
 	}
-	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes)
+	started := c.Started
+	if started == nil {
+		started = []string{}
+	}
+	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes, started)
 	if err != nil {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, dbErr(err))
 	}

@@ -55,7 +55,7 @@ const (
 	insertMessageSQL  = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
 	insertPauseSQL    = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
 	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
-	claimPauseSQL     = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ? WHERE conversation_id = ?"
+	claimPauseSQL     = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ?, started = ? WHERE conversation_id = ?"
 	markStartedSQL    = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
 	claimStateSQL     = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
 )
@@ -511,13 +511,26 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if at.IsZero() {
 			at = time.Now()
 		}
-		_, err = tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, id)
+		started, err := encodeStarted(append(pause.Started, c.Started...))
+		if err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id)
 		return dbErr(err)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
 	}
 	return nil
+}
+
+// encodeStarted returns the started column for keys: "" for none.
+func encodeStarted(keys []string) (string, error) {
+	if len(keys) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(keys)
+	return string(b), err
 }
 
 // MarkStarted implements [toolgate.ConversationStore]. The rules are those
@@ -534,11 +547,11 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err := toolgate.ValidateMark(id, pause, pauseID, token, keys); err != nil {
 			return err
 		}
-		started, err := json.Marshal(append(pause.Started, keys...))
+		started, err := encodeStarted(append(pause.Started, keys...))
 		if err != nil {
 			return err
 		}
-		_, err = tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, string(started), id)
+		_, err = tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id)
 		return dbErr(err)
 	})
 	if err != nil {
