@@ -719,22 +719,39 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			res = &RunResult{Message: t.unrunnable(err)}
 		}
 	}
+	// A recovery holds its claim already. Otherwise, when calls may run,
+	// the first of them to start claims the pause, in the same write that
+	// records it as started; when none can, the pause is claimed now.
+	var claim *Claim
 	if t.claim == "" {
-		// A recovery holds its claim already.
-		claim := &Claim{Token: newClaimToken(), At: time.Now(), Decisions: t.decisions}
-		if err := c.store.ClaimPause(ctx, t.convID, t.pause.ID, claim); err != nil {
-			return nil, err
+		claim = &Claim{Token: newClaimToken(), At: time.Now(), Decisions: t.decisions}
+		if res != nil || refused != nil {
+			if err := t.claimPause(ctx, claim); err != nil {
+				return nil, err
+			}
 		}
-		t.claim = claim.Token
 	}
 	switch {
 	case res != nil:
 	case refused != nil:
 		res = &RunResult{Message: refused}
 	default:
-		params.Prompt = t.marking(params.Prompt)
-		if res, err = c.manager.Resume(ctx, params); err != nil {
+		m := t.newMarker(claim)
+		params.Prompt = t.marking(params.Prompt, m)
+		res, err = c.manager.Resume(ctx, params)
+		if m.claimed() {
+			t.claim = claim.Token
+		}
+		switch {
+		case err != nil && t.claim == "":
+			return nil, fmt.Errorf("toolgate: conversation %q: resuming pause %q: %w", t.convID, t.pause.ID, err)
+		case err != nil:
 			return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete (recover it with RecoverPause): %w", t.convID, t.pause.ID, err)
+		case t.claim == "":
+			// No call started (all denied or refused): claim before storing.
+			if err := t.claimPause(ctx, claim); err != nil {
+				return nil, err
+			}
 		}
 	}
 	t.markInterrupted(res.Message)

@@ -219,10 +219,28 @@ func answerAll(reply *AssistantMessage, status ResultStatus, content string) *To
 	return msg
 }
 
+// claimPause claims the turn's pause with claim.
+func (t *turn) claimPause(ctx context.Context, claim *Claim) error {
+	if err := t.c.store.ClaimPause(ctx, t.convID, t.pause.ID, claim); err != nil {
+		return err
+	}
+	t.claim = claim.Token
+	return nil
+}
+
+// newMarker returns the marker of the turn's calls: when claim is not nil
+// the pause is not claimed yet, and the first write claims it.
+func (t *turn) newMarker(claim *Claim) *marker {
+	m := &marker{store: t.c.store, convID: t.convID, pauseID: t.pause.ID, token: t.claim, claim: claim}
+	if claim != nil {
+		m.token = claim.Token
+	}
+	return m
+}
+
 // marking returns a copy of p whose tools record their call as started
-// under the turn's claim before they run, and give it its idempotency key.
-func (t *turn) marking(p *Prompt) *Prompt {
-	m := &marker{store: t.c.store, convID: t.convID, pauseID: t.pause.ID, token: t.claim}
+// with m before they run, and give it its idempotency key.
+func (t *turn) marking(p *Prompt, m *marker) *Prompt {
 	mw := func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, req *ToolRequest) (string, error) {
 			if err := m.mark(ctx, req.Key); err != nil {
@@ -250,16 +268,33 @@ type marker struct {
 	store                  ConversationStore
 	convID, pauseID, token string
 
+	// claim is the claim the first write makes (nil: the pause was
+	// claimed before); only the writer reads it.
+	claim *Claim
+
 	mu      sync.Mutex
 	writing bool         // guarded by mu: a write is in progress
 	keys    []string     // guarded by mu: waiting for the next write
 	waiting []chan error // guarded by mu: their callers
+	took    bool         // guarded by mu: the first write claimed the pause
+	failed  error        // guarded by mu: why the first write failed; later marks fail too
+}
+
+// claimed reports whether the marker's first write claimed the pause.
+func (m *marker) claimed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.took
 }
 
 // mark records key as started and returns once the record is stored.
 func (m *marker) mark(ctx context.Context, key string) error {
 	done := make(chan error, 1)
 	m.mu.Lock()
+	if m.failed != nil {
+		m.mu.Unlock()
+		return m.failed
+	}
 	m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 	if m.writing {
 		m.mu.Unlock()
@@ -283,15 +318,29 @@ func (m *marker) mark(ctx context.Context, key string) error {
 	return <-done
 }
 
-// write records keys as started. A store that panics fails the write
-// instead of leaving the callers queued behind it waiting.
+// write records keys as started. The first write of a marker with a claim
+// makes the claim instead, with keys as its started calls; if it fails,
+// every later mark fails with its error. A store that panics fails the
+// write instead of leaving the callers queued behind it waiting.
 func (m *marker) write(ctx context.Context, keys []string) (err error) {
+	claim := m.claim
+	m.claim = nil
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("toolgate: the store panicked recording calls as started: %v", v)
 		}
+		if claim != nil {
+			m.mu.Lock()
+			m.took, m.failed = err == nil, err
+			m.mu.Unlock()
+		}
 	}()
-	return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
+	if claim == nil {
+		return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
+	}
+	c := *claim
+	c.Started = keys
+	return m.store.ClaimPause(ctx, m.convID, m.pauseID, &c)
 }
 
 // markInterrupted answers the calls of msg whose key the recovered claim

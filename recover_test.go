@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -448,8 +449,8 @@ func TestRecoverDeniedPause(t *testing.T) {
 	}
 }
 
-// slowMarks holds the first MarkStarted until release is closed and
-// records the keys of every call.
+// slowMarks holds the first record of started calls (the claim's) until
+// release is closed and records the keys of every record.
 type slowMarks struct {
 	*toolgate.MemoryStore
 	release chan struct{}
@@ -457,7 +458,7 @@ type slowMarks struct {
 	batches [][]string
 }
 
-func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+func (s *slowMarks) record(keys []string) {
 	s.mu.Lock()
 	first := len(s.batches) == 0
 	s.batches = append(s.batches, slices.Clone(keys))
@@ -465,6 +466,15 @@ func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, 
 	if first {
 		<-s.release
 	}
+}
+
+func (s *slowMarks) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	s.record(c.Started)
+	return s.MemoryStore.ClaimPause(ctx, id, pauseID, c)
+}
+
+func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	s.record(keys)
 	return s.MemoryStore.MarkStarted(ctx, id, pauseID, token, keys)
 }
 
@@ -484,13 +494,16 @@ func TestMarksCoalesce(t *testing.T) {
 				Decisions: []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Allow("cc")}})
 			done <- err
 		}()
-		synctest.Wait() // the first write waits; the other two calls queue
+		synctest.Wait() // the first write (the claim) waits; the other two calls queue
 		close(store.release)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		if len(store.batches) != 2 || len(store.batches[0]) != 1 || len(store.batches[1]) != 2 {
-			t.Errorf("MarkStarted batches %v, want one of 1 key then one of 2", store.batches)
+			t.Errorf("records of started calls %v, want the claim's with 1 key then one of 2", store.batches)
+		}
+		if got := load(t, store, "conv").Messages[2].(*toolgate.ToolMessage); len(got.Results) != 3 {
+			t.Errorf("resolution %+v, want 3 results", got)
 		}
 		if got := g.count(); got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
 			t.Errorf("runs = %v, want each once", got)
@@ -498,8 +511,19 @@ func TestMarksCoalesce(t *testing.T) {
 	})
 }
 
-// panickyMarks panics on every MarkStarted.
-type panickyMarks struct{ *toolgate.MemoryStore }
+// panickyMarks panics on every record of started calls: every MarkStarted
+// and, with claims too, every claim that starts calls.
+type panickyMarks struct {
+	*toolgate.MemoryStore
+	claims bool
+}
+
+func (s panickyMarks) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	if s.claims && len(c.Started) > 0 {
+		panic("disk on fire")
+	}
+	return s.MemoryStore.ClaimPause(ctx, id, pauseID, c)
+}
 
 func (panickyMarks) MarkStarted(context.Context, string, string, string, []string) error {
 	panic("disk on fire")
@@ -507,19 +531,30 @@ func (panickyMarks) MarkStarted(context.Context, string, string, string, []strin
 
 func TestMarkStoreFails(t *testing.T) {
 	// A store that cannot record a start (here: it panics) stops the run
-	// before the call, without leaving concurrent calls waiting.
-	for _, concurrency := range []int{1, 3} {
-		store := panickyMarks{toolgate.NewMemoryStore()}
-		g := newGatedTools()
-		c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
-			Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}), Logger: discardLogger()})
-		pause := pauseABC(t, c, "conv")
-		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
-		if err == nil {
-			t.Errorf("concurrency %d: Resume succeeded although no start could be recorded", concurrency)
-		}
-		if got := g.count(); len(got) != 0 {
-			t.Errorf("concurrency %d: tools ran: %v", concurrency, got)
+	// before the call, without leaving concurrent calls waiting. The first
+	// calls start with the claim; when only later records fail, the calls
+	// started with the claim ran and the others did not.
+	for _, claims := range []bool{true, false} {
+		for _, concurrency := range []int{1, 3} {
+			store := panickyMarks{MemoryStore: toolgate.NewMemoryStore(), claims: claims}
+			g := newGatedTools()
+			c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
+				Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}), Logger: discardLogger()})
+			pause := pauseABC(t, c, "conv")
+			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
+			if err == nil {
+				t.Errorf("claims %v, concurrency %d: Resume succeeded although starts could not be recorded", claims, concurrency)
+			}
+			ran := g.count()
+			pr := load(t, store, "conv").Pause
+			switch {
+			case claims && len(ran) != 0:
+				t.Errorf("claims failing, concurrency %d: tools ran: %v", concurrency, ran)
+			case claims && pr.Claimed:
+				t.Errorf("claims failing, concurrency %d: the pause is claimed: %+v", concurrency, pr)
+			case !claims && (len(ran) != 1 || len(pr.Started) != 1 || ran[strings.TrimPrefix(pr.Started[0], "c")] != 1):
+				t.Errorf("marks failing, concurrency %d: ran %v with %v started, want the one call the claim started", concurrency, ran, pr.Started)
+			}
 		}
 	}
 }

@@ -85,6 +85,10 @@ func (s *hookedStore) ClaimPause(ctx context.Context, id, pauseID string, c *too
 	err := s.Store.ClaimPause(ctx, id, pauseID, c)
 	if err == nil && len(c.Decisions) > 0 {
 		s.h.hook("claimed")
+		// The first calls start with the claim, in the same write.
+		for _, k := range c.Started {
+			s.h.hook("started " + k)
+		}
 	}
 	return err
 }
