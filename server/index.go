@@ -88,11 +88,14 @@ func (s *Server) decision(ctx context.Context, convID, pauseID string) (*Decisio
 // record then stays "deciding", which refuses later decisions, never
 // allows a second one. An outcome that resolves the pause also takes it
 // out of the index, in the same write; after a failure the entry stays,
-// and the recovery of claims finishes the record when it reads it.
-func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) {
-	if err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome); err != nil {
+// and the recovery of claims finishes the record when it reads it. The
+// error is returned for callers that report the record.
+func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
+	err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome)
+	if err != nil {
 		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", err)
 	}
+	return err
 }
 
 // indexPause puts the open pause pr of conversation c in the index the

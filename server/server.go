@@ -749,7 +749,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	s.finish(ctx, c.ID, pauseID, outcomeDecided) // and out of the index
+	finished := s.finish(ctx, c.ID, pauseID, outcomeDecided) == nil // and out of the index
 	s.publish(ctx, c.ID, EventDecided, pauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
 		s.internal(w, r, err)
@@ -761,7 +761,13 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	s.publishTurn(ctx, out)
-	if out.Decision == nil {
+	switch {
+	case out.Decision != nil: // a sticky resumption's, which came after
+	case finished:
+		// The record as stored: Begin keeps what it is given.
+		rec.Outcome = outcomeDecided
+		out.Decision = rec
+	default:
 		if out.Decision, err = s.decision(ctx, c.ID, pauseID); err != nil {
 			s.internal(w, r, err)
 			return
