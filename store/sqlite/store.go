@@ -308,19 +308,20 @@ func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate
 	var (
 		pause *toolgate.PauseRecord
 		msgs  storerows.Messages
+		// The columns, scanned into the same variables row after row (Scan
+		// sets every one of them, or fails).
+		kind, n, m                  int64
+		text                        sql.RawBytes
+		awaiting, token             sql.RawBytes
+		created, createdN, claimedN int64
+		claimedAt                   sql.NullInt64
+		decisions, started          sql.RawBytes
+		dest                        = []any{&kind, &n, &m, &text, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
 	)
 	for rows.Next() {
-		var (
-			kind, n, m                  int64
-			text                        sql.RawBytes
-			awaiting, token             sql.RawBytes
-			created, createdN, claimedN int64
-			claimedAt                   sql.NullInt64
-			decisions, started          sql.RawBytes
-		)
 		// The row has been read: a Scan error is a value of the wrong
 		// type. Scan fills its destinations in order, so kind is set.
-		err := rows.Scan(&kind, &n, &m, &text, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started)
+		err := rows.Scan(dest...)
 		if kind == 0 {
 			if err != nil {
 				return nil, nil, msgs.ScanError(err)
