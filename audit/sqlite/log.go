@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -43,6 +44,21 @@ type Log struct {
 	commit   *groupcommit.Committer // runs the transactions of write
 	read     *sql.DB                // read-only transactions
 	readOnly bool
+
+	// Prepared on write by Open unless readOnly, closed by Close.
+	selectHead, insertRecord *sql.Stmt
+
+	// head is the last record this Log has read as the head of the chain
+	// or appended, with its anchor: when the head row holds the same
+	// sequence number and body, the anchor is known without decoding the
+	// record. It is used by the committer's goroutine only, one append at
+	// a time; a record whose transaction rolls back does no harm, as the
+	// anchor depends on the row alone.
+	head struct {
+		seq    int64
+		body   []byte
+		anchor audit.Anchor
+	}
 }
 
 // ErrNotLog is returned by [Open] with [Options.ReadOnly] for a file that
@@ -131,8 +147,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	l := &Log{write: write, commit: groupcommit.New(write, nil), read: read, readOnly: o.ReadOnly}
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
-	} else {
-		err = l.setup(ctx)
+	} else if err = l.setup(ctx); err == nil {
+		err = l.prepare(ctx)
 	}
 	if err != nil {
 		l.Close()
@@ -207,10 +223,26 @@ func (l *Log) setup(ctx context.Context) error {
 	})
 }
 
+// prepare prepares the statements of an append.
+func (l *Log) prepare(ctx context.Context) error {
+	var err error
+	if l.selectHead, err = l.write.PrepareContext(ctx, selectHeadSQL); err != nil {
+		return err
+	}
+	l.insertRecord, err = l.write.PrepareContext(ctx, insertRecordSQL)
+	return err
+}
+
 // Close closes the database. Operations in progress may fail.
 func (l *Log) Close() error {
 	l.commit.Close()
-	return errors.Join(l.read.Close(), l.write.Close())
+	var errs []error
+	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
+	}
+	return errors.Join(append(errs, l.read.Close(), l.write.Close())...)
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) that it may share
@@ -244,10 +276,11 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 		return nil
 	}
 	err := l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		head, err := readHead(ctx, tx)
+		head, err := l.readHead(ctx, tx)
 		if err != nil {
 			return err
 		}
+		insert := tx.StmtContext(ctx, l.insertRecord)
 		for i := range sealed {
 			if err := audit.Seal(head, &sealed[i]); err != nil {
 				return err
@@ -256,10 +289,11 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 			if err != nil {
 				return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
 			}
-			if _, err := tx.ExecContext(ctx, insertRecordSQL, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
+			if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
 				return err
 			}
 			head = sealed[i].Anchor()
+			l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
 		}
 		return nil
 	})
@@ -273,24 +307,36 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 }
 
 // readHead returns the anchor of the last stored record, or the zero
-// Anchor for an empty log.
-func readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
-	var (
-		seq  int64
-		body []byte
-	)
-	err := tx.QueryRowContext(ctx, selectHeadSQL).Scan(&seq, &body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return audit.Anchor{}, nil
-	}
+// Anchor for an empty log. It decodes the record unless its row is the one
+// of l.head.
+func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
+	rows, err := tx.StmtContext(ctx, l.selectHead).QueryContext(ctx)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+		}
+		return audit.Anchor{}, nil
+	}
+	var (
+		seq  int64
+		body sql.RawBytes
+	)
+	if err := rows.Scan(&seq, &body); err != nil {
+		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+	}
+	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
+		return l.head.anchor, nil
 	}
 	r, err := decodeRow(seq, "", body, false)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
-	return r.Anchor(), nil
+	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
+	return l.head.anchor, nil
 }
 
 // decodeRow decodes a stored record and checks it against its row: a

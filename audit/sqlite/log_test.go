@@ -334,6 +334,59 @@ func TestAppendAfterCorruptHead(t *testing.T) {
 	}
 }
 
+// TestAppendAfterHeadChanged changes the last record under a Log that has
+// just appended it: the Log must read the row again, not reuse what it
+// knew of the record it wrote.
+func TestAppendAfterHeadChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name, sql string
+		broken    bool
+	}{
+		{"body corrupted", "UPDATE audit_records SET body = '{' WHERE seq = 3", true},
+		{"last record deleted", "DELETE FROM audit_records WHERE seq = 3", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.db")
+			l := openAt(t, path, nil)
+			rs := []*audit.Record{sample(0), sample(1), sample(2)}
+			if err := l.Append(t.Context(), rs...); err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, raw(t, path), tc.sql)
+			r := sample(3)
+			err := l.Append(t.Context(), r)
+			if tc.broken {
+				if !errors.Is(err, audit.ErrBroken) {
+					t.Errorf("append after the last record changed: %v, want an error matching ErrBroken", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := rs[1].Anchor(); r.Seq != want.Seq+1 || r.PrevHash != want.Hash {
+				t.Errorf("appended record %d after %q, want %d after %q", r.Seq, r.PrevHash, want.Seq+1, want.Hash)
+			}
+		})
+	}
+}
+
+// TestAppendAfterOtherLog appends through two Logs on one file in turn:
+// each must continue the chain from the other's last record.
+func TestAppendAfterOtherLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	ls := []*sqlite.Log{openAt(t, path, nil), openAt(t, path, nil)}
+	for i := range 6 {
+		if err := ls[i%2].Append(t.Context(), sample(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := verifyFile(t, path, nil)
+	if err != nil || rep.Records != 6 {
+		t.Errorf("after appends through two Logs: %+v, %v; want 6 intact records", rep, err)
+	}
+}
+
 func TestAppendAtomic(t *testing.T) {
 	path, _ := filled(t, 2)
 	l := openAt(t, path, nil)

@@ -43,7 +43,19 @@ type Committer struct {
 	closed bool         // guarded by mu
 	ops    chan *writeOp
 	exited chan struct{} // closed when the goroutine returns
+
+	// The savepoint statements, prepared on db by the goroutine before
+	// the first transaction that needs them and closed when it returns;
+	// used by that goroutine only.
+	savepoint, rollbackTo, release *sql.Stmt
 }
+
+// The statements that isolate an operation from the others of its batch.
+const (
+	savepointSQL  = "SAVEPOINT op"
+	rollbackToSQL = "ROLLBACK TO op"
+	releaseSQL    = "RELEASE op"
+)
 
 // New starts the committer of db, whose transactions must all be its own
 // (db should have a single connection, opened with BEGIN IMMEDIATE
@@ -96,6 +108,7 @@ func (c *Committer) Close() {
 
 func (c *Committer) loop() {
 	defer close(c.exited)
+	defer c.closeStatements()
 	batch := make([]*writeOp, 0, maxBatch)
 	for op := range c.ops {
 		batch = append(batch[:0], op)
@@ -134,13 +147,52 @@ func (c *Committer) run(batch []*writeOp) {
 	}
 }
 
+// prepare prepares the savepoint statements unless they are. It must run
+// outside a transaction: the database's one connection must be free.
+func (c *Committer) prepare(ctx context.Context) error {
+	for _, st := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{{&c.savepoint, savepointSQL}, {&c.rollbackTo, rollbackToSQL}, {&c.release, releaseSQL}} {
+		if *st.stmt != nil {
+			continue
+		}
+		stmt, err := c.db.PrepareContext(ctx, st.query)
+		if err != nil {
+			return err
+		}
+		*st.stmt = stmt
+	}
+	return nil
+}
+
+// closeStatements closes the savepoint statements.
+func (c *Committer) closeStatements() {
+	for _, stmt := range []*sql.Stmt{c.savepoint, c.rollbackTo, c.release} {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
+}
+
 // runLive runs the operations of batch whose errs entry is nil.
 func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 	ctx := context.Background()
+	if live > 1 {
+		if err := c.prepare(ctx); err != nil {
+			setLive(errs, c.mapErr(err))
+			return
+		}
+	}
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		setLive(errs, c.mapErr(err))
 		return
+	}
+	// The savepoint statements of this transaction, when it needs them.
+	var savepoint, rollbackTo, release *sql.Stmt
+	if live > 1 {
+		savepoint, rollbackTo, release = tx.StmtContext(ctx, c.savepoint), tx.StmtContext(ctx, c.rollbackTo), tx.StmtContext(ctx, c.release)
 	}
 	ok := make([]bool, len(batch)) // ran and succeeded, not yet committed
 	for i, op := range batch {
@@ -157,19 +209,19 @@ func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 			ok[i] = true
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		if _, err := savepoint.ExecContext(ctx); err != nil {
 			abort(tx, errs, ok, c.mapErr(err))
 			return
 		}
 		if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				abort(tx, errs, ok, c.mapErr(err))
 				return
 			}
 		} else {
 			ok[i] = true
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+		if _, err := release.ExecContext(ctx); err != nil {
 			abort(tx, errs, ok, c.mapErr(err))
 			return
 		}

@@ -26,7 +26,7 @@ func (s *store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 
 // openRaw opens a database file in WAL mode with one writing connection
 // and a table t(k TEXT PRIMARY KEY).
-func openRaw(t *testing.T) *store {
+func openRaw(t testing.TB) *store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")

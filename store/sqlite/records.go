@@ -57,6 +57,50 @@ const recordsMigration = `CREATE TABLE server_conversations (
 	);
 	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`
 
+// recordStmts are the prepared statements of the records: on read,
+// the reads outside a transaction; on write, the writes.
+type recordStmts struct {
+	conversation, decision                                    *sql.Stmt // read
+	createConversation, beginDecision, priorDecision          *sql.Stmt // write
+	deleteDecision, finishDecision, addPending, removePending *sql.Stmt // write
+	addGrant                                                  *sql.Stmt // write
+}
+
+// The statements of the records.
+const (
+	selectConversationRecordSQL = "SELECT id, agent, owner_id, owner, created_at FROM server_conversations WHERE id = ?"
+	insertConversationSQL       = `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	selectDecisionSQL   = "SELECT conversation_id, pause_id, outcome, record FROM server_decisions"
+	selectDecisionOfSQL = selectDecisionSQL + " WHERE conversation_id = ? AND pause_id = ?"
+	insertDecisionSQL   = `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record)
+		VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`
+	deleteDecisionSQL = "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?"
+	finishDecisionSQL = "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?"
+	addPendingSQL     = `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`
+	removePendingSQL = "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?"
+	addGrantSQL      = `INSERT INTO server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+)
+
+// recordStmtSpecs lists the statements of s.rec for [Store.prepare].
+func (s *Store) recordStmtSpecs() []stmtSpec {
+	r := &s.rec
+	return []stmtSpec{
+		{s.read, &r.conversation, selectConversationRecordSQL},
+		{s.read, &r.decision, selectDecisionOfSQL},
+		{s.write, &r.createConversation, insertConversationSQL},
+		{s.write, &r.beginDecision, insertDecisionSQL},
+		{s.write, &r.priorDecision, selectDecisionOfSQL},
+		{s.write, &r.deleteDecision, deleteDecisionSQL},
+		{s.write, &r.finishDecision, finishDecisionSQL},
+		{s.write, &r.addPending, addPendingSQL},
+		{s.write, &r.removePending, removePendingSQL},
+		{s.write, &r.addGrant, addGrantSQL},
+	}
+}
+
 // Records returns the approval service's record store (a
 // [records.Store]) kept in the same database file as the conversations,
 // for server.Config.Records. It shares s's connections: it is usable
@@ -99,8 +143,7 @@ func (r *recordStore) CreateConversation(ctx context.Context, c *records.Convers
 	if err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
+	res, err := r.s.exec(ctx, r.s.rec.createConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
 	if err != nil {
 		return recErr("create conversation", err)
 	}
@@ -143,8 +186,7 @@ func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Con
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := scanConversation(r.s.read.QueryRowContext(ctx,
-		"SELECT id, agent, owner_id, owner, created_at FROM server_conversations WHERE id = ?", id))
+	c, err := scanConversation(r.s.rec.conversation.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: conversation %q: %w", id, records.ErrNotFound)
 	}
@@ -200,8 +242,6 @@ func (r *recordStore) ListConversations(ctx context.Context, p *records.ListPara
 	return out, nil
 }
 
-const selectDecisionSQL = "SELECT conversation_id, pause_id, outcome, record FROM server_decisions"
-
 func scanDecision(row scanner) (*records.Decision, error) {
 	var (
 		conv, pause, outcome string
@@ -226,15 +266,14 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 	}
 	var prior *records.Decision
 	err = r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record)
-			VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		res, err := tx.StmtContext(ctx, r.s.rec.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
 			return err
 		}
-		prior, err = scanDecision(tx.QueryRowContext(ctx, selectDecisionSQL+" WHERE conversation_id = ? AND pause_id = ?", d.ConversationID, d.PauseID))
+		prior, err = scanDecision(tx.StmtContext(ctx, r.s.rec.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
 		return err
 	})
 	if err != nil {
@@ -256,9 +295,9 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 			err error
 		)
 		if outcome == records.OutcomeNone {
-			res, err = tx.ExecContext(ctx, "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+			res, err = tx.StmtContext(ctx, r.s.rec.deleteDecision).ExecContext(ctx, conversationID, pauseID)
 		} else {
-			res, err = tx.ExecContext(ctx, "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?", string(outcome), conversationID, pauseID)
+			res, err = tx.StmtContext(ctx, r.s.rec.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
 		}
 		if err != nil {
 			return err
@@ -267,7 +306,7 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 			return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
 		}
 		if outcome.Resolves() {
-			_, err = tx.ExecContext(ctx, "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+			_, err = tx.StmtContext(ctx, r.s.rec.removePending).ExecContext(ctx, conversationID, pauseID)
 		}
 		return err
 	})
@@ -278,7 +317,7 @@ func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID stri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d, err := scanDecision(r.s.read.QueryRowContext(ctx, selectDecisionSQL+" WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID))
+	d, err := scanDecision(r.s.rec.decision.QueryRowContext(ctx, conversationID, pauseID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
 	}
@@ -321,9 +360,7 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`,
-		p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := r.s.exec(ctx, r.s.rec.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
 	return recErr("add pending", err)
 }
 
@@ -331,7 +368,7 @@ func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?", conversationID, pauseID)
+	_, err := r.s.exec(ctx, r.s.rec.removePending, conversationID, pauseID)
 	return recErr("remove pending", err)
 }
 
@@ -454,8 +491,7 @@ func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
 	if err := records.CheckGrant(g); err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, `INSERT INTO server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+	res, err := r.s.exec(ctx, r.s.rec.addGrant,
 		g.ID, g.ConversationID, g.Tool, g.ArgumentsDigest, g.GrantedBy, recordrows.Nanos(g.GrantedAt), recordrows.Nanos(g.ExpiresAt))
 	if err != nil {
 		return recErr("add grant", err)

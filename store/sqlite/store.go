@@ -40,24 +40,40 @@ type Store struct {
 	commit *groupcommit.Committer // runs the transactions of write
 	read   *sql.DB                // read-only transactions
 
-	// Prepared statements, fixed at creation: on read, for Load; on
-	// write, for Append, ClaimPause and MarkStarted.
-	readPause, readMessages                                            *sql.Stmt
+	// Prepared statements, fixed at creation: on read, for Load and the
+	// records' reads; on write, for Append, ClaimPause, MarkStarted and the
+	// records' writes. A statement of write runs in a transaction through
+	// [sql.Tx.StmtContext], which reuses it on the one connection.
+	readConversation                                                   *sql.Stmt
 	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
 	claimPause, markStarted, claimState                                *sql.Stmt
+	rec                                                                recordStmts
+	stmts                                                              []*sql.Stmt // all of them, to close
 }
 
 // The statements of a [Store].
 const (
-	selectPauseSQL    = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started FROM pauses WHERE conversation_id = ?"
-	selectMessagesSQL = "SELECT seq, format, body FROM messages WHERE conversation_id = ? ORDER BY seq"
-	countMessagesSQL  = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
-	insertMessageSQL  = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
-	insertPauseSQL    = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
-	deletePauseSQL    = "DELETE FROM pauses WHERE conversation_id = ?"
-	claimPauseSQL     = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ?, started = ? WHERE conversation_id = ?"
-	markStartedSQL    = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
-	claimStateSQL     = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
+	selectPauseSQL = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started FROM pauses WHERE conversation_id = ?"
+	// selectConversationSQL reads the pause (kind 1) and the messages
+	// (kind 0) of a conversation in one statement, so that they come from
+	// one snapshot without a transaction of their own. A message row
+	// fills the pause's columns with values of their types. The rows are
+	// in the order of the second column: the messages in order of their
+	// numbers (read in the order of the primary key, with no sort), the
+	// pause among them at its index. Its arguments are the conversation
+	// id, twice.
+	selectConversationSQL = `SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
+		FROM pauses WHERE conversation_id = ?
+	UNION ALL
+	SELECT 0, seq, format, body, '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
+	ORDER BY 2`
+	countMessagesSQL = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
+	insertMessageSQL = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
+	insertPauseSQL   = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
+	deletePauseSQL   = "DELETE FROM pauses WHERE conversation_id = ?"
+	claimPauseSQL    = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ?, started = ? WHERE conversation_id = ?"
+	markStartedSQL   = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
+	claimStateSQL    = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
 )
 
 // migrations bring the schema from version i to i+1 (the database's
@@ -158,13 +174,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 
 // prepare prepares the statements of s.
 func (s *Store) prepare(ctx context.Context) error {
-	for _, st := range []struct {
-		db    *sql.DB
-		stmt  **sql.Stmt
-		query string
-	}{
-		{s.read, &s.readPause, selectPauseSQL},
-		{s.read, &s.readMessages, selectMessagesSQL},
+	for _, st := range append([]stmtSpec{
+		{s.read, &s.readConversation, selectConversationSQL},
 		{s.write, &s.writePause, selectPauseSQL},
 		{s.write, &s.countMessages, countMessagesSQL},
 		{s.write, &s.insertMessage, insertMessageSQL},
@@ -173,14 +184,22 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.write, &s.claimPause, claimPauseSQL},
 		{s.write, &s.markStarted, markStartedSQL},
 		{s.write, &s.claimState, claimStateSQL},
-	} {
+	}, s.recordStmtSpecs()...) {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
 		if err != nil {
 			return dbErr(err)
 		}
 		*st.stmt = stmt
+		s.stmts = append(s.stmts, stmt)
 	}
 	return nil
+}
+
+// stmtSpec is a statement to prepare on db into *stmt.
+type stmtSpec struct {
+	db    *sql.DB
+	stmt  **sql.Stmt
+	query string
 }
 
 // setup turns on WAL and applies the missing migrations.
@@ -231,10 +250,8 @@ func (s *Store) Close() error {
 	// The writes queued before Close finish first.
 	s.commit.Close()
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.readPause, s.readMessages, s.writePause, s.countMessages, s.insertMessage, s.insertPause, s.deletePause, s.claimPause, s.markStarted, s.claimState} {
-		if stmt != nil {
-			errs = append(errs, stmt.Close())
-		}
+	for _, stmt := range s.stmts {
+		errs = append(errs, stmt.Close())
 	}
 	errs = append(errs, s.read.Close(), s.write.Close())
 	return errors.Join(errs...)
@@ -248,12 +265,12 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 	return s.commit.Do(ctx, fn)
 }
 
-// exec runs one write statement in a (shared) write transaction.
-func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+// exec runs one prepared write statement in a (shared) write transaction.
+func (s *Store) exec(ctx context.Context, stmt *sql.Stmt, args ...any) (sql.Result, error) {
 	var res sql.Result
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		res, err = tx.ExecContext(ctx, query, args...)
+		res, err = tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
 		return err
 	})
 	return res, err
@@ -265,16 +282,7 @@ func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, dbErr(err))
-	}
-	defer tx.Rollback()
-	pause, err := loadPause(ctx, tx.StmtContext(ctx, s.readPause), id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
-	}
-	msgs, err := loadMessages(ctx, tx.StmtContext(ctx, s.readMessages), id)
+	pause, msgs, err := loadConversation(ctx, s.readConversation, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -289,31 +297,52 @@ func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, er
 	return &toolgate.Conversation{ID: id, Messages: msgs, Pause: pause}, nil
 }
 
-// loadMessages reads the messages of a conversation with
-// [selectMessagesSQL].
-func loadMessages(ctx context.Context, stmt *sql.Stmt, id string) ([]toolgate.Message, error) {
-	rows, err := stmt.QueryContext(ctx, id)
+// loadConversation reads the unresolved pause, or nil, and the messages of
+// a conversation with [selectConversationSQL].
+func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, []toolgate.Message, error) {
+	rows, err := stmt.QueryContext(ctx, id, id)
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, nil, dbErr(err)
 	}
 	defer rows.Close()
-	var msgs storerows.Messages
+	var (
+		pause *toolgate.PauseRecord
+		msgs  storerows.Messages
+		// The columns, scanned into the same variables row after row (Scan
+		// sets every one of them, or fails).
+		kind, n, m                  int64
+		text                        sql.RawBytes
+		awaiting, token             sql.RawBytes
+		created, createdN, claimedN int64
+		claimedAt                   sql.NullInt64
+		decisions, started          sql.RawBytes
+		dest                        = []any{&kind, &n, &m, &text, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
+	)
 	for rows.Next() {
-		var (
-			seq, format int64
-			body        sql.RawBytes
-		)
-		if err := rows.Scan(&seq, &format, &body); err != nil {
-			return nil, msgs.ScanError(err)
+		// The row has been read: a Scan error is a value of the wrong
+		// type. Scan fills its destinations in order, so kind is set.
+		err := rows.Scan(dest...)
+		if kind == 0 {
+			if err != nil {
+				return nil, nil, msgs.ScanError(err)
+			}
+			if err := msgs.Add(n, m, text); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
-		if err := msgs.Add(seq, format, body); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+		}
+		pause = &toolgate.PauseRecord{ID: string(text), Index: int(n), ClaimToken: string(token)}
+		if err := pauseRow(pause, m, awaiting, created, createdN, claimedAt, claimedN, decisions, started); err != nil {
+			return nil, nil, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbErr(err)
+		return nil, nil, dbErr(err)
 	}
-	return msgs.List(), nil
+	return pause, msgs.List(), nil
 }
 
 // loadPause reads the conversation's unresolved pause, or nil, with
@@ -341,23 +370,29 @@ func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 		&pr.ClaimToken, &claimedAt, &claimedN, &decisions, &startedKs); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
-	if claimed != 0 && claimed != 1 {
-		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
-	}
-	pr.Claimed = claimed == 1
-	if err := storerows.Pause(&pr, awaiting, created, createdN); err != nil {
-		return nil, err
-	}
-	if claimedAt.Valid {
-		if claimedN < 0 || claimedN >= 1e9 || !pr.Claimed {
-			return nil, fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, claimedN, pr.Claimed)
-		}
-		pr.ClaimedAt = time.Unix(claimedAt.Int64, claimedN).UTC()
-	}
-	if err := storerows.Claim(&pr, decisions, startedKs); err != nil {
+	if err := pauseRow(&pr, claimed, awaiting, created, createdN, claimedAt, claimedN, decisions, startedKs); err != nil {
 		return nil, err
 	}
 	return &pr, nil
+}
+
+// pauseRow completes pr, which holds the id, index and claim token of a
+// pause row, with the row's other columns, and checks them.
+func pauseRow(pr *toolgate.PauseRecord, claimed int64, awaiting []byte, created, createdN int64, claimedAt sql.NullInt64, claimedN int64, decisions, started []byte) error {
+	if claimed != 0 && claimed != 1 {
+		return fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
+	}
+	pr.Claimed = claimed == 1
+	if err := storerows.Pause(pr, awaiting, created, createdN); err != nil {
+		return err
+	}
+	if claimedAt.Valid {
+		if claimedN < 0 || claimedN >= 1e9 || !pr.Claimed {
+			return fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, claimedN, pr.Claimed)
+		}
+		pr.ClaimedAt = time.Unix(claimedAt.Int64, claimedN).UTC()
+	}
+	return storerows.Claim(pr, decisions, started)
 }
 
 // loadClaim reads what the rules of a claim or a mark need of the

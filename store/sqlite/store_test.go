@@ -451,3 +451,62 @@ func TestMigrateLegacyClaim(t *testing.T) {
 		t.Errorf("after the recovery: pause %+v, %d messages", c.Pause, len(c.Messages))
 	}
 }
+
+// TestLoadSnapshot loads a conversation while another goroutine pauses it
+// and resolves the pause, round after round: every Load must see the
+// messages and the pause of one moment (a pause on the last message, or no
+// pause after a resolved round), never the pause of one and the messages
+// of another.
+func TestLoadSnapshot(t *testing.T) {
+	s, _ := open(t)
+	ctx := t.Context()
+	const rounds = 100
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			for i := range rounds {
+				pauseID := fmt.Sprint("p", i)
+				reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "a"}}}
+				if err := s.Append(ctx, "conv", &toolgate.AppendParams{At: 4 * i,
+					Messages: []toolgate.Message{&toolgate.UserMessage{Text: "go"}, reply},
+					Pause:    &toolgate.PauseRecord{ID: pauseID, Awaiting: []string{"c1"}}}); err != nil {
+					return err
+				}
+				if err := s.ClaimPause(ctx, "conv", pauseID, &toolgate.Claim{Token: "t"}); err != nil {
+					return err
+				}
+				if err := s.Append(ctx, "conv", &toolgate.AppendParams{At: 4*i + 2, Resolves: pauseID, Messages: []toolgate.Message{
+					&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "c1", Name: "a", Content: "ok"}}},
+					&toolgate.AssistantMessage{Text: "done"},
+				}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	}()
+	for loads := 0; ; loads++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("writer: %v", err)
+			}
+			if loads == 0 {
+				t.Log("the writer finished before the first load")
+			}
+			return
+		default:
+		}
+		c, err := s.Load(ctx, "conv")
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		n := len(c.Messages)
+		switch {
+		case c.Pause == nil && n%4 != 0:
+			t.Fatalf("Load: %d messages and no pause, want a multiple of 4 without a pause", n)
+		case c.Pause != nil && (n%4 != 2 || c.Pause.Index != n-1 || c.Pause.ID != fmt.Sprint("p", n/4)):
+			t.Fatalf("Load: %d messages and pause %q at %d, want pause p%d on the last of 4k+2 messages", n, c.Pause.ID, c.Pause.Index, n/4)
+		}
+	}
+}
