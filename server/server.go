@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -207,7 +206,7 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request, p *t
 		writeError(w, http.StatusForbidden, codeForbidden, "your roles may not start conversations with agent "+in.Agent)
 		return
 	}
-	c := &conversation{ID: "conv_" + rand.Text(), Agent: in.Agent, Owner: *p, CreatedAt: now()}
+	c := &conversation{ID: newConversationID(), Agent: in.Agent, Owner: *p, CreatedAt: now()}
 	if err := s.cfg.Records.CreateConversation(r.Context(), c); err != nil {
 		s.internal(w, r, err)
 		return
