@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,9 @@ func loadInstance(b *testing.B, store string) string {
 // a message (a turn that pauses) and of deciding (the resumed turn runs
 // to its end), over all rounds.
 func benchmarkDecisions(b *testing.B, urls []string) {
+	// The garbage collector's target of toolgate serve (unless GOGC is
+	// set), for the figures to be those of the service.
+	defer debug.SetGCPercent(server.TuneGC())
 	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
 		Input: flightdemo.Input, Pauses: 1000, Concurrency: benchConcurrency}
 	var rate float64
