@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/internal/loadgen"
@@ -110,7 +111,13 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 	schema := "toolgate_load_" + strings.ToLower(rand.Text())
 	b.Cleanup(func() {
 		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
+		// The pool's settings (pool_max_conns) are not a connection's.
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 		if err != nil {
 			b.Error(err)
 			return
