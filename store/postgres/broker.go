@@ -55,7 +55,8 @@ type BrokerOptions struct {
 // When that connection is lost, the Broker reconnects with backoff and then
 // delivers a nil payload to every subscriber: payloads published meanwhile
 // are lost, and the subscribers should read the state they follow again.
-// Publishing uses the pool.
+// Publishing uses the pool: the payloads of concurrent [Broker.Publish]
+// calls are notified together, in one statement and one commit.
 //
 // A Broker is safe for concurrent use. Close it when done.
 type Broker struct {
@@ -72,9 +73,21 @@ type Broker struct {
 	mu   sync.RWMutex // read-held during deliveries
 	subs map[*func([]byte)]struct{}
 
+	pubs      chan *publication // to the publishing goroutine
+	published chan struct{}     // closed when the publishing goroutine has returned
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
+
+// publication is a payload [Broker.Publish] waits on.
+type publication struct {
+	payload string
+	done    chan error // receives the outcome, once
+}
+
+// maxPublishBatch bounds the notifications of one publishing statement.
+const maxPublishBatch = 256
 
 // NewBroker returns a broker that notifies through pool and listens on a
 // connection of its own, made with pool's configuration. It returns once
@@ -96,6 +109,8 @@ func NewBroker(ctx context.Context, pool *pgxpool.Pool, opts *BrokerOptions) (*B
 		logger:     opts.Logger,
 		done:       make(chan struct{}),
 		subs:       make(map[*func([]byte)]struct{}),
+		pubs:       make(chan *publication),
+		published:  make(chan struct{}),
 		closed:     make(chan struct{}),
 	}
 	if b.channel == "" {
@@ -119,6 +134,7 @@ func NewBroker(ctx context.Context, pool *pgxpool.Pool, opts *BrokerOptions) (*B
 	lctx, stop := context.WithCancel(context.Background())
 	b.stop = stop
 	go b.run(lctx, conn)
+	go b.publish(lctx)
 	return b, nil
 }
 
@@ -233,7 +249,9 @@ func (b *Broker) deliver(payload []byte) {
 // Publish notifies the broker's channel with payload, which must be valid
 // UTF-8 without NUL bytes and shorter than 8000 bytes ([ErrPayload]
 // otherwise). It returns once the notification is committed; every
-// listening broker, this one included, delivers it soon after.
+// listening broker, this one included, delivers it soon after. When ctx
+// ends first, Publish returns ctx's error, and the notification may still
+// be made.
 func (b *Broker) Publish(ctx context.Context, payload []byte) error {
 	select {
 	case <-b.closed:
@@ -248,10 +266,70 @@ func (b *Broker) Publish(ctx context.Context, payload []byte) error {
 	case strings.ContainsRune(string(payload), 0):
 		return fmt.Errorf("%w: a NUL byte", ErrPayload)
 	}
-	if _, err := b.pool.Exec(ctx, "SELECT pg_notify($1, $2)", b.channel, string(payload)); err != nil {
-		return fmt.Errorf("postgres: publish: %w", err)
+	p := &publication{payload: string(payload), done: make(chan error, 1)}
+	select {
+	case b.pubs <- p:
+	case <-b.closed:
+		return ErrBrokerClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// publish notifies the payloads handed to it until ctx is canceled. The
+// payloads that arrive while a statement runs go together in the next
+// one: NOTIFY serializes the commits of all notifying transactions of the
+// cluster, each waiting for its WAL flush, so one commit for many
+// payloads is what lets notifications keep up with concurrent requests.
+// A statement never holds the same payload twice, since PostgreSQL would
+// deliver it once; a repeat waits for the next statement.
+func (b *Broker) publish(ctx context.Context) {
+	defer close(b.published)
+	var (
+		batch    []*publication
+		payloads []string
+		seen     = make(map[string]bool)
+		next     *publication // a repeat, first of the next statement
+	)
+	for {
+		batch, payloads = batch[:0], payloads[:0]
+		clear(seen)
+		if next == nil {
+			select {
+			case next = <-b.pubs:
+			case <-ctx.Done():
+				return
+			}
+		}
+	more:
+		for next != nil && len(batch) < maxPublishBatch && !seen[next.payload] {
+			batch, payloads = append(batch, next), append(payloads, next.payload)
+			seen[next.payload] = true
+			select {
+			case next = <-b.pubs:
+			default:
+				next = nil
+				break more
+			}
+		}
+		_, err := b.pool.Exec(ctx, "SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i", b.channel, payloads)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			err = ErrBrokerClosed
+		case err != nil:
+			err = fmt.Errorf("postgres: publish: %w", err)
+		}
+		for _, p := range batch {
+			p.done <- err
+		}
+		clear(batch)
+	}
 }
 
 // Subscribe calls deliver with every payload the broker receives from now
@@ -284,6 +362,7 @@ func (b *Broker) Close() error {
 		close(b.closed)
 		b.stop()
 		<-b.done
+		<-b.published
 	})
 	return nil
 }

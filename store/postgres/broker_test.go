@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +102,58 @@ func TestBrokerPayloads(t *testing.T) {
 	}
 	if p := receive(t, got); p == nil || len(p) != 0 {
 		t.Errorf("the empty payload came back as %q (nil %v)", p, p == nil)
+	}
+}
+
+// Concurrent publications, which share statements, are each delivered
+// once to every listening broker, repeats of a payload included, and one
+// publisher's payloads keep their order.
+func TestBrokerConcurrentPublishes(t *testing.T) {
+	channel := newChannel()
+	pub, sub := newBroker(t, channel), newBroker(t, channel)
+	gotPub, gotSub := inbox(t, pub), inbox(t, sub)
+	const publishers, each = 16, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, publishers*each)
+	for g := range publishers {
+		wg.Go(func() {
+			for i := range each {
+				// Publishers g and g+1 (g even) publish the same payloads.
+				if err := pub.Publish(t.Context(), fmt.Appendf(nil, "%d-%d", g/2, i)); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Publish: %v", err)
+	}
+	for name, ch := range map[string]chan []byte{"publisher": gotPub, "subscriber": gotSub} {
+		count := map[string]int{}
+		last := map[int]int{} // per pair of publishers: the last i delivered twice
+		for range publishers * each {
+			p := string(receive(t, ch))
+			count[p]++
+			var pair, i int
+			if _, err := fmt.Sscanf(p, "%d-%d", &pair, &i); err != nil {
+				t.Fatalf("%s got %q", name, p)
+			}
+			if count[p] == 2 {
+				if i < last[pair] {
+					t.Errorf("%s: %q delivered after a later payload of the same publishers", name, p)
+				}
+				last[pair] = i
+			}
+		}
+		for g := 0; g < publishers; g += 2 {
+			for i := range each {
+				if p := fmt.Sprintf("%d-%d", g/2, i); count[p] != 2 {
+					t.Errorf("%s got %q %d times, want 2", name, p, count[p])
+				}
+			}
+		}
 	}
 }
 

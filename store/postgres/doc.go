@@ -51,8 +51,8 @@
 // [toolgate.ErrConflict]. Appends to different conversations do not wait
 // for each other. A claim is one conditional UPDATE (… SET claimed = true
 // WHERE … AND NOT claimed), so exactly one of concurrent claims of a pause
-// succeeds. Load reads the messages and the pause in one REPEATABLE READ
-// snapshot.
+// succeeds. Load reads the messages and the pause with one statement, so
+// in one snapshot.
 //
 // # Schema
 //

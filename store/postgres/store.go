@@ -42,9 +42,9 @@ type Store struct {
 
 // queries are the statements of a [Store], with the schema filled in.
 type queries struct {
-	lockConversation, selectPause, selectMessages, countMessages string
-	insertMessages, insertPause, deletePause, claimPause         string
-	markStarted, loadVault, saveVault                            string
+	lockConversation, selectPause, selectConversation, countMessages string
+	insertMessages, insertPause, deletePause, claimPause             string
+	markStarted, loadVault, saveVault                                string
 }
 
 func newQueries(schema string) queries {
@@ -56,8 +56,17 @@ func newQueries(schema string) queries {
 		selectPause: r.Replace(`SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos,
 			claim_token, claimed_at, claimed_at_nanos, decisions, started
 			FROM S.pauses WHERE conversation_id = $1`),
-		selectMessages: r.Replace(`SELECT seq, format, body FROM S.messages WHERE conversation_id = $1 ORDER BY seq`),
-		countMessages:  r.Replace(`SELECT count(*), coalesce(max(seq), -1) FROM S.messages WHERE conversation_id = $1`),
+		// The pause (kind 0), if any, then the messages (kind 1) in order:
+		// one statement, so one snapshot and one round trip.
+		selectConversation: r.Replace(`SELECT 0 AS kind, id, msg_index, awaiting, claimed, created_at, created_at_nanos,
+				claim_token, claimed_at, claimed_at_nanos, decisions, started,
+				NULL::integer AS seq, NULL::integer AS format, NULL::text AS body
+			FROM S.pauses WHERE conversation_id = $1
+			UNION ALL
+			SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, seq, format, body
+			FROM S.messages WHERE conversation_id = $1
+			ORDER BY kind, seq`),
+		countMessages: r.Replace(`SELECT count(*), coalesce(max(seq), -1) FROM S.messages WHERE conversation_id = $1`),
 		insertMessages: r.Replace(`INSERT INTO S.messages (conversation_id, seq, format, body)
 			SELECT $1, $2 + b.i - 1, $3, b.body FROM unnest($4::text[]) WITH ORDINALITY AS b(body, i)`),
 		insertPause: r.Replace(`INSERT INTO S.pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos)
@@ -238,71 +247,123 @@ func (s *Store) Close() error {
 }
 
 // Load implements [toolgate.ConversationStore]. It reads the messages and
-// the pause in one snapshot. A row that cannot be read back gives an error
-// wrapping [toolgate.ErrCorrupt].
+// the pause with one statement, so in one snapshot and one round trip. A
+// row that cannot be read back gives an error wrapping
+// [toolgate.ErrCorrupt].
 func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var conv *toolgate.Conversation
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		b.Queue(s.q.selectPause, id)
-		b.Queue(s.q.selectMessages, id)
-		br := tx.SendBatch(ctx, &b)
-		defer br.Close()
-		pause, err := loadPause(br)
-		if err != nil {
-			return err
-		}
-		msgs, err := loadMessages(br)
-		if err != nil {
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return dbErr(err)
-		}
-		if pause != nil {
-			if pause.Index < 0 || pause.Index >= len(msgs) {
-				return fmt.Errorf("%w: pause %q at message %d of %d", toolgate.ErrCorrupt, pause.ID, pause.Index, len(msgs))
-			}
-			if r, ok := msgs[pause.Index].(*toolgate.AssistantMessage); !ok || !r.HasToolCalls() {
-				return fmt.Errorf("%w: pause %q is on message %d, not a reply with tool calls", toolgate.ErrCorrupt, pause.ID, pause.Index)
-			}
-		}
-		conv = &toolgate.Conversation{ID: id, Messages: msgs, Pause: pause}
-		return nil
-	})
+	conv, err := s.load(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load %q: %w", id, dbErr(err))
 	}
 	return conv, nil
 }
 
-// loadMessages reads the result of [queries.selectMessages].
-func loadMessages(br pgx.BatchResults) ([]toolgate.Message, error) {
-	rows, err := br.Query()
+// load reads the result of [queries.selectConversation]. Each row is
+// scanned twice: for its kind, then for the columns of that kind, the
+// others (NULL) skipped.
+func (s *Store) load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	rows, err := s.pool.Query(ctx, s.q.selectConversation, id)
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var (
+		kind        int32
+		pr          pauseRow
+		pause       *toolgate.PauseRecord
 		msgs        storerows.Messages
 		seq, format int32
 		body        []byte
 	)
+	kindDest := make([]any, len(rows.FieldDescriptions()))
+	kindDest[0] = &kind
+	pauseDest := make([]any, len(kindDest))
+	copy(pauseDest[1:], pr.dest())
+	msgDest := make([]any, len(kindDest))
+	copy(msgDest[len(msgDest)-3:], []any{&seq, &format, &body})
 	for rows.Next() {
-		if err := rows.Scan(&seq, &format, &body); err != nil {
-			return nil, msgs.ScanError(err)
+		if err := rows.Scan(kindDest...); err != nil {
+			return nil, fmt.Errorf("%w: %v", toolgate.ErrCorrupt, err)
 		}
-		if err := msgs.Add(int64(seq), int64(format), body); err != nil {
-			return nil, err
+		switch {
+		case kind == 0 && pause == nil && len(msgs.List()) == 0:
+			if err := rows.Scan(pauseDest...); err != nil {
+				return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+			}
+			if pause, err = pr.record(); err != nil {
+				return nil, err
+			}
+		case kind == 1:
+			if err := rows.Scan(msgDest...); err != nil {
+				return nil, msgs.ScanError(err)
+			}
+			if err := msgs.Add(int64(seq), int64(format), body); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%w: a row of kind %d out of place", toolgate.ErrCorrupt, kind)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbErr(err)
+		return nil, err
 	}
-	return msgs.List(), nil
+	list := msgs.List()
+	if pause != nil {
+		if pause.Index < 0 || pause.Index >= len(list) {
+			return nil, fmt.Errorf("%w: pause %q at message %d of %d", toolgate.ErrCorrupt, pause.ID, pause.Index, len(list))
+		}
+		if r, ok := list[pause.Index].(*toolgate.AssistantMessage); !ok || !r.HasToolCalls() {
+			return nil, fmt.Errorf("%w: pause %q is on message %d, not a reply with tool calls", toolgate.ErrCorrupt, pause.ID, pause.Index)
+		}
+	}
+	return &toolgate.Conversation{ID: id, Messages: list, Pause: pause}, nil
+}
+
+// pauseRow holds the columns of a pause row as they are scanned: those of
+// [queries.selectPause], in its order.
+type pauseRow struct {
+	pr           toolgate.PauseRecord
+	index        int32
+	awaiting     []byte
+	created      time.Time
+	nanos        int32
+	claimedAt    *time.Time
+	claimedNanos int32
+	decisions    []byte
+}
+
+// dest returns the scan destinations of the row's columns, in order.
+func (r *pauseRow) dest() []any {
+	r.pr = toolgate.PauseRecord{}
+	return []any{&r.pr.ID, &r.index, &r.awaiting, &r.pr.Claimed, &r.created, &r.nanos,
+		&r.pr.ClaimToken, &r.claimedAt, &r.claimedNanos, &r.decisions, &r.pr.Started}
+}
+
+// record checks the scanned row and returns it as a pause record, which
+// it owns.
+func (r *pauseRow) record() (*toolgate.PauseRecord, error) {
+	pr := r.pr
+	pr.Index = int(r.index)
+	// created_at holds microseconds; created_at_nanos the exact fraction.
+	if err := storerows.Pause(&pr, r.awaiting, r.created.Unix(), int64(r.nanos)); err != nil {
+		return nil, err
+	}
+	if r.claimedAt != nil {
+		if r.claimedNanos < 0 || r.claimedNanos >= 1e9 || !pr.Claimed {
+			return nil, fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, r.claimedNanos, pr.Claimed)
+		}
+		pr.ClaimedAt = time.Unix(r.claimedAt.Unix(), int64(r.claimedNanos)).UTC()
+	}
+	if len(pr.Started) == 0 {
+		pr.Started = nil
+	}
+	if err := storerows.Claim(&pr, r.decisions, nil); err != nil {
+		return nil, err
+	}
+	return &pr, nil
 }
 
 // loadPause reads the result of [queries.selectPause]: the conversation's
@@ -316,41 +377,18 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 	if !rows.Next() {
 		return nil, dbErr(rows.Err())
 	}
-	var (
-		pr           toolgate.PauseRecord
-		index        int32
-		awaiting     []byte
-		created      time.Time
-		nanos        int32
-		claimedAt    *time.Time
-		claimedNanos int32
-		decisions    []byte
-	)
-	if err := rows.Scan(&pr.ID, &index, &awaiting, &pr.Claimed, &created, &nanos,
-		&pr.ClaimToken, &claimedAt, &claimedNanos, &decisions, &pr.Started); err != nil {
+	var r pauseRow
+	if err := rows.Scan(r.dest()...); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
-	pr.Index = int(index)
-	// created_at holds microseconds; created_at_nanos the exact fraction.
-	if err := storerows.Pause(&pr, awaiting, created.Unix(), int64(nanos)); err != nil {
-		return nil, err
-	}
-	if claimedAt != nil {
-		if claimedNanos < 0 || claimedNanos >= 1e9 || !pr.Claimed {
-			return nil, fmt.Errorf("%w: pause %q: claimed_at_nanos is %d, claimed %v", toolgate.ErrCorrupt, pr.ID, claimedNanos, pr.Claimed)
-		}
-		pr.ClaimedAt = time.Unix(claimedAt.Unix(), int64(claimedNanos)).UTC()
-	}
-	if len(pr.Started) == 0 {
-		pr.Started = nil
-	}
-	if err := storerows.Claim(&pr, decisions, nil); err != nil {
+	pr, err := r.record()
+	if err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err)
 	}
-	return &pr, nil
+	return pr, nil
 }
 
 // Append implements [toolgate.ConversationStore]. The rules are those of
@@ -385,55 +423,91 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			encErr = fmt.Errorf("%w: awaiting: %v", toolgate.ErrInvalidAppend, err)
 		}
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		b.Queue(s.q.lockConversation, id)
-		b.Queue(s.q.countMessages, id)
-		b.Queue(s.q.selectPause, id)
-		br := tx.SendBatch(ctx, &b)
-		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return dbErr(err)
-		}
-		var n, last int64
-		if err := br.QueryRow().Scan(&n, &last); err != nil {
-			return dbErr(err)
-		}
-		if last != n-1 {
-			return fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
-		}
-		pause, err := loadPause(br)
-		if err != nil {
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return dbErr(err)
-		}
-		if err := toolgate.ValidateAppend(id, int(n), pause, p); err != nil {
-			return err
-		}
-		if encErr != nil {
-			return encErr
-		}
-		b = pgx.Batch{}
-		if p.Resolves != "" {
-			b.Queue(s.q.deletePause, id)
-		}
-		b.Queue(s.q.insertMessages, id, n, storerows.FormatJSON, bodies)
-		if p.Pause != nil {
-			created := p.Pause.CreatedAt
-			if created.IsZero() {
-				created = time.Now()
-			}
-			b.Queue(s.q.insertPause, id, p.Pause.ID, int(n)+len(bodies)-1, string(awaiting),
-				created.Truncate(time.Microsecond), created.Nanosecond())
-		}
-		return dbErr(tx.SendBatch(ctx, &b).Close())
-	})
-	if err != nil {
+	if err := s.append(ctx, id, p, bodies, awaiting, encErr); err != nil {
 		return fmt.Errorf("postgres: append to %q: %w", id, err)
 	}
 	return nil
+}
+
+// append runs an Append in a transaction of two round trips: BEGIN, the
+// lock and the reads go in one batch; the writes and COMMIT, once the
+// rules have passed, in another. A transaction that fails or is refused
+// is rolled back; a connection left in a transaction (the rollback failed
+// too, or ctx ended) is closed by the pool when released.
+func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams, bodies []string, awaiting []byte, encErr error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(ctx, "ROLLBACK")
+		}
+	}()
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue(s.q.lockConversation, id)
+	b.Queue(s.q.countMessages, id)
+	b.Queue(s.q.selectPause, id)
+	br := conn.SendBatch(ctx, &b)
+	defer br.Close()
+	for range 2 { // BEGIN and the lock
+		if _, err := br.Exec(); err != nil {
+			return dbErr(err)
+		}
+	}
+	var n, last int64
+	if err := br.QueryRow().Scan(&n, &last); err != nil {
+		return dbErr(err)
+	}
+	if last != n-1 {
+		return fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
+	}
+	pause, err := loadPause(br)
+	if err != nil {
+		return err
+	}
+	if err := br.Close(); err != nil {
+		return dbErr(err)
+	}
+	if err := toolgate.ValidateAppend(id, int(n), pause, p); err != nil {
+		return err
+	}
+	if encErr != nil {
+		return encErr
+	}
+	b = pgx.Batch{}
+	if p.Resolves != "" {
+		b.Queue(s.q.deletePause, id)
+	}
+	b.Queue(s.q.insertMessages, id, n, storerows.FormatJSON, bodies)
+	if p.Pause != nil {
+		created := p.Pause.CreatedAt
+		if created.IsZero() {
+			created = time.Now()
+		}
+		b.Queue(s.q.insertPause, id, p.Pause.ID, int(n)+len(bodies)-1, string(awaiting),
+			created.Truncate(time.Microsecond), created.Nanosecond())
+	}
+	b.Queue("COMMIT")
+	br = conn.SendBatch(ctx, &b)
+	defer br.Close()
+	for range b.Len() - 1 {
+		if _, err := br.Exec(); err != nil {
+			return dbErr(err)
+		}
+	}
+	// A failed statement skips the rest of the batch: COMMIT runs only
+	// after the writes succeeded, and reports a rollback if it did one.
+	tag, err := br.Exec()
+	if err != nil {
+		return dbErr(err)
+	}
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
+	}
+	return dbErr(br.Close())
 }
 
 // ClaimPause implements [toolgate.ConversationStore], with the rules of

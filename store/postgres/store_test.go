@@ -589,3 +589,45 @@ func TestMigrateLegacyClaim(t *testing.T) {
 		t.Errorf("MarkStarted after the takeover: %v", err)
 	}
 }
+
+// An append refused by the rules, or failing in its writes, rolls its
+// transaction back: nothing of it is stored, and the pool keeps its
+// connection, outside any transaction, for the next operation.
+func TestAppendRollsBack(t *testing.T) {
+	schema := newSchema(t)
+	pool := newPool(t, 1)
+	s, err := postgres.New(t.Context(), pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	first := []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}
+	if err := s.Append(ctx, "conv", &toolgate.AppendParams{Messages: first}); err != nil {
+		t.Fatal(err)
+	}
+	// Refused by the rules, after the reads.
+	err = s.Append(ctx, "conv", &toolgate.AppendParams{At: 7, Messages: first})
+	if !errors.Is(err, toolgate.ErrConflict) {
+		t.Fatalf("Append at a stale At: got error %v, want one wrapping %v", err, toolgate.ErrConflict)
+	}
+	// Failing in the writes: the database refuses the message.
+	mustExec(t, raw(t, schema), `ALTER TABLE messages ADD CONSTRAINT no_boom CHECK (body NOT LIKE '%boom%')`)
+	boom := []toolgate.Message{&toolgate.UserMessage{Text: "boom"}}
+	if err := s.Append(ctx, "conv", &toolgate.AppendParams{At: 1, Messages: boom}); err == nil {
+		t.Fatal("Append of a message the database refuses succeeded")
+	}
+	second := []toolgate.Message{&toolgate.UserMessage{Text: "again"}}
+	if err := s.Append(ctx, "conv", &toolgate.AppendParams{At: 1, Messages: second}); err != nil {
+		t.Fatalf("Append after the failures: %v", err)
+	}
+	c, err := s.Load(ctx, "conv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(append(first, second...), c.Messages); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if n := pool.Stat().NewConnsCount(); n != 1 {
+		t.Errorf("the pool opened %d connections, want 1: a failed append left its connection in a transaction", n)
+	}
+}
