@@ -72,7 +72,8 @@ func loadInstance(b *testing.B, store string) string {
 }
 
 // benchmarkDecisions runs the load generator against urls: each round
-// opens 1,000 pauses, then decides them with 64 requests in flight. It
+// opens 3,000 pauses, then decides them with 256 requests in flight
+// (TOOLGATE_BENCH_CONCURRENCY changes it). It
 // reports the decisions resolved per second and the latencies of posting
 // a message (a turn that pauses) and of deciding (the resumed turn runs
 // to its end), over all rounds.
@@ -81,7 +82,7 @@ func benchmarkDecisions(b *testing.B, urls []string) {
 	// set), for the figures to be those of the service.
 	defer debug.SetGCPercent(server.TuneGC())
 	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
-		Input: flightdemo.Input, Pauses: 1000, Concurrency: benchConcurrency}
+		Input: flightdemo.Input, Pauses: 3000, Concurrency: benchConcurrency}
 	var rate float64
 	var last *loadgen.Report
 	for b.Loop() {
@@ -157,5 +158,5 @@ var benchConcurrency = func() int {
 	if n, err := strconv.Atoi(os.Getenv("TOOLGATE_BENCH_CONCURRENCY")); err == nil && n > 0 {
 		return n
 	}
-	return 64
+	return 256
 }()
