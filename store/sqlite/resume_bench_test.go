@@ -22,22 +22,7 @@ func BenchmarkResume8(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer store.Close()
-			var tools []*toolgate.Tool
-			var calls []toolgate.ToolCall
-			var decisions []toolgate.Decision
-			for i := range 8 {
-				name := fmt.Sprint("t", i)
-				tools = append(tools, toolgate.NewTool(toolgate.ToolDefinition{Name: name}, toolgate.ToolMetadata{RequiresConfirmation: true},
-					func(context.Context, *toolgate.ToolRequest) (string, error) { return "ok", nil }))
-				calls = append(calls, toolgate.ToolCall{ID: name, Name: name, Arguments: "{}"})
-				decisions = append(decisions, toolgate.Allow(name))
-			}
-			model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
-				if _, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage); ok {
-					return scripted.Reply{Text: "done"}, nil
-				}
-				return scripted.Reply{ToolCalls: calls}, nil
-			})
+			model, tools, decisions := noopCalls(8)
 			client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
 				Store:   store,
 				Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}),
@@ -59,4 +44,27 @@ func BenchmarkResume8(b *testing.B) {
 			}
 		})
 	}
+}
+
+// noopCalls returns n gated no-op tools t0…tn-1, a model whose reply calls
+// them all and then answers "done" to their results, and decisions
+// allowing every call.
+func noopCalls(n int) (toolgate.Model, []*toolgate.Tool, []toolgate.Decision) {
+	var tools []*toolgate.Tool
+	var calls []toolgate.ToolCall
+	var decisions []toolgate.Decision
+	for i := range n {
+		name := fmt.Sprint("t", i)
+		tools = append(tools, toolgate.NewTool(toolgate.ToolDefinition{Name: name}, toolgate.ToolMetadata{RequiresConfirmation: true},
+			func(context.Context, *toolgate.ToolRequest) (string, error) { return "ok", nil }))
+		calls = append(calls, toolgate.ToolCall{ID: name, Name: name, Arguments: "{}"})
+		decisions = append(decisions, toolgate.Allow(name))
+	}
+	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		if _, ok := p.Messages[len(p.Messages)-1].(*toolgate.ToolMessage); ok {
+			return scripted.Reply{Text: "done"}, nil
+		}
+		return scripted.Reply{ToolCalls: calls}, nil
+	})
+	return model, tools, decisions
 }
