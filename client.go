@@ -255,11 +255,14 @@ func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, er
 
 // Resume continues a paused turn with decisions, one per call of the
 // paused reply. The reply and the prompt it answered are read from the
-// store. The decisions are checked ([CheckDecisions] and the limits) before
-// anything runs; then the pause is claimed, with the decisions, so that it
-// is consumed once: a second resumption, concurrent or later, fails with
-// [ErrNoOpenPause] and runs nothing. Each allowed call is recorded in the
-// store as started before it runs, and gets its
+// store (or taken from [ResumeTurnParams.Conversation]). The decisions are
+// checked ([CheckDecisions] and the limits) before anything runs; then the
+// pause is claimed, with the decisions, so that it is consumed once: a
+// second resumption, concurrent or later, fails with [ErrNoOpenPause] and
+// runs nothing. The claim is written together with the start records of
+// the first calls to run (or, when no call runs, before the results are
+// stored). Each allowed call is recorded in the store as started before it
+// runs, and gets its
 // [ToolRequest.IdempotencyKey]; a resumption that dies before storing the
 // results is finished by [Client.RecoverPause], which never runs a started
 // call again. A resumption whose claim was taken over by a recovery starts
