@@ -538,13 +538,8 @@ type verificationJSON struct {
 // of a conversation and whether the log verifies.
 func (s *Server) conversationAudit(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	ctx := r.Context()
-	c, err := s.conversation(ctx, r.PathValue("id"))
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	if c == nil || !(s.canRead(p, c) || hasRole(p, s.cfg.AuditRoles)) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c := s.pathConversation(w, r, p, func(*conversation) bool { return hasRole(p, s.cfg.AuditRoles) })
+	if c == nil {
 		return
 	}
 	a := s.audit

@@ -220,6 +220,23 @@ func (s *Server) canRead(p *toolgate.Principal, c *conversation) bool {
 	return c.Owner.ID == p.ID || hasRole(p, s.cfg.ReadAllRoles)
 }
 
+// pathConversation returns the conversation the request's {id} names
+// when p may access it — it may read it, or may also pass when also is not
+// nil and says so — and answers 404 (or 500 on a store failure) itself
+// otherwise, returning nil.
+func (s *Server) pathConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, also func(*conversation) bool) *conversation {
+	c, err := s.conversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
+		return nil
+	}
+	if c == nil || !(s.canRead(p, c) || also != nil && also(c)) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+		return nil
+	}
+	return c
+}
+
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	params := &records.ListParams{After: r.URL.Query().Get("after")}
 	if !hasRole(p, s.cfg.ReadAllRoles) {
@@ -295,13 +312,8 @@ func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMess
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c, err := s.conversation(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	if c == nil || !s.canRead(p, c) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c := s.pathConversation(w, r, p, nil)
+	if c == nil {
 		return
 	}
 	reveal, ok := revealParam(w, r)
@@ -402,13 +414,8 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c, err := s.conversation(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	if c == nil || !s.canRead(p, c) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c := s.pathConversation(w, r, p, nil)
+	if c == nil {
 		return
 	}
 	a := s.cfg.Agents[c.Agent]
@@ -629,13 +636,8 @@ type decisionRequest struct {
 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	ctx := r.Context()
-	c, err := s.conversation(ctx, r.PathValue("id"))
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	if c == nil || (!s.canRead(p, c) && !s.approver(p, c.Agent)) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c := s.pathConversation(w, r, p, func(c *conversation) bool { return s.approver(p, c.Agent) })
+	if c == nil {
 		return
 	}
 	pauseID := r.PathValue("pause")

@@ -119,13 +119,8 @@ func (sw *sseWriter) comment(text string) error {
 
 // conversationEvents streams the events of a conversation to its readers.
 func (s *Server) conversationEvents(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c, err := s.conversation(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	if c == nil || !s.canRead(p, c) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
+	c := s.pathConversation(w, r, p, nil)
+	if c == nil {
 		return
 	}
 	s.serveEvents(w, r, c.ID, func(Event) bool { return true })
