@@ -733,7 +733,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
-		s.streamDecision(w, r, c, a, params, grants, audited)
+		s.streamDecision(w, r, c, a, rec, params, grants, audited)
 		return
 	}
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
@@ -750,16 +750,27 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	finished := s.finish(ctx, c.ID, pauseID, outcomeDecided) == nil // and out of the index
-	s.publish(ctx, c.ID, EventDecided, pauseID)
-	if err := s.addGrants(ctx, grants); err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	out, err := s.turnResult(ctx, c, resp)
+	out, err := s.decided(ctx, c, rec, grants, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decided records that the decision rec, which a person made, resumed its
+// pause into resp: the outcome (which also takes the pause out of the
+// index), the event, the sticky grants it makes, and the turn's outcome
+// with the decision record and the grants.
+func (s *Server) decided(ctx context.Context, c *conversation, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
+	finished := s.finish(ctx, c.ID, rec.PauseID, outcomeDecided) == nil
+	s.publish(ctx, c.ID, EventDecided, rec.PauseID)
+	if err := s.addGrants(ctx, grants); err != nil {
+		return nil, err
+	}
+	out, err := s.turnResult(ctx, c, resp)
+	if err != nil {
+		return nil, err
 	}
 	s.publishTurn(ctx, out)
 	switch {
@@ -769,15 +780,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		rec.Outcome = outcomeDecided
 		out.Decision = rec
 	default:
-		if out.Decision, err = s.decision(ctx, c.ID, pauseID); err != nil {
-			s.internal(w, r, err)
-			return
+		if out.Decision, err = s.decision(ctx, c.ID, rec.PauseID); err != nil {
+			return nil, err
 		}
 	}
 	for _, g := range grants {
 		out.Grants = append(out.Grants, grantOut(g))
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // finishFailed records the outcome of a resumption of pause pauseID of c

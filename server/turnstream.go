@@ -169,10 +169,10 @@ func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conver
 }
 
 // streamDecision resumes a pause the request has taken in the records, as
-// a stream: grants are the sticky grants the decision makes once it
-// succeeds, and audited writes the audit records of the
-// resolution (see [Server.auditResolution]).
-func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
+// a stream: rec is the decision's record, grants the sticky grants the
+// decision makes once it succeeds, and audited writes the audit records of
+// the resolution (see [Server.auditResolution]).
+func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, rec *DecisionRecord, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
 	ctx := context.WithoutCancel(r.Context())
 	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
 	audited(err)
@@ -191,26 +191,10 @@ func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conve
 		s.streamError(sw, r, err)
 		return
 	}
-	s.finish(ctx, c.ID, params.PauseID, outcomeDecided) // and out of the index
-	s.publish(ctx, c.ID, EventDecided, params.PauseID)
-	if err := s.addGrants(ctx, grants); err != nil {
-		s.streamError(sw, r, err)
-		return
-	}
-	out, err := s.turnResult(ctx, c, resp)
+	out, err := s.decided(ctx, c, rec, grants, resp)
 	if err != nil {
 		s.streamError(sw, r, err)
 		return
 	}
-	if out.Decision == nil {
-		if out.Decision, err = s.decision(ctx, c.ID, params.PauseID); err != nil {
-			s.streamError(sw, r, err)
-			return
-		}
-	}
-	for _, g := range grants {
-		out.Grants = append(out.Grants, grantOut(g))
-	}
-	s.publishTurn(ctx, out)
 	sw.event("", out.Status, out)
 }
