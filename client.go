@@ -724,15 +724,11 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	}
 	// A recovery holds its claim already. Otherwise, when calls may run,
 	// the first of them to start claims the pause, in the same write that
-	// records it as started; when none can, the pause is claimed now.
+	// records it as started; when none starts, just before the results
+	// are stored.
 	var claim *Claim
 	if t.claim == "" {
 		claim = &Claim{Token: newClaimToken(), At: time.Now(), Decisions: t.decisions}
-		if res != nil || refused != nil {
-			if err := t.claimPause(ctx, claim); err != nil {
-				return nil, err
-			}
-		}
 	}
 	switch {
 	case res != nil:
@@ -750,11 +746,13 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			return nil, fmt.Errorf("toolgate: conversation %q: resuming pause %q: %w", t.convID, t.pause.ID, err)
 		case err != nil:
 			return nil, fmt.Errorf("toolgate: conversation %q: pause %q was claimed but its calls did not complete (recover it with RecoverPause): %w", t.convID, t.pause.ID, err)
-		case t.claim == "":
-			// No call started (all denied or refused): claim before storing.
-			if err := t.claimPause(ctx, claim); err != nil {
-				return nil, err
-			}
+		}
+	}
+	if t.claim == "" {
+		// No call started (all denied, refused or unrunnable): claim
+		// before storing the results.
+		if err := t.claimPause(ctx, claim); err != nil {
+			return nil, err
 		}
 	}
 	t.markInterrupted(res.Message)
