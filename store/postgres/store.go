@@ -278,10 +278,20 @@ func (s *Store) load(ctx context.Context, id string) (*toolgate.Conversation, er
 		seq, format int32
 		body        []byte
 	)
-	kindDest := make([]any, len(rows.FieldDescriptions()))
+	// A statement that failed (a dropped table, a connection lost) may
+	// report its error only through rows, with no columns described.
+	prDest := pr.dest()
+	if n, want := len(rows.FieldDescriptions()), 1+len(prDest)+3; n != want {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: the conversation's rows have %d columns, want %d", toolgate.ErrCorrupt, n, want)
+	}
+	kindDest := make([]any, 1+len(prDest)+3)
 	kindDest[0] = &kind
 	pauseDest := make([]any, len(kindDest))
-	copy(pauseDest[1:], pr.dest())
+	copy(pauseDest[1:], prDest)
 	msgDest := make([]any, len(kindDest))
 	copy(msgDest[len(msgDest)-3:], []any{&seq, &format, &body})
 	for rows.Next() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/toolgatetest"
@@ -629,5 +630,54 @@ func TestAppendRollsBack(t *testing.T) {
 	}
 	if n := pool.Stat().NewConnsCount(); n != 1 {
 		t.Errorf("the pool opened %d connections, want 1: a failed append left its connection in a transaction", n)
+	}
+}
+
+// TestLoadFailingStatement: a Load whose statement the database refuses
+// (its tables dropped under a running store, or its connection ended)
+// returns the database's error; it never panics.
+func TestLoadFailingStatement(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name   string
+		break_ string
+	}{
+		{"tables dropped", "DROP TABLE messages, pauses CASCADE"},
+		{"connection ended", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'toolgate-load-test'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := newSchema(t)
+			cfg, err := pgxpool.ParseConfig(testURL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.MaxConns = 1
+			cfg.ConnConfig.RuntimeParams["application_name"] = "toolgate-load-test"
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Append(ctx, "conv", &toolgate.AppendParams{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}); err != nil {
+				t.Fatal(err)
+			}
+			// Load once, so that its statement is prepared and described
+			// on the connection before the break.
+			if _, err := s.Load(ctx, "conv"); err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, raw(t, schema), tc.break_)
+			c, err := s.Load(ctx, "conv")
+			if err == nil {
+				t.Fatalf("Load after %s: got %v, want an error", tc.name, c)
+			}
+			if errors.Is(err, toolgate.ErrCorrupt) {
+				t.Errorf("Load after %s: %v; want the database's error, not a verdict on the data", tc.name, err)
+			}
+		})
 	}
 }
