@@ -308,6 +308,14 @@ const (
 	// well-formed JSON object, do not match the input schema of a typed
 	// tool, or the confirmation policy failed on them; Detail says which.
 	ProblemInvalidArguments DecisionProblem = "invalid_arguments"
+	// ProblemNotAwaited: a call that awaited no decision got one other than
+	// a plain allow (edited arguments, or a denial). Such a call runs as
+	// the model wrote it.
+	ProblemNotAwaited DecisionProblem = "not_awaited"
+	// ProblemNotDecider: whoever decided may not decide a call that
+	// awaited a decision, or the call an edit makes of it (see
+	// [ResumeParams.MayDecide]).
+	ProblemNotDecider DecisionProblem = "not_decider"
 )
 
 // DecisionError reports decisions that break a rule of resumption. Nothing
@@ -316,11 +324,13 @@ type DecisionError struct {
 	Problem DecisionProblem
 	// Key is the key concerned, if any.
 	Key string
-	// Tool is the tool concerned (for ProblemToolNotInPrompt, and for
+	// Tool is the tool concerned (for ProblemToolNotInPrompt,
+	// ProblemNotAwaited and ProblemNotDecider, and for
 	// ProblemInvalidArguments when a tool's schema refused the arguments).
 	Tool string
-	// Detail explains ProblemInvalidArguments: the JSON or schema error.
-	// It may quote the edited arguments. "": no detail.
+	// Detail explains ProblemInvalidArguments (the JSON or schema error;
+	// it may quote the edited arguments) and ProblemNotDecider (whether
+	// the call or its edit was refused). "": no detail.
 	Detail string
 }
 
@@ -347,6 +357,14 @@ func (e *DecisionError) Error() string {
 		if e.Tool != "" {
 			msg = fmt.Sprintf("toolgate: the edited arguments for call %q do not fit tool %q", e.Key, e.Tool)
 		}
+		if e.Detail != "" {
+			msg += ": " + e.Detail
+		}
+		return msg
+	case ProblemNotAwaited:
+		return fmt.Sprintf("toolgate: call %q of tool %q awaited no decision: it runs as the model made it, so only a plain allow may name it", e.Key, e.Tool)
+	case ProblemNotDecider:
+		msg := fmt.Sprintf("toolgate: the decider may not decide call %q of tool %q", e.Key, e.Tool)
 		if e.Detail != "" {
 			msg += ": " + e.Detail
 		}

@@ -151,32 +151,27 @@ func recordEdit(r *ToolResult, args string) {
 	r.Content = EditNote + args + "\n" + r.Content
 }
 
-// checkEditedPolicy asks the manager's policy about every edited call. A
-// person allowed these arguments, so the answer does not matter; a policy
-// that fails on them (panics) refuses the decisions before anything runs.
-func (m *Manager) checkEditedPolicy(p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int) error {
-	for i, c := range reply.ToolCalls {
-		args := edited(decisions, which, i)
+// checkEditedPolicy judges every edited call by the manager's policy, as
+// the model's call would be judged. When the policy says the edited call
+// needs a decision, the decider must be one who may decide the edited call
+// ([ResumeParams.MayDecide]): an approver allowed to decide small transfers
+// cannot edit one into a large transfer. A policy that fails on the edit
+// refuses the decisions before anything runs.
+func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int) error {
+	for i, c := range p.Reply.ToolCalls {
+		args := edited(p.Decisions, which, i)
 		if args == "" {
 			continue
 		}
 		c.Arguments = args
-		if err := m.askPolicy(p, c); err != nil {
-			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: err.Error()}
+		needs, err := m.needs(p.Prompt, c)
+		if err != nil {
+			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
+		}
+		if needs && !m.mayDecide(p.MayDecide, c) {
+			return &DecisionError{Problem: ProblemNotDecider, Key: keys[i], Tool: c.Name, Detail: "the edited call needs a decision this decider may not make"}
 		}
 	}
-	return nil
-}
-
-// askPolicy asks the policy about call, turning a panic into an error.
-func (m *Manager) askPolicy(p *Prompt, call ToolCall) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			m.logger.Error("toolgate: the confirmation policy panicked on edited arguments", "tool", call.Name, "panic", fmt.Sprint(v))
-			err = fmt.Errorf("the confirmation policy failed on them: %v", v)
-		}
-	}()
-	m.NeedsConfirmation(p, call)
 	return nil
 }
 

@@ -272,7 +272,7 @@ func TestResumeRawToolEdit(t *testing.T) {
 		})
 	p := &toolgate.Prompt{Tools: []*toolgate.Tool{notes}}
 	res, err := toolgate.NewManager(nil).Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: replyWith(call("n", "notes", `{"text":"a"}`)),
-		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("n", json.RawMessage(`{"anything":[1,2]}`))}})
+		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("n", json.RawMessage(`{"anything":[1,2]}`))}, Awaiting: []string{"n"}})
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -282,8 +282,9 @@ func TestResumeRawToolEdit(t *testing.T) {
 }
 
 // TestResumeEditAsksPolicyAgain: the policy is asked about the edited
-// call. A person allowed it, so "needs confirmation" does not stop it, but
-// a policy that fails on the edit refuses the decisions.
+// call. A person who may decide it allowed it, so "needs confirmation" does
+// not stop it, but a policy that fails on the edit refuses the decisions
+// (without repeating what it panicked with).
 func TestResumeEditAsksPolicyAgain(t *testing.T) {
 	var seen []string
 	asks := func(c toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
@@ -295,7 +296,7 @@ func TestResumeEditAsksPolicyAgain(t *testing.T) {
 	p := &toolgate.Prompt{Tools: []*toolgate.Tool{rec.tool().WithMetadata(toolgate.ToolMetadata{})}}
 	reply := replyWith(call("b", "bookFlight", vx))
 	edit := `{"flight":"VX206"}`
-	params := &toolgate.ResumeParams{Prompt: p, Reply: reply, Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}}
+	params := &toolgate.ResumeParams{Prompt: p, Reply: reply, Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}, Awaiting: []string{"b"}}
 	if _, err := toolgate.NewManager(&toolgate.ManagerOptions{Policy: asks}).Resume(context.Background(), params); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -319,7 +320,7 @@ func TestResumeEditAsksPolicyAgain(t *testing.T) {
 		func() error { _, err := m.Resume(context.Background(), params); return err },
 	} {
 		var de *toolgate.DecisionError
-		if err := run(); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments || !strings.Contains(de.Detail, "unexpected flight") {
+		if err := run(); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments || !strings.Contains(de.Detail, "policy") || strings.Contains(err.Error(), "unexpected flight") {
 			t.Errorf("got %v, want a DecisionError with problem invalid_arguments naming the policy's failure", err)
 		}
 	}

@@ -182,7 +182,27 @@ func FuzzResume(f *testing.F) {
 			conc = 3
 		}
 		m := toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: conc})
-		params := &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds}
+		// Asked which calls awaited a decision, the manager's policy says
+		// the gated ones: a decision other than a plain allow on any other
+		// call is refused and nothing runs.
+		if _, err := m.Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds}); err == nil {
+			byKey := map[string]toolgate.Decision{}
+			for _, d := range ds {
+				byKey[d.Key] = d
+			}
+			for i, c := range r.ToolCalls {
+				if d := byKey[keys[i]]; c.Name != "gated" && (d.Verdict != toolgate.VerdictAllow || len(d.Arguments) > 0) {
+					t.Fatalf("call %q of %s awaited no decision but ran with %+v", keys[i], c.Name, d)
+				}
+			}
+		} else if len(runs) != 0 {
+			t.Fatalf("the decisions were refused (%v) but %d tools ran", err, len(runs))
+		}
+		clear(runs)
+		clear(seen)
+		// With every call awaiting a decision, the rules are those of
+		// CheckDecisions.
+		params := &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds, Awaiting: keys}
 		checkErr := toolgate.CheckDecisions(p, r, ds)
 		res, err := m.Resume(context.Background(), params)
 		if checkErr != nil {
