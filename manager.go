@@ -178,8 +178,10 @@ type ResumeParams struct {
 	// decide call. It is asked before anything runs about every call that
 	// awaited a decision, and about the edited call of an allow with
 	// arguments when the policy says the edited call needs a decision;
-	// false, or a panic, refuses the decisions ([ProblemNotDecider]). nil:
-	// the caller checked who decided (the manager does not know deciders).
+	// false, or a panic, refuses the decisions ([ProblemNotDecider]). It
+	// may be asked more than once about a call and must answer the same
+	// way each time. nil: the caller checked who decided (the manager does
+	// not know deciders).
 	MayDecide func(call ToolCall) bool
 	// ConversationID and Principal are passed to tools in [ToolRequest].
 	// A principal with an empty ID is none: tools get nil.
