@@ -502,3 +502,59 @@ func TestGateMisleadingIDs(t *testing.T) {
 		t.Errorf("misleading ids of the last chunk (-want +got):\n%s", diff)
 	}
 }
+
+// TestGateAbandonedPauseRunsNothing: resolving an abandoned pause is not a
+// decision: every call of the reply, the one that awaited no decision too,
+// answers the denial and none runs.
+func TestGateAbandonedPauseRunsNothing(t *testing.T) {
+	var ft flightTools
+	c := toolgate.NewClient(scripted.New(statusAndBook()), ft.tools(), nil)
+	pauseStatusAndBook(t, c)
+	if err := c.DenyOpenPause(t.Context(), "conv", "The user moved on."); err != nil {
+		t.Fatal(err)
+	}
+	conv := load(t, c.Store(), "conv")
+	if conv.Pause != nil {
+		t.Fatal("the pause is still open")
+	}
+	tm := conv.Messages[len(conv.Messages)-1].(*toolgate.ToolMessage)
+	for _, r := range tm.Results {
+		if r.Status != toolgate.ResultDenied || r.Content != "The user moved on." {
+			t.Errorf("result %+v, want a denial with the message", r)
+		}
+	}
+	if ft.status.Load() != 0 || ft.book.Load() != 0 {
+		t.Errorf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
+	}
+}
+
+// panicSearch is a tool search whose Offer panics.
+type panicSearch struct{}
+
+func (panicSearch) Begin(context.Context, *toolgate.ToolSearchRequest) (toolgate.RequestToolSearch, error) {
+	return panicRequestSearch{}, nil
+}
+
+type panicRequestSearch struct{}
+
+func (panicRequestSearch) Tool() *toolgate.Tool {
+	return toolgate.NewTool(toolgate.ToolDefinition{Name: "find_tools"}, toolgate.ToolMetadata{},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { return "", nil })
+}
+func (panicRequestSearch) Offer(context.Context, []toolgate.Message, []*toolgate.Tool) ([]*toolgate.Tool, error) {
+	panic("index bug")
+}
+
+// TestGateToolSearchPanic: invariant 5 for tool search.
+func TestGateToolSearchPanic(t *testing.T) {
+	var ft flightTools
+	c := toolgate.NewClient(scripted.New(statusAndBook()), ft.tools(), &toolgate.ClientOptions{ToolSearch: panicSearch{}, Logger: discardLogger()})
+	_, err := c.Call(t.Context(), &toolgate.CallParams{Input: "go"})
+	var pe *toolgate.PanicError
+	if !errors.As(err, &pe) || pe.Seam != toolgate.SeamToolSearch {
+		t.Errorf("got %v, want a *PanicError of the tool search", err)
+	}
+	if ft.status.Load() != 0 || ft.book.Load() != 0 {
+		t.Errorf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
+	}
+}
