@@ -754,9 +754,15 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		// the decisions allowed.
 		res = &RunResult{Message: t.unrunnable(err)}
 	}
-	// Edited arguments are checked before the authorizer judges them.
+	// Edited arguments are checked (their schema, then the policy and who
+	// may decide the edited call) before the authorizer judges them.
 	if err := checkEdits(prompt, t.reply, t.decisions); err != nil {
 		return nil, err
+	}
+	if res == nil {
+		if err := c.manager.checkEditedPolicy(params, keys, which); err != nil && !t.recovering {
+			return nil, err
+		}
 	}
 	var refused *ToolMessage
 	if t.guard != nil && res == nil {

@@ -6,9 +6,11 @@ package authz_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,5 +175,37 @@ func TestGatePanickingPolicy(t *testing.T) {
 	}
 	if c.total() != 0 {
 		t.Errorf("transfer ran %d times", c.total())
+	}
+}
+
+// TestGateEditDeciderBeforeAuthorizer: invariant 1. An edit that the
+// decider may not make is refused as a decision before the authorizer
+// judges it, so even a neutral refusal does not consume the pause.
+func TestGateEditDeciderBeforeAuthorizer(t *testing.T) {
+	ctx := context.Background()
+	var limit amountLimit
+	var c counter
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{"amount":500}`}}},
+		scripted.Reply{Text: "done"},
+	)
+	client := toolgate.NewClient(model, []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})},
+		&toolgate.ClientOptions{Authorizer: authz.NewGuard(limit.policy(), &authz.Options{RefuseNeutrally: true})})
+	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil {
+		t.Fatal(err)
+	}
+	judged := len(limit.seen()) // the reply was judged before it paused
+	smallOnly := func(call toolgate.ToolCall) bool { return !strings.Contains(call.Arguments, "5000") }
+	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv", Principal: alice, MayDecide: smallOnly,
+		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}})
+	var de *toolgate.DecisionError
+	if !errors.As(err, &de) || de.Problem != toolgate.ProblemNotDecider {
+		t.Fatalf("got %v, want ProblemNotDecider", err)
+	}
+	if c.total() != 0 || len(limit.seen()) != judged {
+		t.Errorf("transfer ran %d times; the authorizer judged %v", c.total(), limit.seen()[judged:])
+	}
+	if conv, err := client.Store().Load(ctx, "conv"); err != nil || conv.Pause == nil || conv.Pause.Claimed {
+		t.Errorf("the pause was consumed (%v)", err)
 	}
 }
