@@ -95,7 +95,8 @@ func positionalKey(i int) string {
 // ConfirmationPolicy says whether one call needs a person's decision before
 // it runs. meta is the metadata of the tool the call would run with (zero
 // when the prompt carries no such tool). A policy may inspect the arguments;
-// one that cannot parse them should answer true (fail closed).
+// one that cannot parse them should answer true (fail closed). A policy
+// that panics is taken to answer true, and the panic is logged.
 //
 // A policy must be safe for concurrent use and must not block.
 type ConfirmationPolicy func(call ToolCall, meta ToolMetadata) bool
@@ -386,7 +387,10 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 //     object and, for a typed tool ([NewToolFor]), match its input schema.
 //
 // Every decision must also be well formed. The first broken rule is
-// returned as a [*DecisionError]; nil means the decisions can be run.
+// returned as a [*DecisionError]; nil means the decisions can be run, as
+// far as these rules go. CheckDecisions does not know which calls awaited
+// a decision nor who decided: [Manager.CheckResume] checks those rules
+// too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
 func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
 	_, _, err := matchDecisions(p, reply, decisions)
 	return err

@@ -346,7 +346,9 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 // first outermost; t is unchanged and Wrap() returns t itself. Middleware
 // sees each call after the arguments were normalised (see [Tool.Call]) and
 // before a typed tool's validation. Guards use it to check a call right
-// before it runs, whoever runs the tool.
+// before it runs, whoever runs the tool. Run by a [Manager], a panic of
+// the middleware aborts the run with a [*PanicError], while a panic of the
+// tool's own function is a failed call ([ErrToolPanicked]).
 func (t *Tool) Wrap(mw ...func(next ToolFunc) ToolFunc) *Tool {
 	if len(mw) == 0 {
 		return t
