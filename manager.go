@@ -123,6 +123,30 @@ func NewManager(opts *ManagerOptions) *Manager {
 	return m
 }
 
+// flagged appends to awaiting the keys of calls[from:] that the policy
+// asks a decision for. A policy that panics asks for one: the call waits
+// for a person instead of running unjudged, and the calls after it are
+// asked in turn. One deferred recovery serves the whole reply.
+func (m *Manager) flagged(p *Prompt, calls []ToolCall, keys, awaiting []string, from int) (out []string) {
+	i := from
+	defer func() {
+		if v := recover(); v != nil {
+			panicked(m.logger, SeamPolicy, v)
+			out = m.flagged(p, calls, keys, append(awaiting, keys[i]), i+1)
+		}
+	}()
+	for ; i < len(calls); i++ {
+		var meta ToolMetadata
+		if t := p.Tool(calls[i].Name); t != nil {
+			meta = t.meta
+		}
+		if m.policy(calls[i], meta) {
+			awaiting = append(awaiting, keys[i])
+		}
+	}
+	return awaiting
+}
+
 // UnmatchedConfirmTools returns the names of [ManagerOptions.ConfirmTools]
 // that match none of tools: a misspelt name protects nothing, so callers
 // should report them. The [Client] logs them when it is built.
@@ -285,13 +309,7 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	// One allocation holds the keys and, after them, the awaiting keys.
 	buf := appendToolCallKeys(make([]string, 0, 2*n), reply)
 	keys, awaiting := buf[:n:n], buf[n:]
-	for i, c := range reply.ToolCalls {
-		// A policy that fails asks for a decision: the call waits for a
-		// person instead of running unjudged.
-		if m.NeedsConfirmation(p.Prompt, c) {
-			awaiting = append(awaiting, keys[i])
-		}
-	}
+	awaiting = m.flagged(p.Prompt, reply.ToolCalls, keys, awaiting, 0)
 	if len(awaiting) > 0 {
 		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
 	}
