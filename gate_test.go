@@ -558,3 +558,30 @@ func TestGateToolSearchPanic(t *testing.T) {
 		t.Errorf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
 	}
 }
+
+// TestGatePolicyPanicMidReply: a policy that panics on one call of a reply
+// makes that call await a decision, and the calls after it are still
+// judged.
+func TestGatePolicyPanicMidReply(t *testing.T) {
+	var ft flightTools
+	policy := func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
+		if call.ID == "x" {
+			panic("policy bug")
+		}
+		return false
+	}
+	m := toolgate.NewManager(&toolgate.ManagerOptions{Policy: policy, Logger: discardLogger()})
+	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{
+		call("s1", "flightStatus", vx), call("x", "flightStatus", vx), call("b", "bookFlight", vx), call("s2", "flightStatus", vx)}}
+	_, err := m.Run(t.Context(), &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: ft.tools()}, Reply: reply})
+	var pe *toolgate.PauseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want a pause", err)
+	}
+	if diff := cmp.Diff([]string{"x", "b"}, pe.Awaiting); diff != "" {
+		t.Errorf("awaiting (-want +got):\n%s", diff)
+	}
+	if ft.status.Load() != 0 || ft.book.Load() != 0 {
+		t.Errorf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
+	}
+}
