@@ -317,6 +317,11 @@ const (
 	// awaited a decision, or the call an edit makes of it (see
 	// [ResumeParams.MayDecide]).
 	ProblemNotDecider DecisionProblem = "not_decider"
+	// ProblemEditNeedsConfirmation: [ManagerOptions.Policy] asks a decision
+	// for the arguments an edit gives a call. The decision was about other
+	// arguments, so the edit is refused; deny with a message to have the
+	// model propose the call again, which the policy then pauses.
+	ProblemEditNeedsConfirmation DecisionProblem = "edit_needs_confirmation"
 )
 
 // DecisionError reports decisions that break a rule of resumption. Nothing
@@ -370,6 +375,8 @@ func (e *DecisionError) Error() string {
 			msg += ": " + e.Detail
 		}
 		return msg
+	case ProblemEditNeedsConfirmation:
+		return fmt.Sprintf("toolgate: the edited arguments for call %q of tool %q need a decision of their own; deny with a message instead", e.Key, e.Tool)
 	}
 	return fmt.Sprintf("toolgate: invalid decisions (%s)", e.Problem)
 }

@@ -151,12 +151,22 @@ func recordEdit(r *ToolResult, args string) {
 	r.Content = EditNote + args + "\n" + r.Content
 }
 
-// checkEditedPolicy judges every edited call by the manager's policy, as
-// the model's call would be judged. When the policy says the edited call
-// needs a decision, the decider must be one who may decide the edited call
-// ([ResumeParams.MayDecide]): an approver allowed to decide small transfers
-// cannot edit one into a large transfer. A policy that fails on the edit
-// refuses the decisions before anything runs.
+// checkEditedPolicy judges every edited call before anything of the reply
+// runs. Two rules apply, in this order:
+//
+//   - The edited call is asked of [ManagerOptions.Policy] as a call of its
+//     own. A person's yes covers the call they were asked about; when the
+//     policy says the arguments they typed need a decision themselves, the
+//     edit is refused ([ProblemEditNeedsConfirmation]) rather than run on
+//     the strength of a decision about other arguments. The tool-level
+//     rules (the metadata flag and [ManagerOptions.ConfirmTools]) do not
+//     refuse an edit: they say the tool needs a decision, which is the
+//     decision being made.
+//   - When the manager's whole policy says the edited call needs a
+//     decision, the decider must be one who may decide the edited call
+//     ([ResumeParams.MayDecide]).
+//
+// A policy that panics on the edit refuses the decisions.
 func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int) error {
 	for i, c := range p.Reply.ToolCalls {
 		args := edited(p.Decisions, which, i)
@@ -164,6 +174,15 @@ func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int)
 			continue
 		}
 		c.Arguments = args
+		if m.argPolicy != nil {
+			flagged, err := m.ask(m.argPolicy, p.Prompt, c)
+			if err != nil {
+				return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
+			}
+			if flagged {
+				return &DecisionError{Problem: ProblemEditNeedsConfirmation, Key: keys[i], Tool: c.Name, Detail: "the confirmation policy asks a decision for the edited arguments themselves"}
+			}
+		}
 		needs, err := m.needs(p.Prompt, c)
 		if err != nil {
 			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}

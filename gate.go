@@ -165,13 +165,19 @@ func (m *Manager) mayDecide(check func(ToolCall) bool, call ToolCall) (ok bool) 
 
 // needs asks the policy about call, judged with the metadata of the
 // prompt's tool of that name. A panic becomes a [*PanicError].
-func (m *Manager) needs(p *Prompt, call ToolCall) (needs bool, err error) {
+func (m *Manager) needs(p *Prompt, call ToolCall) (bool, error) {
+	return m.ask(m.policy, p, call)
+}
+
+// ask asks policy about call, judged with the metadata of the prompt's tool
+// of that name. A panic becomes a [*PanicError].
+func (m *Manager) ask(policy ConfirmationPolicy, p *Prompt, call ToolCall) (needs bool, err error) {
 	var meta ToolMetadata
 	if t := p.Tool(call.Name); t != nil {
 		meta = t.meta
 	}
 	defer catch(m.logger, SeamPolicy, &err)
-	return m.policy(call, meta), nil
+	return policy(call, meta), nil
 }
 
 // guarded runs f, turning a panic into a [*PanicError] for seam.

@@ -155,27 +155,37 @@ func amountOf(call toolgate.ToolCall) int {
 }
 
 // TestGateEditNeedsConfirmation: invariant 1, the edit. An edited call is
-// judged by the confirmation policy again; when the policy says the edited
-// call needs a decision, that decision must come from someone who may
-// decide the edited call, or the edit is refused before anything runs.
+// judged by the confirmation policy again. When the policy over arguments
+// says the edited arguments need a decision, the edit is refused before
+// anything runs: the person's yes was about other arguments. The tool-level
+// rule (here ConfirmTools) does not refuse edits; when the whole policy
+// asks a decision for the edited call, its decider must be one who may
+// decide it.
 func TestGateEditNeedsConfirmation(t *testing.T) {
-	policy := func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool { return amountOf(call) > 100 }
-	// The decider may decide transfers up to 1000.
-	mayDecide := func(call toolgate.ToolCall) bool { return amountOf(call) <= 1000 }
+	// transfer always needs a decision; above 1000 its arguments do too.
+	policy := func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool { return amountOf(call) > 1000 }
+	// The decider may decide transfers up to 800.
+	mayDecide := func(call toolgate.ToolCall) bool { return amountOf(call) <= 800 }
 	var tr transferTools
 	reply := scripted.Reply{ToolCalls: []toolgate.ToolCall{call("t", "transfer", `{"amount":500}`)}}
 	c := toolgate.NewClient(scripted.New(reply, scripted.Reply{Text: "done"}), []*toolgate.Tool{tr.tool()},
-		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{Policy: policy})})
+		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{ConfirmTools: []string{"transfer"}, Policy: policy})})
 	if resp, err := c.Call(t.Context(), &toolgate.CallParams{ConversationID: "conv", Input: "pay"}); err != nil || !resp.Paused() {
 		t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 	}
-	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", MayDecide: mayDecide,
+	// Arguments the policy itself flags: refused, whoever decides.
+	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":50000}`))}})
+	wantProblem(t, err, toolgate.ProblemEditNeedsConfirmation)
+	// Arguments this decider may not decide: refused.
+	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", MayDecide: mayDecide,
+		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":900}`))}})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
 	if tr.runs.Load() != 0 {
 		t.Fatalf("transfer ran %d times, want 0", tr.runs.Load())
 	}
-	// An edit the decider may make runs, with the edited arguments.
+	// An edit the policy does not flag and the decider may make runs, with
+	// the edited arguments.
 	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", MayDecide: mayDecide,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":700}`))}}); err != nil {
 		t.Fatal(err)

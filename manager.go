@@ -18,6 +18,7 @@ import (
 type Manager struct {
 	// fixed at creation
 	policy      ConfirmationPolicy
+	argPolicy   ConfirmationPolicy // ManagerOptions.Policy alone; nil when none
 	confirm     []string
 	limits      Limits
 	concurrency int
@@ -113,6 +114,7 @@ func NewManager(opts *ManagerOptions) *Manager {
 		ps = append(ps, ForTools(m.confirm...))
 	}
 	if opts.Policy != nil {
+		m.argPolicy = opts.Policy
 		ps = append(ps, opts.Policy)
 	}
 	if len(ps) == 1 {
