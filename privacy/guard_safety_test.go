@@ -331,3 +331,48 @@ func TestGuardNumberWithTwoTypes(t *testing.T) {
 		t.Errorf("dial received %v; want no card digits", got)
 	}
 }
+
+// A streamed block-mode turn behaves as the blocking one: it completes
+// when the blocking call completes (tool results hold personal data that
+// is not the model's), and when the model writes a new value it fails
+// before any of the text reaches the reader.
+func TestGuardStreamedBlockModeBehavesAsBlocking(t *testing.T) {
+	ctx := context.Background()
+	lookup := toolgate.NewTool(toolgate.ToolDefinition{Name: "lookup"}, toolgate.ToolMetadata{},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { return `{"owner":"` + grace + `"}`, nil })
+	for _, tc := range []struct {
+		answer  string
+		blocked bool
+	}{
+		{"The owner is on file.", false},
+		{"The owner is " + typed + ", see the file.", true},
+	} {
+		model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+			if _, ok := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage); ok {
+				return scripted.Reply{Text: "Looking. ", ToolCalls: []toolgate.ToolCall{{ID: "l", Name: "lookup", Arguments: "{}"}}}, nil
+			}
+			return scripted.Reply{Text: tc.answer}, nil
+		})
+		g, _ := privacy.NewGuard(&privacy.GuardOptions{Output: privacy.ModeBlock})
+		c := toolgate.NewClient(model, []*toolgate.Tool{lookup}, &toolgate.ClientOptions{Protector: g})
+		_, callErr := c.Call(ctx, &toolgate.CallParams{Input: "who owns it? I am " + email})
+		var text strings.Builder
+		var streamErr error
+		for ch, err := range c.Stream(ctx, &toolgate.CallParams{Input: "who owns it? I am " + email}) {
+			if err != nil {
+				streamErr = err
+				break
+			}
+			text.WriteString(ch.Text)
+		}
+		if (callErr != nil) != tc.blocked || (streamErr != nil) != tc.blocked {
+			t.Errorf("%q: call %v, stream %v; want blocked=%v for both", tc.answer, callErr, streamErr, tc.blocked)
+		}
+		if tc.blocked && text.Len() > 0 {
+			t.Errorf("%q: the reader got %q before the stream was blocked", tc.answer, text.String())
+		}
+		if s := text.String(); strings.Contains(s, grace) || strings.Contains(s, email) {
+			t.Errorf("streamed %q", s)
+		}
+	}
+}

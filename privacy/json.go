@@ -80,7 +80,7 @@ func (r *Rewriter) appendTokenized(out []byte, v *jsonValue, fs []Finding) []byt
 // [*LimitError] when the restored payload would be larger than the byte
 // limit.
 func (r *Rewriter) RestoreJSON(data []byte, g Grant) ([]byte, error) {
-	vals, err := r.jsonValues(data)
+	vals, err := r.jsonValues(data, true)
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +345,11 @@ func (r *Rewriter) analyzeJSON(ctx context.Context, data []byte) ([]jsonValue, [
 func (r *Rewriter) scanBatch(ctx context.Context, texts []string) ([][]Finding, error) {
 	found := make([][]Finding, len(texts))
 	var b strings.Builder
+	size := 0
+	for _, t := range texts {
+		size += len(t) + len(batchSeparator)
+	}
+	b.Grow(size)
 	starts := make([]int, 0, len(texts))
 	which := make([]int, 0, len(texts))
 	for i, t := range texts {
@@ -451,8 +456,9 @@ func appendStringBody(out []byte, s string, raw bool) []byte {
 
 // jsonValues parses a valid JSON payload and returns its values that are
 // scanned: every string that is not an object key, and every number. It
-// checks the limits.
-func (r *Rewriter) jsonValues(data []byte) ([]jsonValue, error) {
+// checks the limits. With lazy set, only the strings that hold a '[' are
+// decoded (the others keep an empty text): what restoring needs.
+func (r *Rewriter) jsonValues(data []byte, lazy ...bool) ([]jsonValue, error) {
 	lim := r.scanner.limits
 	if len(data) > lim.MaxBytes {
 		return nil, &LimitError{Limit: "bytes", Max: lim.MaxBytes}
@@ -460,7 +466,7 @@ func (r *Rewriter) jsonValues(data []byte) ([]jsonValue, error) {
 	if !json.Valid(data) {
 		return nil, ErrInvalidJSON
 	}
-	var vals []jsonValue
+	vals := make([]jsonValue, 0, bytes.Count(data, []byte{'"'})/2+1)
 	var stack []byte
 	expectKey := false
 	nodes := 0
@@ -500,8 +506,11 @@ func (r *Rewriter) jsonValues(data []byte) ([]jsonValue, error) {
 				expectKey = false
 			} else {
 				nodes++
-				s, plain := decodeString(data[i:j])
-				vals = append(vals, jsonValue{start: i, end: j, str: true, text: s, plain: plain})
+				v := jsonValue{start: i, end: j, str: true}
+				if len(lazy) == 0 || bytes.IndexByte(data[i:j], tokenOpen) >= 0 {
+					v.text, v.plain = decodeString(data[i:j])
+				}
+				vals = append(vals, v)
 			}
 			i = j
 		default:
