@@ -89,6 +89,9 @@ type ClientOptions struct {
 	ModelOptions *ModelOptions
 	// ModelMiddleware wraps every model call; the first is outermost.
 	// Middleware sees the prompt and the complete response of each round.
+	// The prompt is the conversation as the client holds it: a Protector
+	// tokenizes it after every middleware, right before the model, so that
+	// what a middleware adds is protected too.
 	ModelMiddleware []func(next ModelFunc) ModelFunc
 	// ToolMiddleware wraps every tool's function; the first is outermost.
 	// It runs after the manager's checks (confirmation, decisions, limits)

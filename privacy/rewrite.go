@@ -8,8 +8,8 @@ import (
 )
 
 // Rewriter replaces personal data with tokens and tokens with personal
-// data, for one [Vault]. A guard makes one Rewriter per request (or per
-// conversation, with a conversation-scoped vault) over a shared [Scanner]:
+// data, for one [Vault]. A guard makes one Rewriter per request over the
+// conversation's vault and a shared [Scanner]:
 //
 //   - [Rewriter.Tokenize] and [Rewriter.TokenizeJSON] for every text sent
 //     to the model: messages, tool-call arguments, tool results;
