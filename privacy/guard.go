@@ -301,9 +301,11 @@ func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// Output implements [toolgate.RequestProtector].
+// Output implements [toolgate.RequestProtector]. A JSON object or array
+// (a call's arguments, a tool's result) is rewritten value by value and
+// stays valid JSON ([Rewriter.OutputContent]).
 func (rp *requestProtector) Output(ctx context.Context, text string) (string, error) {
-	return rp.rw.Output(ctx, text, rp.g.mode, rp.out)
+	return rp.rw.OutputContent(ctx, text, rp.g.mode, rp.out)
 }
 
 // OutputStream implements [toolgate.RequestProtector]. In [ModeBlock] the

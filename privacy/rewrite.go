@@ -203,16 +203,11 @@ func (m OutputMode) String() string {
 }
 
 // Output rewrites a text of the model for the end user in mode m; g is the
-// grant of the principal who reads it (used by [ModeRestore]). A text that
-// is a JSON object or array is rewritten value by value, like
-// [Rewriter.TokenizeJSON], and stays valid JSON. In [ModeBlock] the result
-// is the one of [ModeTokens] unless the text holds a value the vault does
-// not know. Restored output is capped at the scanner's [Limits.MaxBytes]
-// ([*LimitError]).
+// grant of the principal who reads it (used by [ModeRestore]). In
+// [ModeBlock] the result is the one of [ModeTokens] unless the text holds a
+// value the vault does not know. Restored output is capped at the
+// scanner's [Limits.MaxBytes] ([*LimitError]).
 func (r *Rewriter) Output(ctx context.Context, text string, m OutputMode, g Grant) (string, error) {
-	if isJSONDocument(text) {
-		return r.outputJSON(ctx, text, m, g)
-	}
 	r.vault.reserve(text)
 	fs, err := r.find(ctx, text)
 	if err != nil {
@@ -222,6 +217,17 @@ func (r *Rewriter) Output(ctx context.Context, text string, m OutputMode, g Gran
 		return "", err
 	}
 	return r.output(text, fs, m, g)
+}
+
+// OutputContent is [Rewriter.Output] for content that may be JSON (the
+// arguments of a call, a tool's result): a JSON object or array is
+// rewritten value by value, like [Rewriter.TokenizeJSON], and stays valid
+// JSON; any other content is rewritten as text.
+func (r *Rewriter) OutputContent(ctx context.Context, content string, m OutputMode, g Grant) (string, error) {
+	if isJSONDocument(content) {
+		return r.outputJSON(ctx, content, m, g)
+	}
+	return r.Output(ctx, content, m, g)
 }
 
 // blocked returns the [*BlockedError] of mode m for the findings fss of

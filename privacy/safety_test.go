@@ -342,3 +342,32 @@ func FuzzTokenizeAvoidsPresentTokens(f *testing.F) {
 		}
 	})
 }
+
+// OutputContent rewrites JSON value by value: the result stays valid JSON
+// in every mode, a restored number is a number again.
+func TestOutputContentJSON(t *testing.T) {
+	r := newRewriter()
+	_, err := r.TokenizeJSON(ctx, []byte(`{"to":"say \"hi\" to ann@example.com","n":4111111111111111}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"to":"[EMAIL_ADDRESS_1]","cc":"bob@example.org","n":"[CREDIT_CARD_1]"}`
+	if _, err := r.OutputContent(ctx, args, ModeBlock, NoTypes()); err == nil {
+		t.Error("block mode let a new value through")
+	}
+	for _, tc := range []struct {
+		m    OutputMode
+		g    Grant
+		want string
+	}{
+		{ModeTokens, NoTypes(), `{"to":"[EMAIL_ADDRESS_1]","cc":"[EMAIL_ADDRESS_2]","n":"[CREDIT_CARD_1]"}`},
+		{ModeRestore, AllTypes(), `{"to":"ann@example.com","cc":"bob@example.org","n":4111111111111111}`},
+		{ModeRestore, Types(EmailAddress), `{"to":"ann@example.com","cc":"bob@example.org","n":"[CREDIT_CARD_1]"}`},
+		{ModeRedact, NoTypes(), `{"to":"[REDACTED EMAIL_ADDRESS]","cc":"[REDACTED EMAIL_ADDRESS]","n":"[REDACTED CREDIT_CARD]"}`},
+	} {
+		got, err := r.OutputContent(ctx, args, tc.m, tc.g)
+		if err != nil || got != tc.want {
+			t.Errorf("%v %v: %s, %v; want %s", tc.m, tc.g, got, err, tc.want)
+		}
+	}
+}
