@@ -709,6 +709,9 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	if err := checkEdits(prompt, t.reply, t.decisions); err != nil {
 		return nil, err
 	}
+	if err := t.protectReply(ctx, t.reply); err != nil {
+		return nil, err
+	}
 	var refused *ToolMessage
 	if t.guard != nil {
 		// Access may have been revoked while the pause waited: authorize the
@@ -811,6 +814,9 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 				return nil, err
 			}
 			return t.response(resp, resp.FinishReason()), nil
+		}
+		if err := t.protectReply(ctx, reply); err != nil {
+			return nil, err
 		}
 		var res *RunResult
 		if t.guard != nil {
@@ -1049,6 +1055,16 @@ func denyOnly(ds []Decision) []Decision {
 // model (see protect).
 func (t *turn) modelPrompt(_ context.Context, history []Message, tools []*Tool) (*Prompt, error) {
 	return t.c.prompt(history, tools), nil
+}
+
+// protectReply shows the protector a reply with tool calls as a whole,
+// before any of its calls runs.
+func (t *turn) protectReply(ctx context.Context, reply *AssistantMessage) error {
+	if t.prot == nil {
+		return nil
+	}
+	_, err := t.prot.Messages(ctx, []Message{reply})
+	return err
 }
 
 // protect returns p with its messages as the model may see them: tokenized

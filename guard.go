@@ -93,8 +93,10 @@ type ProtectRequest struct {
 //   - Messages as the last stage of every model call, after model
 //     middleware and the authorizer's prompt check: what the model sees,
 //     including what a middleware added (middleware, the manager and the
-//     authorizer see the conversation as the client holds it); and on the
-//     tool results that reach the caller, before Output;
+//     authorizer see the conversation as the client holds it); on each
+//     reply with tool calls alone, once it is complete and before any of
+//     its calls runs; and on the tool results that reach the caller,
+//     before Output;
 //   - Output on every text that reaches the caller: the text of every
 //     reply, the arguments of a paused reply's calls, tool results
 //     (tokenized by Messages first) of return-direct turns, of turns ended

@@ -175,7 +175,10 @@ func (rp *requestProtector) grant(tool string) Grant {
 
 // Messages implements [toolgate.RequestProtector]. Messages are immutable,
 // so each is tokenized once per request; the vault gives a value the same
-// token wherever it appears.
+// token wherever it appears. The token-shaped text of every part of a
+// message is reserved before any of its values gets a token. A prompt
+// (anything but a lone reply or tool message) marks the tokens the model
+// may name in its reply: those bound so far.
 func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Message) ([]toolgate.Message, error) {
 	out := make([]toolgate.Message, len(msgs))
 	for i, m := range msgs {
@@ -193,6 +196,9 @@ func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Messag
 		}
 		out[i] = done
 	}
+	if !isPrompt(msgs) {
+		return out, nil
+	}
 	// The model is called with these messages: its reply may name the
 	// tokens bound so far, and no later ones. The mark is sealed with the
 	// vault, for the reply that a resumption runs in another request.
@@ -203,6 +209,19 @@ func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Messag
 	rp.horizon = h
 	rp.mu.Unlock()
 	return out, nil
+}
+
+// isPrompt reports whether msgs is a prompt for the model, not a lone
+// reply or tool message shown to the guard.
+func isPrompt(msgs []toolgate.Message) bool {
+	if len(msgs) != 1 {
+		return len(msgs) > 1
+	}
+	switch msgs[0].(type) {
+	case *toolgate.AssistantMessage, *toolgate.ToolMessage:
+		return false
+	}
+	return true
 }
 
 // reserveMessage reserves the token-shaped text of every part of m before

@@ -164,6 +164,16 @@ func TestGuardForgedTokenNextToTypedAddress(t *testing.T) {
 	if _, err := c.Call(ctx, &toolgate.CallParams{Input: "I am " + email}); err != nil {
 		t.Fatal(err)
 	}
+	// The model sees its reply back with the typed address as a token that
+	// is not the one the reply already holds.
+	ps := model.Prompts()
+	if len(ps) != 2 {
+		t.Fatalf("%d model calls", len(ps))
+	}
+	reply := ps[1].Messages[1].(*toolgate.AssistantMessage)
+	if a := reply.ToolCalls[0].Arguments; strings.Contains(a, typed) || strings.Contains(a, "[EMAIL_ADDRESS_2]") {
+		t.Errorf("the model sees call a as %s; want the typed address under a new token", a)
+	}
 	got := rec.got()
 	if len(got) != 2 {
 		t.Fatalf("send ran %d times", len(got))
