@@ -1127,8 +1127,11 @@ func (t *turn) outResults(ctx context.Context, rs []ToolResult) ([]ToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	tm, ok := msgs[0].(*ToolMessage)
-	if len(msgs) != 1 || !ok || len(tm.Results) != len(rs) {
+	var tm *ToolMessage
+	if len(msgs) == 1 {
+		tm, _ = msgs[0].(*ToolMessage)
+	}
+	if tm == nil || len(tm.Results) != len(rs) {
 		return nil, errors.New("toolgate: the protector changed the shape of a tool message")
 	}
 	out := slices.Clone(rs)
