@@ -89,6 +89,9 @@ type ClientOptions struct {
 	ModelOptions *ModelOptions
 	// ModelMiddleware wraps every model call; the first is outermost.
 	// Middleware sees the prompt and the complete response of each round.
+	// The prompt is the conversation as the client holds it: a Protector
+	// tokenizes it after every middleware, right before the model, so that
+	// what a middleware adds is protected too.
 	ModelMiddleware []func(next ModelFunc) ModelFunc
 	// ToolMiddleware wraps every tool's function; the first is outermost.
 	// It runs after the manager's checks (confirmation, decisions, limits)
@@ -419,7 +422,10 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 	u := resp.Usage
 	last.Usage = &u
 	if resp.Paused() {
-		last.ToolCalls = resp.Message().ToolCalls
+		if last.ToolCalls, err = t.outCalls(ctx, resp.Message().ToolCalls); err != nil {
+			yield(nil, err)
+			return
+		}
 	}
 	yield(last, nil)
 }
@@ -764,6 +770,9 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			return nil, err
 		}
 	}
+	if err := t.protectReply(ctx, t.reply); err != nil {
+		return nil, err
+	}
 	var refused *ToolMessage
 	if t.guard != nil && res == nil {
 		// Access may have been revoked while the pause waited: authorize the
@@ -871,6 +880,9 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 				return nil, err
 			}
 			return t.response(resp, resp.FinishReason()), nil
+		}
+		if err := t.protectReply(ctx, reply); err != nil {
+			return nil, err
 		}
 		var res *RunResult
 		if t.guard != nil {
@@ -994,6 +1006,16 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (_ *Response, err error
 	if t.emit != nil {
 		call = t.streamModel
 	}
+	if t.prot != nil {
+		model := call
+		call = func(ctx context.Context, p *Prompt) (*Response, error) {
+			p, err := t.protect(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return model(ctx, p)
+		}
+	}
 	if t.guard != nil {
 		offered, model := p.Tools, call
 		call = func(ctx context.Context, p *Prompt) (*Response, error) {
@@ -1115,13 +1137,27 @@ func denyOnly(ds []Decision) []Decision {
 	return out
 }
 
-// modelPrompt builds the prompt of a round: the conversation as the model
-// may see it (tokenized by the protector, if any) and the offered tools.
-func (t *turn) modelPrompt(ctx context.Context, history []Message, tools []*Tool) (*Prompt, error) {
-	p := t.c.prompt(history, tools)
+// modelPrompt builds the prompt of a round: the conversation and the
+// offered tools. The protector, if any, rewrites it last, right before the
+// model (see protect).
+func (t *turn) modelPrompt(_ context.Context, history []Message, tools []*Tool) (*Prompt, error) {
+	return t.c.prompt(history, tools), nil
+}
+
+// protectReply shows the protector a reply with tool calls as a whole,
+// before any of its calls runs.
+func (t *turn) protectReply(ctx context.Context, reply *AssistantMessage) error {
 	if t.prot == nil {
-		return p, nil
+		return nil
 	}
+	_, err := t.prot.Messages(ctx, []Message{reply})
+	return err
+}
+
+// protect returns p with its messages as the model may see them: tokenized
+// by the protector. It is the last stage before the model, after every
+// model middleware, so that what a middleware adds is tokenized too.
+func (t *turn) protect(ctx context.Context, p *Prompt) (*Prompt, error) {
 	msgs, err := t.prot.Messages(ctx, p.Messages)
 	if err != nil {
 		return nil, err
@@ -1129,8 +1165,9 @@ func (t *turn) modelPrompt(ctx context.Context, history []Message, tools []*Tool
 	if len(msgs) != len(p.Messages) {
 		return nil, fmt.Errorf("toolgate: the protector returned %d messages for %d", len(msgs), len(p.Messages))
 	}
-	p.Messages = msgs
-	return p, nil
+	cp := *p
+	cp.Messages = msgs
+	return &cp, nil
 }
 
 // emitText yields streamed text to the caller, rewritten by the protector.
@@ -1171,13 +1208,43 @@ func (t *turn) outResults(ctx context.Context, rs []ToolResult) ([]ToolResult, e
 	if t.prot == nil || len(rs) == 0 {
 		return rs, nil
 	}
+	// Results are not the model's text: the caller sees them as the model
+	// would (tokenized), in the output mode.
+	msgs, err := t.prot.Messages(ctx, []Message{&ToolMessage{Results: rs}})
+	if err != nil {
+		return nil, err
+	}
+	var tm *ToolMessage
+	if len(msgs) == 1 {
+		tm, _ = msgs[0].(*ToolMessage)
+	}
+	if tm == nil || len(tm.Results) != len(rs) {
+		return nil, errors.New("toolgate: the protector changed the shape of a tool message")
+	}
 	out := slices.Clone(rs)
 	for i := range out {
-		c, err := t.prot.Output(ctx, out[i].Content)
+		c, err := t.prot.Output(ctx, tm.Results[i].Content)
 		if err != nil {
 			return nil, err
 		}
 		out[i].Content = c
+	}
+	return out, nil
+}
+
+// outCalls returns copies of calls with their arguments rewritten for the
+// caller.
+func (t *turn) outCalls(ctx context.Context, calls []ToolCall) ([]ToolCall, error) {
+	if t.prot == nil || len(calls) == 0 {
+		return calls, nil
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		a, err := t.prot.Output(ctx, out[i].Arguments)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Arguments = a
 	}
 	return out, nil
 }
@@ -1208,18 +1275,49 @@ func (t *turn) output(ctx context.Context, resp *Response) (*Response, error) {
 			continue
 		}
 		m := *g.Message
-		text, err := t.prot.Output(ctx, m.Text)
+		var err error
+		if g.FinishReason == FinishReturnDirect {
+			// The text is a tool's result, shown like one.
+			var rs []ToolResult
+			if rs, err = t.outResults(ctx, []ToolResult{{Content: m.Text}}); err == nil {
+				m.Text = rs[0].Content
+			}
+		} else {
+			m.Text, err = t.prot.Output(ctx, m.Text)
+		}
 		if err != nil {
 			return nil, err
 		}
-		m.Text = text
+		if m.ToolCalls, err = t.outCalls(ctx, m.ToolCalls); err != nil {
+			return nil, err
+		}
 		out.Generations[i].Message = &m
 	}
 	var err error
 	if out.Results, err = t.outResults(ctx, resp.Results); err != nil {
 		return nil, err
 	}
+	if out.Metadata, err = t.outMetadata(ctx, resp.Metadata); err != nil {
+		return nil, err
+	}
 	return &out, nil
+}
+
+// outMetadata returns a copy of md with its values rewritten for the
+// caller.
+func (t *turn) outMetadata(ctx context.Context, md map[string]string) (map[string]string, error) {
+	if len(md) == 0 {
+		return md, nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		s, err := t.prot.Output(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, nil
 }
 
 // end ends the protector's request, whatever happened to the turn.
