@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolgate/toolgate/internal/argcheck"
 )
 
 // ToolDefinition is what a model sees of a tool.
@@ -91,10 +93,10 @@ type ToolFunc func(ctx context.Context, req *ToolRequest) (string, error)
 // function that runs it. Build one with [NewTool] (raw tier) or [NewToolFor]
 // (typed tier). A Tool is immutable and safe for concurrent use.
 type Tool struct {
-	def      ToolDefinition
-	meta     ToolMetadata
-	run      ToolFunc // nil for a tool decoded from JSON
-	resolved *jsonschema.Resolved
+	def   ToolDefinition
+	meta  ToolMetadata
+	run   ToolFunc            // nil for a tool decoded from JSON
+	check *argcheck.Validator // typed tier: the compiled input schema
 }
 
 // Errors a tool call can end with. Each is wrapped with details and reaches
@@ -195,11 +197,13 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 	if err != nil {
 		panic(fmt.Sprintf("toolgate: NewToolFor(%q): schema: %v", name, err))
 	}
-	t := &Tool{def: def, meta: opts.Metadata, resolved: resolved}
+	check := argcheck.Compile(schema, resolved)
+	t := &Tool{def: def, meta: opts.Metadata, check: check}
+	decode := decoder[In](check)
 	t.run = func(ctx context.Context, req *ToolRequest) (string, error) {
-		in, err := decodeInput[In](resolved, req.Arguments)
+		in, err := decode(req.Arguments)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
 		out, err := fn(ctx, req, in)
 		if err != nil {
@@ -209,40 +213,33 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 		if err != nil {
 			return "", fmt.Errorf("encoding the output of %s: %w", name, err)
 		}
-		return string(b), nil
+		// b is neither kept nor changed: the string can share its bytes.
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return t
 }
 
-// validateArguments validates args against the schema.
-func validateArguments(resolved *jsonschema.Resolved, args json.RawMessage) error {
-	var instance any
-	if err := json.Unmarshal(args, &instance); err != nil {
-		return err
-	}
-	return resolved.Validate(instance)
-}
-
-// decodeInput validates args against the schema and decodes them into an
-// In. The instance is decoded twice (into any for the validator, into In for
-// the function); that keeps validation exact (json.Number-free) and simple.
-func decodeInput[In any](resolved *jsonschema.Resolved, args json.RawMessage) (In, error) {
-	var in In
-	if err := validateArguments(resolved, args); err != nil {
-		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	// A pointer input type gets a fresh value to decode into.
+// decoder returns the function that validates arguments against the
+// schema and decodes them into an In, in one pass when argcheck can. A
+// pointer input type gets a fresh value to decode into.
+func decoder[In any](check *argcheck.Validator) func(json.RawMessage) (In, error) {
 	if rt := reflect.TypeFor[In](); rt.Kind() == reflect.Pointer {
-		in = reflect.New(rt.Elem()).Interface().(In)
-		if err := json.Unmarshal(args, in); err != nil {
-			return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		d := argcheck.NewDecoder(check, rt.Elem())
+		return func(args json.RawMessage) (In, error) {
+			v := reflect.New(rt.Elem())
+			if err := d.Decode(args, v.UnsafePointer()); err != nil {
+				var zero In
+				return zero, err
+			}
+			return v.Interface().(In), nil
 		}
-		return in, nil
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	d := argcheck.NewDecoder(check, reflect.TypeFor[In]())
+	return func(args json.RawMessage) (In, error) {
+		var in In
+		err := d.Decode(args, unsafe.Pointer(&in))
+		return in, err
 	}
-	return in, nil
 }
 
 // Name returns the tool's name.
