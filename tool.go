@@ -201,7 +201,7 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 	t := &Tool{def: def, meta: opts.Metadata, check: check}
 	decode := decoder[In](check)
 	t.run = func(ctx context.Context, req *ToolRequest) (string, error) {
-		in, err := decode(req.Arguments)
+		in, err := decode(req)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
@@ -219,27 +219,44 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 	return t
 }
 
-// decoder returns the function that validates arguments against the
-// schema and decodes them into an In, in one pass when argcheck can. A
-// pointer input type gets a fresh value to decode into.
-func decoder[In any](check *argcheck.Validator) func(json.RawMessage) (In, error) {
-	if rt := reflect.TypeFor[In](); rt.Kind() == reflect.Pointer {
+// decoder returns the function that validates the arguments of req
+// against the schema and decodes them into an In, in one pass when
+// argcheck can. A pointer input type gets a fresh value to decode into.
+func decoder[In any](check *argcheck.Validator) func(req *ToolRequest) (In, error) {
+	rt := reflect.TypeFor[In]()
+	if rt.Kind() == reflect.Pointer {
 		d := argcheck.NewDecoder(check, rt.Elem())
-		return func(args json.RawMessage) (In, error) {
+		return func(req *ToolRequest) (In, error) {
 			v := reflect.New(rt.Elem())
-			if err := d.Decode(args, v.UnsafePointer()); err != nil {
-				var zero In
-				return zero, err
+			redecode, err := d.Decode(req.Arguments, sameString(req), v.UnsafePointer())
+			if err == nil && redecode {
+				v.Elem().SetZero()
+				err = json.Unmarshal(req.Arguments, v.Interface())
 			}
-			return v.Interface().(In), nil
+			return v.Interface().(In), err
 		}
 	}
-	d := argcheck.NewDecoder(check, reflect.TypeFor[In]())
-	return func(args json.RawMessage) (In, error) {
+	d := argcheck.NewDecoder(check, rt)
+	return func(req *ToolRequest) (In, error) {
 		var in In
-		err := d.Decode(args, unsafe.Pointer(&in))
-		return in, err
+		redecode, err := d.Decode(req.Arguments, sameString(req), unsafe.Pointer(&in))
+		if err != nil || !redecode {
+			return in, err
+		}
+		var again In
+		err = json.Unmarshal(req.Arguments, &again)
+		return again, err
 	}
+}
+
+// sameString returns the call's arguments as the model sent them when
+// req.Arguments holds the same bytes, so that decoded strings share them,
+// and "" otherwise.
+func sameString(req *ToolRequest) string {
+	if string(req.Arguments) == req.Call.Arguments {
+		return req.Call.Arguments
+	}
+	return ""
 }
 
 // Name returns the tool's name.

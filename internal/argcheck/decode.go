@@ -11,13 +11,10 @@ import (
 
 // Decoder checks documents against a schema and decodes them into values
 // of one Go type, in the same pass when it can: the fast path stores each
-// value as it checks it. The result is the one encoding/json would give;
-// values the plan does not cover (see [NewDecoder]) are decoded again by
-// encoding/json once the document is known to conform. A Decoder is
+// value as it checks it, as encoding/json would store it. A Decoder is
 // immutable and safe for concurrent use.
 type Decoder struct {
 	v    *Validator
-	typ  reflect.Type
 	plan *plan // nil: decode with encoding/json
 }
 
@@ -25,38 +22,33 @@ type Decoder struct {
 // type t. The single pass covers structs (and structs of structs) whose
 // fields are strings, booleans, integers and floating-point numbers,
 // without embedded fields, the ",string" option or custom unmarshalers;
-// other types are decoded by encoding/json after the check.
+// other types are left to encoding/json once the document is checked.
 func NewDecoder(v *Validator, t reflect.Type) *Decoder {
-	return &Decoder{v: v, typ: t, plan: compilePlan(t, 0)}
+	return &Decoder{v: v, plan: compilePlan(t, 0)}
 }
 
 // Decode checks data like [Validator.Validate] and, when it conforms,
-// decodes it into the value dst points to, which must be the zero value of
-// the decoder's type. Strings in the value share one copy of data.
-func (d *Decoder) Decode(data []byte, dst unsafe.Pointer) error {
+// stores it in the value dst points to, which must be the zero value of
+// the decoder's type. When redecode is true the document conforms but the
+// value was not stored (or not completely): the caller decodes data with
+// encoding/json into a zero value. src is "" or a string holding the same
+// bytes as data: the value's strings share its bytes, else one copy of
+// data.
+func (d *Decoder) Decode(data []byte, src string, dst unsafe.Pointer) (redecode bool, err error) {
 	if d.v.root != nil {
-		s := scanner{data: data}
+		s := scanner{data: data, str: src}
 		f := s.document(d.v.root, target{d.plan, dst})
 		if !s.undecided {
 			if f != nil {
-				return f.error(data)
+				return false, f.error(data)
 			}
-			if d.plan != nil && !s.redecode {
-				return nil
-			}
-			return d.unmarshal(data, dst)
+			return d.plan == nil || s.redecode, nil
 		}
 	}
 	if err := d.v.Fallback(data); err != nil {
-		return err
+		return false, err
 	}
-	return d.unmarshal(data, dst)
-}
-
-func (d *Decoder) unmarshal(data []byte, dst unsafe.Pointer) error {
-	v := reflect.NewAt(d.typ, dst)
-	v.Elem().SetZero()
-	return json.Unmarshal(data, v.Interface())
+	return true, nil
 }
 
 // target is where the scanner stores a value: p says how, ptr where. The
