@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"iter"
@@ -441,7 +440,7 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 	}
 	id := p.ConversationID
 	if id == "" {
-		id = "conv_" + rand.Text()
+		id = randomID("conv_")
 	}
 	conv, err := c.store.Load(ctx, id)
 	if err != nil {
@@ -826,7 +825,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		var le *LimitError
 		switch {
 		case errors.As(err, &pe):
-			pr := &PauseRecord{ID: "pause_" + rand.Text(), Awaiting: pe.Awaiting}
+			pr := &PauseRecord{ID: randomID("pause_"), Awaiting: pe.Awaiting}
 			if err := t.flush(ctx, pr, reply); err != nil {
 				return nil, err
 			}

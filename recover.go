@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -208,7 +207,7 @@ func IdempotencyKey(conversationID, pauseID, callKey string) string {
 }
 
 // newClaimToken returns a random claim token.
-func newClaimToken() string { return "claim_" + rand.Text() }
+func newClaimToken() string { return randomID("claim_") }
 
 // answerAll answers every call of reply with status and content.
 func answerAll(reply *AssistantMessage, status ResultStatus, content string) *ToolMessage {
