@@ -196,14 +196,17 @@ func (c *Client) RecoverPause(ctx context.Context, p *RecoverParams) (*RecoverRe
 // characters of [A-Za-z0-9_] ("tg_" and 32 hex digits of a SHA-256 of the
 // three strings); its form does not change between versions.
 func IdempotencyKey(conversationID, pauseID, callKey string) string {
-	h := sha256.New()
-	for _, s := range []string{conversationID, pauseID, callKey} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+	// Each string is hashed after its length, as 8 bytes big-endian.
+	buf := make([]byte, 0, 192)
+	for _, s := range [...]string{conversationID, pauseID, callKey} {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
-	return "tg_" + hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(buf)
+	var key [35]byte
+	copy(key[:], "tg_")
+	hex.Encode(key[3:], sum[:16])
+	return string(key[:])
 }
 
 // newClaimToken returns a random claim token.
