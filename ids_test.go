@@ -24,3 +24,20 @@ func TestRandomID(t *testing.T) {
 		t.Errorf("got %v allocations, want 1", got)
 	}
 }
+
+// TestIdempotencyKeyValues pins keys as earlier versions computed them:
+// tools pass them to other services, so they must not change.
+func TestIdempotencyKeyValues(t *testing.T) {
+	for _, tt := range []struct{ conv, pause, key, want string }{
+		{"conv_1", "pause_1", "c1", "tg_9ed1834f7375393623c7169a221af1fc"},
+		{"", "", "", "tg_9d908ecfb6b256def8b49a7c504e6c88"},
+		{strings.Repeat("x", 300), "p", "k", "tg_96b5e11b7be9667155034d5d802049d5"},
+	} {
+		if got := IdempotencyKey(tt.conv, tt.pause, tt.key); got != tt.want {
+			t.Errorf("IdempotencyKey(%q, %q, %q) = %q, want %q", tt.conv, tt.pause, tt.key, got, tt.want)
+		}
+	}
+	if got := testing.AllocsPerRun(100, func() { IdempotencyKey("conv_1", "pause_1", "c1") }); got != 1 {
+		t.Errorf("got %v allocations, want 1", got)
+	}
+}
