@@ -291,33 +291,36 @@ func (m *marker) claimed() bool {
 
 // mark records key as started and returns once the record is stored.
 func (m *marker) mark(ctx context.Context, key string) error {
-	done := make(chan error, 1)
 	m.mu.Lock()
 	if m.failed != nil {
 		m.mu.Unlock()
 		return m.failed
 	}
-	m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 	if m.writing {
+		done := make(chan error, 1)
+		m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 		m.mu.Unlock()
 		return <-done
 	}
-	// This caller writes, for itself and for whoever queues meanwhile,
+	// This caller writes its own key, then for whoever queued meanwhile,
 	// until nobody waits.
 	m.writing = true
+	m.mu.Unlock()
+	err := m.write(ctx, []string{key})
+	m.mu.Lock()
 	for len(m.keys) > 0 {
 		keys, waiting := m.keys, m.waiting
 		m.keys, m.waiting = nil, nil
 		m.mu.Unlock()
-		err := m.write(ctx, keys)
+		werr := m.write(ctx, keys)
 		for _, w := range waiting {
-			w <- err
+			w <- werr
 		}
 		m.mu.Lock()
 	}
 	m.writing = false
 	m.mu.Unlock()
-	return <-done
+	return err
 }
 
 // write records keys as started. The first write of a marker with a claim
@@ -340,9 +343,8 @@ func (m *marker) write(ctx context.Context, keys []string) (err error) {
 	if claim == nil {
 		return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
 	}
-	c := *claim
-	c.Started = keys
-	return m.store.ClaimPause(ctx, m.convID, m.pauseID, &c)
+	claim.Started = keys
+	return m.store.ClaimPause(ctx, m.convID, m.pauseID, claim)
 }
 
 // markInterrupted answers the calls of msg whose key the recovered claim
