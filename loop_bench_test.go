@@ -308,3 +308,34 @@ func BenchmarkScenarioCall(b *testing.B) {
 		})
 	}
 }
+
+// TestLoopAllocs pins the allocations of the scenario's turn and of its
+// pause and resumption, so that a change that makes the loop allocate more
+// is noticed. Each run also checks the turn's answer.
+func TestLoopAllocs(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		max  float64
+		run  func(context.Context) error
+	}{
+		{"turn", 60, (&loopClient{}).turn},
+		{"pause-resume", 90, (&loopClient{gated: true}).pauseResume},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			got := testing.AllocsPerRun(200, func() {
+				if e := tt.run(ctx); e != nil {
+					err = e
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v allocations", got)
+			if got > tt.max {
+				t.Errorf("got %v allocations, want at most %v", got, tt.max)
+			}
+		})
+	}
+}
