@@ -735,7 +735,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		res = &RunResult{Message: refused}
 	default:
 		m := t.newMarker(claim)
-		params.Prompt = t.marking(params.Prompt, m)
+		params.before = t.marking(m)
 		res, err = c.manager.Resume(ctx, params)
 		if m.claimed() {
 			t.claim = claim.Token

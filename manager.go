@@ -171,6 +171,10 @@ type ResumeParams struct {
 	Decisions      []Decision
 	ConversationID string
 	Principal      *Principal
+
+	// before, when set, runs before each allowed call's function, after
+	// its arguments are normalised; an error ends the call with it.
+	before func(context.Context, *ToolRequest) error
 }
 
 // RunResult is the outcome of running a reply.
@@ -276,7 +280,7 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	if err := m.checkLimits(p.Prompt, reply, nil); err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal)
+	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal, nil)
 }
 
 // Resume runs a paused reply with decisions. All rules (see
@@ -308,7 +312,7 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal)
+	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal, p.before)
 }
 
 // CheckResume reports whether [Manager.Resume] would accept p, without
@@ -384,7 +388,7 @@ func lastUserIndex(msgs []Message) int {
 
 // execute runs the calls: decisions and which are nil for a run without
 // decisions (every call allowed).
-func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
+func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal, before func(context.Context, *ToolRequest) error) (*RunResult, error) {
 	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
 	// and the requests of all calls another.
@@ -393,7 +397,7 @@ func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessag
 		msg ToolMessage
 	}{}
 	results := make([]ToolResult, len(calls))
-	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal}
+	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal, before: before}
 	returnDirect := true
 	allowed := 0
 	for i, c := range calls {
@@ -457,6 +461,7 @@ type batch struct {
 	reqs      []ToolRequest
 	convID    string
 	principal *Principal
+	before    func(context.Context, *ToolRequest) error
 }
 
 // run runs the allowed call i and stores its result.
@@ -464,7 +469,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i])
+	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i], b.before)
 	if err != nil {
 		return err
 	}
@@ -473,7 +478,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 }
 
 // callOne runs one allowed call and maps failures through the handler.
-func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest) (string, ResultStatus, error) {
+func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
 	t := p.Tool(call.Name)
 	var content string
 	var err error
@@ -481,7 +486,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
 	} else {
 		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
-		content, err = m.safeCall(ctx, t, req)
+		content, err = m.safeCall(ctx, t, req, before)
 	}
 	if err == nil {
 		return content, ResultOK, nil
@@ -499,14 +504,14 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	return content, ResultError, nil
 }
 
-func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest) (content string, err error) {
+func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, before func(context.Context, *ToolRequest) error) (content string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			m.logger.Error("toolgate: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			content, err = "", fmt.Errorf("%s: %w", t.def.Name, ErrToolPanicked)
 		}
 	}()
-	return t.Call(ctx, req)
+	return t.call(ctx, req, before)
 }
 
 // runBounded runs f for every index with at most n at once. The first

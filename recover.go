@@ -240,24 +240,16 @@ func (t *turn) newMarker(claim *Claim) *marker {
 	return m
 }
 
-// marking returns a copy of p whose tools record their call as started
-// with m before they run, and give it its idempotency key.
-func (t *turn) marking(p *Prompt, m *marker) *Prompt {
-	mw := func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, req *ToolRequest) (string, error) {
-			if err := m.mark(ctx, req.Key); err != nil {
-				return "", fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
-			}
-			req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
-			return next(ctx, req)
+// marking returns the hook that records a call as started with m before
+// it runs, and gives it its idempotency key.
+func (t *turn) marking(m *marker) func(context.Context, *ToolRequest) error {
+	return func(ctx context.Context, req *ToolRequest) error {
+		if err := m.mark(ctx, req.Key); err != nil {
+			return fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
 		}
+		req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
+		return nil
 	}
-	cp := *p
-	cp.Tools = make([]*Tool, len(p.Tools))
-	for i, tool := range p.Tools {
-		cp.Tools[i] = tool.Wrap(mw)
-	}
-	return &cp
 }
 
 // marker records the starts of one resumption's calls. Calls that start

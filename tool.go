@@ -284,7 +284,14 @@ func (t *Tool) WithMetadata(meta ToolMetadata) *Tool {
 // Call does not consult any confirmation policy: it is the raw way in.
 // Agents should run calls through a [Manager] or a [Client].
 func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
-	if t.run == nil {
+	return t.call(ctx, req, nil)
+}
+
+// call is [Tool.Call] with a hook that runs, when set, after the arguments
+// are normalised and before the function, as the outermost middleware
+// would (see [Tool.Wrap]).
+func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, error) {
+	if t.run == nil && before == nil {
 		return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
 	}
 	args, err := normalizeArguments(req.Call.Arguments)
@@ -292,6 +299,14 @@ func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
 		return "", err
 	}
 	req.Arguments = args
+	if before != nil {
+		if err := before(ctx, req); err != nil {
+			return "", err
+		}
+		if t.run == nil {
+			return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
+		}
+	}
 	return t.run(ctx, req)
 }
 
