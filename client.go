@@ -821,21 +821,25 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if res == nil {
 			res, err = c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
 		}
-		var pe *PauseError
-		var le *LimitError
-		switch {
-		case errors.As(err, &pe):
-			pr := &PauseRecord{ID: randomID("pause_"), Awaiting: pe.Awaiting}
-			if err := t.flush(ctx, pr, reply); err != nil {
+		if err != nil {
+			// A pause, a limit or a failure ends the turn (declared here,
+			// pe and le cost an allocation only when a round ends so).
+			var pe *PauseError
+			var le *LimitError
+			switch {
+			case errors.As(err, &pe):
+				pr := &PauseRecord{ID: randomID("pause_"), Awaiting: pe.Awaiting}
+				if err := t.flush(ctx, pr, reply); err != nil {
+					return nil, err
+				}
+				out := t.response(resp, FinishToolCalls)
+				out.Awaiting = pe.Awaiting
+				return out, nil
+			case errors.As(err, &le):
+				return t.endWithSkipped(ctx, resp, reply, le)
+			default:
 				return nil, err
 			}
-			out := t.response(resp, FinishToolCalls)
-			out.Awaiting = pe.Awaiting
-			return out, nil
-		case errors.As(err, &le):
-			return t.endWithSkipped(ctx, resp, reply, le)
-		case err != nil:
-			return nil, err
 		}
 		t.history = append(t.history, reply, res.Message)
 		t.results = append(t.results, res.Message.Results...)
