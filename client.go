@@ -917,9 +917,14 @@ func (t *turn) response(resp *Response, finish FinishReason) *Response {
 // callModel runs the model stage through the middleware.
 func (t *turn) callModel(ctx context.Context, p *Prompt) (*Response, error) {
 	c := t.c
-	var call ModelFunc = c.model.Generate
-	if t.emit != nil {
+	// call stays nil, and costs no method value, when nothing wraps the
+	// model.
+	var call ModelFunc
+	switch {
+	case t.emit != nil:
 		call = t.streamModel
+	case t.guard != nil || len(c.modelMW) > 0:
+		call = c.model.Generate
 	}
 	if t.guard != nil {
 		offered, model := p.Tools, call
@@ -941,7 +946,13 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (*Response, error) {
 			call = c.modelMW[i](call)
 		}
 	}
-	resp, err := call(ctx, p)
+	var resp *Response
+	var err error
+	if call == nil {
+		resp, err = c.model.Generate(ctx, p)
+	} else {
+		resp, err = call(ctx, p)
+	}
 	if err != nil {
 		return nil, err
 	}
