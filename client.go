@@ -664,8 +664,11 @@ func (t *turn) save(ctx context.Context, msgs []Message, pause *PauseRecord, res
 		return nil
 	}
 	// Stored records outlive the turn: keep writing after a cancellation
-	// that arrived once the round's work was done.
-	ctx = context.WithoutCancel(ctx)
+	// that arrived once the round's work was done. (A context without a
+	// Done channel is never canceled and needs no wrapper.)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := t.c.store.Append(ctx, t.convID, &AppendParams{At: t.stored, Messages: msgs, Pause: pause, Resolves: resolves})
 	if err != nil {
 		return err
