@@ -906,15 +906,20 @@ func (t *turn) returnDirect(res *RunResult) *Response {
 
 // response is the turn's response ending with resp's reply.
 func (t *turn) response(resp *Response, finish FinishReason) *Response {
-	out := &Response{
+	// The response and its one generation share an allocation.
+	out := &struct {
+		r Response
+		g [1]Generation
+	}{g: [1]Generation{{Message: resp.Message(), FinishReason: finish}}}
+	out.r = Response{
 		ID:             resp.ID,
 		Model:          resp.Model,
 		ConversationID: t.convID,
-		Generations:    []Generation{{Message: resp.Message(), FinishReason: finish}},
+		Generations:    out.g[:],
 		Usage:          t.usage,
 		Metadata:       resp.Metadata,
 	}
-	return out
+	return &out.r
 }
 
 // callModel runs the model stage through the middleware.
