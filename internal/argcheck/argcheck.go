@@ -194,6 +194,9 @@ func (c *compiler) node(s *jsonschema.Schema, label string) *node {
 		return c.fail()
 	}
 	if s.ID != "" {
+		if label != "root" {
+			return c.fail() // an $id below the root starts another document
+		}
 		label = s.ID
 	}
 	n := &node{s: s, label: label, minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}

@@ -44,6 +44,9 @@ type handArgs struct {
 	Extra int     `json:"-"`
 }
 
+// class is a named string type without methods: stored like a string.
+type class string
+
 func ptr[T any](v T) *T { return &v }
 
 // handSchema uses every keyword the fast path implements.
@@ -239,7 +242,10 @@ func TestPlans(t *testing.T) {
 		{reflect.TypeFor[struct {
 			N int `json:",string"`
 		}](), false},
-		{reflect.TypeFor[struct{ T json.Number }](), true}, // a string kind
+		{reflect.TypeFor[struct{ T json.Number }](), false},
+		{reflect.TypeFor[struct {
+			C class `json:"class"`
+		}](), true},
 		{reflect.TypeFor[struct{ R json.RawMessage }](), false},
 		{reflect.TypeFor[struct{ A, a int }](), true},
 		{reflect.TypeFor[struct {
@@ -392,27 +398,42 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestAdditionalNamesRequiredOnly: a required name that properties does
-// not declare is an additional property when additionalProperties is
-// false (the hand schema requires "extra~/name" and declares it nowhere).
-func TestUncoveredSchemaFallsBack(t *testing.T) {
-	s := &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{{Required: []string{"a"}}, {Required: []string{"b"}}}}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := Compile(s, r)
-	if v.Fast() {
-		t.Fatal("a schema with anyOf is covered by the fast path")
-	}
-	if err := v.Validate([]byte(`{"b":1}`)); err != nil {
-		t.Errorf("got %v, want nil", err)
-	}
-	if err := v.Validate([]byte(`{"c":1}`)); err == nil {
-		t.Error("got nil, want an error")
-	}
-	if err := v.Validate([]byte(`{"c":`)); err == nil {
-		t.Error("got nil for malformed JSON")
+// TestUncoveredSchemasFallBack checks that schemas with keywords the fast
+// path does not implement are checked by jsonschema-go.
+func TestUncoveredSchemasFallBack(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		schema *jsonschema.Schema
+		ok, no string
+	}{
+		{"anyOf", &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{{Required: []string{"a"}}, {Required: []string{"b"}}}}, `{"b":1}`, `{"c":1}`},
+		{"$ref", &jsonschema.Schema{Defs: map[string]*jsonschema.Schema{"n": {Type: "integer"}}, Properties: map[string]*jsonschema.Schema{"a": {Ref: "#/$defs/n"}}}, `{"a":1}`, `{"a":"1"}`},
+		{"$id below the root", &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"a": {ID: "https://example.com/a", Type: "integer"}}}, `{"a":1}`, `{"a":true}`},
+		{"numeric enum", &jsonschema.Schema{Enum: []any{1.0, 2.0}}, `2`, `3`},
+		{"patternProperties", &jsonschema.Schema{PatternProperties: map[string]*jsonschema.Schema{"^x": {Type: "string"}}}, `{"xa":"1"}`, `{"xa":1}`},
+		{"$schema", &jsonschema.Schema{Schema: "https://json-schema.org/draft/2020-12/schema", Type: "string"}, `"a"`, `1`},
+		{"uniqueItems", &jsonschema.Schema{UniqueItems: true}, `[1,2]`, `[1,1]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tt.schema.Resolve(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := Compile(tt.schema, r)
+			if v.Fast() {
+				t.Fatal("covered by the fast path")
+			}
+			if err := v.Validate([]byte(tt.ok)); err != nil {
+				t.Errorf("%s: got %v, want nil", tt.ok, err)
+			}
+			var e *Error
+			if err := v.Validate([]byte(tt.no)); !errors.As(err, &e) {
+				t.Errorf("%s: got %v, want an *Error", tt.no, err)
+			}
+			if err := v.Validate([]byte(`{"a":`)); err == nil || errors.As(err, &e) {
+				t.Errorf("malformed JSON: got %v, want the decoder's error", err)
+			}
+		})
 	}
 }
 

@@ -73,12 +73,13 @@ type fieldPlan struct {
 var (
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	numberType          = reflect.TypeFor[json.Number]() // a string that must be a number
 )
 
 // compilePlan returns the plan of t, or nil when encoding/json must decode
 // values of t.
 func compilePlan(t reflect.Type, depth int) *plan {
-	if depth > 8 || t.Implements(unmarshalerType) || t.Implements(textUnmarshalerType) ||
+	if depth > 8 || t == numberType || t.Implements(unmarshalerType) || t.Implements(textUnmarshalerType) ||
 		reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
 		return nil
 	}
