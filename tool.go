@@ -317,7 +317,7 @@ func normalizeArguments(s string) (json.RawMessage, error) {
 		return emptyObject, nil
 	}
 	b := []byte(s)
-	if !json.Valid(b) {
+	if !argcheck.Valid(b) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidArguments)
 	}
 	return b, nil

@@ -332,6 +332,15 @@ var undecidedFailure = &failure{}
 
 const maxDepth = 1000
 
+// plain marks the bytes that stand for themselves in a string: printable
+// ASCII but the quote and the backslash.
+var plain = func() (p [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		p[c] = c != '"' && c != '\\'
+	}
+	return p
+}()
+
 type scanner struct {
 	data      []byte
 	pos       int
@@ -385,12 +394,22 @@ func (s *scanner) value(n *node, t target) *failure {
 	var kind uint8
 	switch c := s.data[s.pos]; {
 	case c == '{':
-		return s.object(n, t, start)
+		if s.depth++; s.depth > maxDepth {
+			return s.giveUp()
+		}
+		f := s.object(n, t, start)
+		s.depth--
+		return f
 	case c == '[':
 		if t.p != nil {
 			s.redecode = true
 		}
-		return s.array(n, start)
+		if s.depth++; s.depth > maxDepth {
+			return s.giveUp()
+		}
+		f := s.array(n, start)
+		s.depth--
+		return f
 	case c == '"':
 		esc, ok := s.string()
 		if !ok {
@@ -427,8 +446,8 @@ func (s *scanner) value(n *node, t target) *failure {
 		if !s.number() {
 			return s.giveUp()
 		}
-		f, err := strconv.ParseFloat(unsafe.String(&s.data[start], s.pos-start), 64)
-		if err != nil {
+		f, ok := s.float(start)
+		if !ok {
 			return s.giveUp() // out of range: the decoder rejects it
 		}
 		if t.p != nil {
@@ -479,6 +498,35 @@ func (s *scanner) literal(lit string) bool {
 	}
 	s.pos += len(lit)
 	return true
+}
+
+// float returns the value of the number from start to s.pos, as
+// strconv.ParseFloat gives it; false when it is out of range.
+func (s *scanner) float(start int) (float64, bool) {
+	lit := s.data[start:s.pos]
+	digits := lit
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) <= 15 {
+		// Up to 15 digits an integer is exact in a float64.
+		v := int64(0)
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				v = -1
+				break
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if v >= 0 {
+			if lit[0] == '-' {
+				return -float64(v), true
+			}
+			return float64(v), true
+		}
+	}
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(lit), len(lit)), 64)
+	return f, err == nil
 }
 
 // number moves past a number of JSON's grammar.
@@ -533,6 +581,10 @@ func (s *scanner) string() (esc, ok bool) {
 	high := false
 	for i < len(d) {
 		c := d[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			if high && !utf8.Valid(d[s.pos+1:i]) {
@@ -639,10 +691,6 @@ func (s *scanner) array(n *node, start int) *failure {
 		}
 		return s.fail(n, "enum", start).constFirst(n)
 	}
-	if s.depth++; s.depth > maxDepth {
-		return s.giveUp()
-	}
-	defer func() { s.depth-- }()
 	var items *node
 	if n != nil {
 		items = n.items
@@ -736,10 +784,6 @@ func (s *scanner) object(n *node, t target, start int) *failure {
 		}
 		return s.fail(n, "enum", start).constFirst(n)
 	}
-	if s.depth++; s.depth > maxDepth {
-		return s.giveUp()
-	}
-	defer func() { s.depth-- }()
 	s.pos++ // {
 	s.space()
 	var first *failure
@@ -946,4 +990,15 @@ func escapePointer(s string) string {
 		return s
 	}
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// Valid reports whether data is a JSON document, as [json.Valid] does, in
+// one pass of the fast path's scanner (json.Valid answers what it cannot).
+func Valid(data []byte) bool {
+	s := scanner{data: data}
+	s.document(nil, target{})
+	if !s.undecided {
+		return true
+	}
+	return json.Valid(data)
 }

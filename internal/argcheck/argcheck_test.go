@@ -491,3 +491,36 @@ func FuzzPathsAgree(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValid checks that Valid agrees with json.Valid.
+func FuzzValid(f *testing.F) {
+	for _, docs := range documents {
+		for _, d := range docs {
+			f.Add([]byte(d))
+		}
+	}
+	f.Add([]byte(strings.Repeat("[", 1200) + strings.Repeat("]", 1200)))
+	f.Add([]byte(`{"a":1e400}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid = %v", data, got, want)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	doc := []byte(`{"flight":"VX205","seats":2,"class":"economy"}`)
+	for _, f := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"argcheck", Valid}, {"encoding-json", json.Valid}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !f.valid(doc) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}
