@@ -163,8 +163,8 @@ type prop struct {
 
 type compiler struct{ ok bool }
 
-// supported are the schema fields the fast path implements or that do not
-// take part in validation.
+// unsupported reports whether s sets a field that the fast path neither
+// implements nor may ignore (annotations do not take part in validation).
 func unsupported(s *jsonschema.Schema) bool {
 	c := *s
 	// annotations
