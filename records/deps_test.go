@@ -19,6 +19,7 @@ func TestDependencies(t *testing.T) {
 		first, _, _ := strings.Cut(dep, "/")
 		switch {
 		case !strings.Contains(first, "."), dep == pkg, dep == "github.com/toolgate/toolgate",
+			dep == "github.com/toolgate/toolgate/internal/argcheck",
 			strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
 		default:
 			t.Errorf("%s depends on %s; want only the standard library and the core package", pkg, dep)
