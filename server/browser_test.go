@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -775,11 +776,11 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 	})
 
 	t.Run("reveal only for revealers", func(t *testing.T) {
-		fc, err := server.LoadConfig(privacyConfig(t))
+		fc, err := serve.LoadConfig(privacyConfig(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, closeAll, err := server.Build(context.Background(), fc, &server.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
+		cfg, closeAll, err := serve.Build(context.Background(), fc, &serve.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
