@@ -755,7 +755,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 
 	var store interface {
 		conversationVaultStore
-		Records() records.Store
+		Records(context.Context) (records.Store, error)
 		Close() error
 	}
 	var err error
@@ -793,6 +793,12 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 	if store == nil {
 		return nil, nil, cerr
 	}
+	recs, err := store.Records(ctx)
+	if err != nil {
+		bad("store", err)
+		closeStore()
+		return nil, nil, cerr
+	}
 	auditPath := fc.auditPath()
 	var auditLog *auditsqlite.Log
 	if err = os.MkdirAll(filepath.Dir(auditPath), 0o700); err == nil {
@@ -800,7 +806,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 	}
 	if err != nil {
 		bad("audit.sqlite", err)
-		store.Close()
+		closeStore()
 		return nil, nil, cerr
 	}
 	var digestKey []byte
@@ -822,7 +828,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		Audit:          auditLog,
 		AuditDigestKey: digestKey,
 		AuditRoles:     slices.Clone(fc.Audit.Roles),
-		Records:        store.Records(),
+		Records:        recs,
 		ClaimLease:     fc.ClaimLease,
 		Telemetry:      tel,
 		RequestTimeout: fc.Timeouts.Request,

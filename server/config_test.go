@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
@@ -154,4 +155,17 @@ func TestConfigOIDCLogin(t *testing.T) {
 	}
 	// Without audience and jwks_url, bearer tokens are not accepted.
 	f.must(401, "GET", "/v1/inbox", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln", "")
+}
+
+// mustRecords returns the record store kept beside the conversations of a
+// SQL store.
+func mustRecords(t testing.TB, s interface {
+	Records(context.Context) (records.Store, error)
+}) records.Store {
+	t.Helper()
+	rs, err := s.Records(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }

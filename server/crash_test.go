@@ -177,6 +177,10 @@ func runCrashChild(v string) {
 	if err != nil {
 		fail(err)
 	}
+	recs, err := store.Records(ctx)
+	if err != nil {
+		fail(err)
+	}
 	auditLog, err := auditsqlite.Open(ctx, cfg.Audit, nil)
 	if err != nil {
 		fail(err)
@@ -221,7 +225,7 @@ func runCrashChild(v string) {
 			{SHA256: server.HashAPIKey(approverKey), Principal: toolgate.Principal{ID: "bob", Roles: []string{"approver"}}},
 		},
 		AuditRoles: []string{"approver"},
-		Records:    &hookedRecords{Store: store.Records(), h: hooks},
+		Records:    &hookedRecords{Store: recs, h: hooks},
 		Audit:      auditLog,
 		ClaimLease: cfg.Lease,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -601,7 +605,7 @@ func crashState(t *testing.T, path, conv, pause string) crashLeft {
 	if c.Pause != nil && c.Pause.ID == pause {
 		left.pause, left.started = c.Pause, c.Pause.Started
 	}
-	rec, err := store.Records().Decision(t.Context(), conv, pause)
+	rec, err := mustRecords(t, store).Decision(t.Context(), conv, pause)
 	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		t.Fatal(err)
 	}

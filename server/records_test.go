@@ -27,7 +27,7 @@ import (
 // records, as both SQL stores do.
 type sharedStore interface {
 	toolgate.ConversationStore
-	Records() records.Store
+	Records(context.Context) (records.Store, error)
 	Close() error
 }
 

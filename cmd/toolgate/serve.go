@@ -97,6 +97,10 @@ func serveDemo(ctx context.Context, addr, data string, e *env) error {
 		return err
 	}
 	defer store.Close()
+	recs, err := store.Records(ctx)
+	if err != nil {
+		return err
+	}
 	auditPath := filepath.Join(data, "toolgate.audit.db")
 	auditLog, err := auditsqlite.Open(ctx, auditPath, nil)
 	if err != nil {
@@ -126,7 +130,7 @@ func serveDemo(ctx context.Context, addr, data string, e *env) error {
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
 		Audit:  auditLog,
 		// The server's records are in the same file: a restart keeps them.
-		Records:   store.Records(),
+		Records:   recs,
 		Telemetry: tel,
 	}
 	for _, u := range users {
