@@ -133,9 +133,9 @@ func allDecided(calls int, verdict byte) []byte {
 }
 
 func FuzzResume(f *testing.F) {
-	f.Add([]byte{2, 0, 4, 1}, allDecided(2, 0), false)                       // S3 allowed
-	f.Add([]byte{2, 0, 4, 1}, []byte{0, 0, 1, 5}, true)                      // S4
-	f.Add([]byte{2, 1}, allDecided(1, 0), false)                             // S5
+	f.Add([]byte{2, 0, 4, 1}, allDecided(2, 0), false)                       // a mixed reply, all allowed
+	f.Add([]byte{2, 0, 4, 1}, []byte{0, 0, 1, 5}, true)                      // a mixed reply, allowed and denied
+	f.Add([]byte{2, 1}, allDecided(1, 0), false)                             // one gated call, allowed
 	f.Add([]byte{1, 0, 1, 1, 0, 2}, allDecided(3, 3), false)                 // duplicated ids, all denied
 	f.Add([]byte{1, 0, 2, 3}, []byte{0, 0, 1, 3}, false)                     // ghost denied
 	f.Add([]byte{1, 0, 2, 3}, allDecided(2, 0), true)                        // ghost allowed: refused
