@@ -123,7 +123,7 @@ func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
 var fuzzEdits = []string{`{"x":2}`, `{ "x" : [1, {"y":null}] }`, `{}`, `[1]`, `"x"`, `{"x":1,"x":2}`, `{"x":`, "{\"x\":\"\xff\"}", `null`, `{"a":{"b":1},"b":{"a":1}}`, `{"x":"\u003c"}`}
 
 // allDecided returns one well-formed decision bytes pair per call, for
-// seeds that pass the checks.
+// corpus entries that pass the checks.
 func allDecided(calls int, verdict byte) []byte {
 	b := make([]byte, 0, 2*calls)
 	for i := range calls {
