@@ -19,6 +19,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -472,7 +473,7 @@ func TestBuildAuditLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, strings.Replace(validConfig, "store:\n", tc.audit+"store:\n", 1))
-			fc, err := server.LoadConfig(path)
+			fc, err := serve.LoadConfig(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/confcheck"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/telemetry"
@@ -187,22 +188,9 @@ type ApprovalRule struct {
 	StickyMax time.Duration `json:"sticky_max,omitempty" yaml:"sticky_max,omitempty"`
 }
 
-// ruleProblem is a problem of an [ApprovalRule]'s field.
-type ruleProblem struct{ field, msg string }
-
 // problems returns what is wrong with the rule's settings.
-func (r *ApprovalRule) problems() []ruleProblem {
-	var out []ruleProblem
-	if r.Approvers < 0 || r.Approvers > 2 {
-		out = append(out, ruleProblem{"approvers", fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers)})
-	}
-	if r.StickyMax < 0 {
-		out = append(out, ruleProblem{"sticky_max", fmt.Sprintf("sticky_max %v is negative", r.StickyMax)})
-	}
-	if r.StickyMax > 0 && r.Approvers == 2 {
-		out = append(out, ruleProblem{"sticky_max", "sticky_max with approvers 2: a sticky grant would let one approval stand in for two"})
-	}
-	return out
+func (r *ApprovalRule) problems() []confcheck.FieldProblem {
+	return confcheck.ApprovalRule(r.Approvers, r.StickyMax)
 }
 
 // covers reports whether the rule applies to calls of tool.
@@ -249,7 +237,7 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		if a := c.Agents[name]; a != nil {
 			for i, r := range a.Approvals {
 				for _, p := range r.problems() {
-					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.msg))
+					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.Msg))
 				}
 			}
 		}

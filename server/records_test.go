@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -26,7 +27,7 @@ import (
 // records, as both SQL stores do.
 type sharedStore interface {
 	toolgate.ConversationStore
-	Records() records.Store
+	Records(context.Context) (records.Store, error)
 	Close() error
 }
 
@@ -512,11 +513,11 @@ func TestListConversationsPages(t *testing.T) {
 func TestBuildKeepsRecords(t *testing.T) {
 	path := writeConfig(t, strings.Replace(validConfig, "\t\t\t\troles: [approver]\n", "\t\t\t\troles: [approver]\n\t\t\t\tsticky_max: 30m\n", 1))
 	start := func() (*fixture, func()) {
-		fc, err := server.LoadConfig(path)
+		fc, err := serve.LoadConfig(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+		cfg, closeStore, err := serve.Build(context.Background(), fc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

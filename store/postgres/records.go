@@ -8,13 +8,24 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
 
-// recordsMigration creates the tables of the approval service's records.
-// Times are Unix nanoseconds; seq columns keep insertion order.
-const recordsMigration = `CREATE TABLE S.server_conversations (
+// recordsMigrations bring the schema of the approval service's records
+// from version i to i+1 (the largest version in the schema's
+// server_schema_version table), apart from the conversations' schema
+// ([SchemaVersion]): [Store.Records] applies them, [Open] and [New] do
+// not. S. stands for the schema. Append to the list; never change an
+// entry. Times are Unix nanoseconds; seq columns keep insertion order.
+var recordsMigrations = []string{
+	// 1: conversations, decisions, pending pauses, approvals and grants.
+	// Schemas written by builds before the records had a version of their
+	// own got these tables from the conversations' migration 2;
+	// [Store.Records] counts them as version 1.
+	`CREATE TABLE S.server_conversations (
 		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		id text NOT NULL UNIQUE,
 		agent text NOT NULL,
@@ -56,7 +67,13 @@ const recordsMigration = `CREATE TABLE S.server_conversations (
 		granted_at bigint NOT NULL,
 		expires_at bigint NOT NULL
 	);
-	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`
+	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`,
+}
+
+// RecordsSchemaVersion is the version of the records' schema this package
+// writes (the largest version in the schema's server_schema_version
+// table). [Store.Records] upgrades an older one and refuses a newer one.
+const RecordsSchemaVersion = 1
 
 // recordQueries are the statements of the record store, with the schema
 // filled in.
@@ -112,12 +129,79 @@ func newRecordQueries(schema string) recordQueries {
 
 // Records returns the approval service's record store (a
 // [records.Store]) kept in the same schema as the conversations, for
-// server.Config.Records. It shares s's connection pool: it is usable
-// until s is closed. Every Store on the same database and schema, in any
-// process, shares the records; [records.Store.Begin] and
-// [records.Store.Approve] are one INSERT … ON CONFLICT DO NOTHING each, so
-// of concurrent callers exactly one wins.
-func (s *Store) Records() records.Store { return &recordStore{s} }
+// server.Config.Records. The first call creates the records' tables, or
+// upgrades them to [RecordsSchemaVersion], in one transaction holding an
+// advisory lock on the schema's name, so that instances starting together
+// migrate one after the other; [Open] and [New] leave them alone, so a
+// schema used only for conversations has none. A schema whose records are
+// newer than this package knows gives an error wrapping
+// [toolgate.ErrCorrupt].
+//
+// The record store shares s's connection pool: it is usable until s is
+// closed. Every Store on the same database and schema, in any process,
+// shares the records; [records.Store.Begin] and [records.Store.Approve]
+// are one INSERT … ON CONFLICT DO NOTHING each, so of concurrent callers
+// exactly one wins.
+func (s *Store) Records(ctx context.Context) (records.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.records {
+		if err := migrateRecords(ctx, s.pool, s.schema); err != nil {
+			return nil, fmt.Errorf("postgres: records: schema %q: %w", s.schema, err)
+		}
+		s.records = true
+	}
+	return &recordStore{s}, nil
+}
+
+// migrateRecords creates or upgrades the records' tables in schema.
+func migrateRecords(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "toolgate records "+schema); err != nil {
+			return dbErr(err)
+		}
+		var haveVersions, haveTables bool
+		err := tx.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'server_schema_version'),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'server_conversations')`,
+			schema).Scan(&haveVersions, &haveTables)
+		if err != nil {
+			return dbErr(err)
+		}
+		if !haveVersions {
+			if _, err := tx.Exec(ctx, r.Replace(`CREATE TABLE S.server_schema_version (
+				version integer PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now()
+			)`)); err != nil {
+				return dbErr(err)
+			}
+			if haveTables {
+				// Created by the conversations' migration 2 of an
+				// earlier build: version 1.
+				if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.server_schema_version (version) VALUES (1)")); err != nil {
+					return dbErr(err)
+				}
+			}
+		}
+		var v int
+		if err := tx.QueryRow(ctx, r.Replace("SELECT coalesce(max(version), 0) FROM S.server_schema_version")).Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(recordsMigrations) {
+			return fmt.Errorf("%w: records schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(recordsMigrations))
+		}
+		for i := v; i < len(recordsMigrations); i++ {
+			if _, err := tx.Exec(ctx, r.Replace(recordsMigrations[i])); err != nil {
+				return fmt.Errorf("migrating the records schema to version %d: %w", i+1, dbErr(err))
+			}
+			if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.server_schema_version (version) VALUES ($1)"), i+1); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
 
 // recordStore is the [records.Store] of a [Store].
 type recordStore struct{ s *Store }

@@ -7,13 +7,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
 
-// recordsMigration creates the tables of the approval service's records.
-// Times are Unix nanoseconds; seq columns keep insertion order.
-const recordsMigration = `CREATE TABLE server_conversations (
+// recordsMigrations bring the schema of the approval service's records
+// from version i to i+1 (the largest version in server_schema_version),
+// apart from the conversations' schema ([SchemaVersion]): [Store.Records]
+// applies them, [Open] does not. Append to the list; never change an
+// entry. Times are Unix nanoseconds; seq columns keep insertion order.
+var recordsMigrations = []string{
+	// 1: conversations, decisions, pending pauses, approvals and grants.
+	// Databases written by builds before the records had a version of
+	// their own got these tables from the conversations' migration 3;
+	// [Store.Records] counts them as version 1.
+	`CREATE TABLE server_conversations (
 		seq INTEGER PRIMARY KEY AUTOINCREMENT,
 		id TEXT NOT NULL UNIQUE,
 		agent TEXT NOT NULL,
@@ -55,7 +64,13 @@ const recordsMigration = `CREATE TABLE server_conversations (
 		granted_at INTEGER NOT NULL,
 		expires_at INTEGER NOT NULL
 	);
-	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`
+	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`,
+}
+
+// RecordsSchemaVersion is the version of the records' schema this package
+// writes (the largest version in the database's server_schema_version
+// table). [Store.Records] upgrades an older one and refuses a newer one.
+const RecordsSchemaVersion = 1
 
 // recordStmts are the prepared statements of the records: on read,
 // the reads outside a transaction; on write, the writes.
@@ -84,9 +99,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 )
 
-// recordStmtSpecs lists the statements of s.rec for [Store.prepare].
-func (s *Store) recordStmtSpecs() []stmtSpec {
-	r := &s.rec
+// recordStmtSpecs lists the statements of r for [Store.prepareAll].
+func (s *Store) recordStmtSpecs(r *recordStmts) []stmtSpec {
 	return []stmtSpec{
 		{s.read, &r.conversation, selectConversationRecordSQL},
 		{s.read, &r.decision, selectDecisionOfSQL},
@@ -103,15 +117,88 @@ func (s *Store) recordStmtSpecs() []stmtSpec {
 
 // Records returns the approval service's record store (a
 // [records.Store]) kept in the same database file as the conversations,
-// for server.Config.Records. It shares s's connections: it is usable
-// until s is closed. Several Stores on one file, in one process or
-// several, share the records; [records.Store.Begin] and
-// [records.Store.Approve] run in a write transaction, so of concurrent
-// callers exactly one wins.
-func (s *Store) Records() records.Store { return &recordStore{s} }
+// for server.Config.Records. The first call creates the records' tables,
+// or upgrades them to [RecordsSchemaVersion], in one write transaction;
+// [Open] leaves them alone, so a database used only for conversations
+// has none. A database whose records are newer than this package knows
+// gives an error wrapping [toolgate.ErrCorrupt]. Later calls return the
+// same store.
+//
+// The record store shares s's connections: it is usable until s is
+// closed. Several Stores on one file, in one process or several, share
+// the records; [records.Store.Begin] and [records.Store.Approve] run in a
+// write transaction, so of concurrent callers exactly one wins.
+func (s *Store) Records(ctx context.Context) (records.Store, error) {
+	s.mu.Lock()
+	r := s.rec
+	s.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	if err := s.migrateRecords(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: records: %w", err)
+	}
+	r = &recordStore{s: s}
+	if err := s.prepareAll(ctx, s.recordStmtSpecs(&r.stmts)); err != nil {
+		return nil, fmt.Errorf("sqlite: records: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec == nil {
+		s.rec = r
+	}
+	return s.rec, nil
+}
+
+// migrateRecords creates or upgrades the records' tables.
+func (s *Store) migrateRecords(ctx context.Context) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var haveVersions, haveTables bool
+		err := tx.QueryRowContext(ctx, `SELECT
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'server_schema_version'),
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'server_conversations')`).Scan(&haveVersions, &haveTables)
+		if err != nil {
+			return dbErr(err)
+		}
+		if !haveVersions {
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE server_schema_version (
+				version INTEGER NOT NULL PRIMARY KEY,
+				applied_at INTEGER NOT NULL
+			)`); err != nil {
+				return dbErr(err)
+			}
+			if haveTables {
+				// Created by the conversations' migration 3 of an
+				// earlier build: version 1.
+				if _, err := tx.ExecContext(ctx, "INSERT INTO server_schema_version (version, applied_at) VALUES (1, ?)", time.Now().UnixNano()); err != nil {
+					return dbErr(err)
+				}
+			}
+		}
+		var v int
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM server_schema_version").Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(recordsMigrations) {
+			return fmt.Errorf("%w: records schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(recordsMigrations))
+		}
+		for i := v; i < len(recordsMigrations); i++ {
+			if _, err := tx.ExecContext(ctx, recordsMigrations[i]); err != nil {
+				return fmt.Errorf("migrating the records schema to version %d: %w", i+1, dbErr(err))
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO server_schema_version (version, applied_at) VALUES (?, ?)", i+1, time.Now().UnixNano()); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
 
 // recordStore is the [records.Store] of a [Store].
-type recordStore struct{ s *Store }
+type recordStore struct {
+	s     *Store
+	stmts recordStmts // prepared by Records
+}
 
 // recErr wraps err, a failure of operation what, in the package's error
 // form.
@@ -143,7 +230,7 @@ func (r *recordStore) CreateConversation(ctx context.Context, c *records.Convers
 	if err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, r.s.rec.createConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
+	res, err := r.s.exec(ctx, r.stmts.createConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
 	if err != nil {
 		return recErr("create conversation", err)
 	}
@@ -186,7 +273,7 @@ func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Con
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := scanConversation(r.s.rec.conversation.QueryRowContext(ctx, id))
+	c, err := scanConversation(r.stmts.conversation.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: conversation %q: %w", id, records.ErrNotFound)
 	}
@@ -266,14 +353,14 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 	}
 	var prior *records.Decision
 	err = r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, r.s.rec.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		res, err := tx.StmtContext(ctx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
 			return err
 		}
-		prior, err = scanDecision(tx.StmtContext(ctx, r.s.rec.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
+		prior, err = scanDecision(tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
 		return err
 	})
 	if err != nil {
@@ -295,9 +382,9 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 			err error
 		)
 		if outcome == records.OutcomeNone {
-			res, err = tx.StmtContext(ctx, r.s.rec.deleteDecision).ExecContext(ctx, conversationID, pauseID)
+			res, err = tx.StmtContext(ctx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
 		} else {
-			res, err = tx.StmtContext(ctx, r.s.rec.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
+			res, err = tx.StmtContext(ctx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
 		}
 		if err != nil {
 			return err
@@ -306,7 +393,7 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 			return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
 		}
 		if outcome.Resolves() {
-			_, err = tx.StmtContext(ctx, r.s.rec.removePending).ExecContext(ctx, conversationID, pauseID)
+			_, err = tx.StmtContext(ctx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
 		}
 		return err
 	})
@@ -317,7 +404,7 @@ func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID stri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d, err := scanDecision(r.s.rec.decision.QueryRowContext(ctx, conversationID, pauseID))
+	d, err := scanDecision(r.stmts.decision.QueryRowContext(ctx, conversationID, pauseID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
 	}
@@ -360,7 +447,7 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, r.s.rec.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := r.s.exec(ctx, r.stmts.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
 	return recErr("add pending", err)
 }
 
@@ -368,7 +455,7 @@ func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, r.s.rec.removePending, conversationID, pauseID)
+	_, err := r.s.exec(ctx, r.stmts.removePending, conversationID, pauseID)
 	return recErr("remove pending", err)
 }
 
@@ -491,7 +578,7 @@ func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
 	if err := records.CheckGrant(g); err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, r.s.rec.addGrant,
+	res, err := r.s.exec(ctx, r.stmts.addGrant,
 		g.ID, g.ConversationID, g.Tool, g.ArgumentsDigest, g.GrantedBy, recordrows.Nanos(g.GrantedAt), recordrows.Nanos(g.ExpiresAt))
 	if err != nil {
 		return recErr("add grant", err)

@@ -18,13 +18,24 @@ func openRecords(t testing.TB) (*sqlite.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	recs(t, s) // the records' tables, for the tests that write rows
 	return s, path
+}
+
+// recs returns the record store of s.
+func recs(t testing.TB, s *sqlite.Store) records.Store {
+	t.Helper()
+	rs, err := s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 func TestRecords(t *testing.T) {
 	recordstest.Run(t, func(t *testing.T) records.Store {
 		s, _ := openRecords(t)
-		return s.Records()
+		return recs(t, s)
 	})
 }
 
@@ -39,12 +50,12 @@ func TestRecordsShared(t *testing.T) {
 	defer b.Close()
 	ctx := t.Context()
 	d := &records.Decision{ConversationID: "c", PauseID: "p", Source: records.SourcePerson, DecidedBy: "bob", Outcome: records.OutcomeDeciding, Decisions: []toolgate.Decision{}}
-	if prior, err := a.Records().Begin(ctx, d); err != nil || prior != nil {
+	if prior, err := recs(t, a).Begin(ctx, d); err != nil || prior != nil {
 		t.Fatalf("Begin on a: %v, %v", prior, err)
 	}
 	d2 := *d
 	d2.DecidedBy = "cy"
-	prior, err := b.Records().Begin(ctx, &d2)
+	prior, err := recs(t, b).Begin(ctx, &d2)
 	if err != nil || prior == nil || prior.DecidedBy != "bob" {
 		t.Fatalf("Begin on b: %+v, %v; want bob's record", prior, err)
 	}
@@ -61,7 +72,7 @@ func TestRecordsCorrupt(t *testing.T) {
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p2', 'won', '{"source":"person"}')`)
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p3', 'decided', '{"source":"person","decisions":[{"key":"k","verdict":"maybe"}]}')`)
 	mustExec(t, db, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions) VALUES ('c1', 'p1', 'bob', 1, '{')`)
-	rs := s.Records()
+	rs := recs(t, s)
 	ctx := t.Context()
 	check := func(what string, err error) {
 		t.Helper()
@@ -88,6 +99,6 @@ func TestRecordsCorrupt(t *testing.T) {
 func BenchmarkRecords(b *testing.B) {
 	recordstest.Benchmark(b, func(b *testing.B) records.Store {
 		s, _ := openRecords(b)
-		return s.Records()
+		return recs(b, s)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate"
@@ -47,8 +48,10 @@ type Store struct {
 	readConversation                                                   *sql.Stmt
 	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
 	claimPause, markStarted, claimState                                *sql.Stmt
-	rec                                                                recordStmts
-	stmts                                                              []*sql.Stmt // all of them, to close
+
+	mu    sync.Mutex
+	rec   *recordStore // guarded by mu: made by the first successful Records
+	stmts []*sql.Stmt  // guarded by mu: every prepared statement, to close
 }
 
 // The statements of a [Store].
@@ -101,9 +104,11 @@ var migrations = []string{
 		conversation_id TEXT NOT NULL PRIMARY KEY,
 		sealed BLOB NOT NULL
 	) WITHOUT ROWID;`,
-	// 3: the approval service's records (package records), in
-	// tables of their own; see records.go.
-	recordsMigration,
+	// 3: none. Builds before this one created the approval service's
+	// records here; [Store.Records] creates them now, with a version of
+	// their own (see records.go), so that a database that keeps only
+	// conversations has no tables of the service.
+	"",
 	// 4: the claim of a pause: its token, time and decisions, and the keys
 	// of the calls started under it. A claim made before has none of them.
 	`ALTER TABLE pauses ADD COLUMN claim_token TEXT NOT NULL DEFAULT '';
@@ -174,7 +179,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 
 // prepare prepares the statements of s.
 func (s *Store) prepare(ctx context.Context) error {
-	for _, st := range append([]stmtSpec{
+	return s.prepareAll(ctx, []stmtSpec{
 		{s.read, &s.readConversation, selectConversationSQL},
 		{s.write, &s.writePause, selectPauseSQL},
 		{s.write, &s.countMessages, countMessagesSQL},
@@ -184,7 +189,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.write, &s.claimPause, claimPauseSQL},
 		{s.write, &s.markStarted, markStartedSQL},
 		{s.write, &s.claimState, claimStateSQL},
-	}, s.recordStmtSpecs()...) {
+	})
+}
+
+// prepareAll prepares the statements of specs, which it adds to those
+// [Store.Close] closes.
+func (s *Store) prepareAll(ctx context.Context, specs []stmtSpec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range specs {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
 		if err != nil {
 			return dbErr(err)
@@ -220,6 +233,9 @@ func (s *Store) setup(ctx context.Context) error {
 			return fmt.Errorf("%w: schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(migrations))
 		}
 		for i := v; i < len(migrations); i++ {
+			if migrations[i] == "" {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 				return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
 			}
@@ -250,9 +266,11 @@ func (s *Store) Close() error {
 	// The writes queued before Close finish first.
 	s.commit.Close()
 	var errs []error
+	s.mu.Lock()
 	for _, stmt := range s.stmts {
 		errs = append(errs, stmt.Close())
 	}
+	s.mu.Unlock()
 	errs = append(errs, s.read.Close(), s.write.Close())
 	return errors.Join(errs...)
 }

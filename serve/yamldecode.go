@@ -1,4 +1,4 @@
-package server
+package serve
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type ConfigError struct {
 // Error returns one line per problem, each "FILE:LINE:COLUMN: PATH: MESSAGE".
 func (e *ConfigError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "server: invalid config %s (%d problem", e.File, len(e.Problems))
+	fmt.Fprintf(&b, "serve: invalid config %s (%d problem", e.File, len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
 	}
@@ -258,7 +258,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		v.SetInt(i)
 	default:
-		panic(fmt.Sprintf("server: config decoder: unsupported type %s at %s", t, path))
+		panic(fmt.Sprintf("serve: config decoder: unsupported type %s at %s", t, path))
 	}
 }
 
