@@ -63,15 +63,18 @@ func stringConsts(t *testing.T, dir, typ string) map[string]string {
 // problem must be added here.
 func TestDecisionProblemWireValues(t *testing.T) {
 	want := map[toolgate.DecisionProblem]string{
-		toolgate.ProblemMissing:          "missing_decision",
-		toolgate.ProblemUnknownKey:       "unknown_key",
-		toolgate.ProblemDuplicate:        "duplicate_decision",
-		toolgate.ProblemToolNotInPrompt:  "tool_not_in_prompt",
-		toolgate.ProblemInvalidVerdict:   "invalid_verdict",
-		toolgate.ProblemMessageOnAllow:   "message_on_allow",
-		toolgate.ProblemNoToolCalls:      "no_tool_calls",
-		toolgate.ProblemArgumentsOnDeny:  "arguments_on_deny",
-		toolgate.ProblemInvalidArguments: "invalid_arguments",
+		toolgate.ProblemMissing:               "missing_decision",
+		toolgate.ProblemUnknownKey:            "unknown_key",
+		toolgate.ProblemDuplicate:             "duplicate_decision",
+		toolgate.ProblemToolNotInPrompt:       "tool_not_in_prompt",
+		toolgate.ProblemInvalidVerdict:        "invalid_verdict",
+		toolgate.ProblemMessageOnAllow:        "message_on_allow",
+		toolgate.ProblemNoToolCalls:           "no_tool_calls",
+		toolgate.ProblemArgumentsOnDeny:       "arguments_on_deny",
+		toolgate.ProblemInvalidArguments:      "invalid_arguments",
+		toolgate.ProblemNotAwaited:            "not_awaited",
+		toolgate.ProblemNotDecider:            "not_decider",
+		toolgate.ProblemEditNeedsConfirmation: "edit_needs_confirmation",
 	}
 	for p, w := range want {
 		if string(p) != w {
