@@ -80,7 +80,7 @@ func grantOut(g *records.Grant) grantJSON {
 // tool.
 func (s *Server) authorizing(p *toolgate.Principal, c *conversation, tool string) []*ApprovalRule {
 	rules := s.cfg.Agents[c.Agent].Approvals
-	self := c.Owner.ID == p.ID
+	self := s.sameIdentity(c.Owner.ID, p.ID)
 	var out []*ApprovalRule
 	for i := range rules {
 		r := &rules[i]
@@ -267,6 +267,10 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	if !s.sticky(c.Agent) {
 		return nil, nil, nil
 	}
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		return nil, nil, nil // the pause waits for a person
+	}
 	t := now()
 	grants, err := s.cfg.Records.Grants(ctx, c.ID, t)
 	if err != nil || len(grants) == 0 {
@@ -297,7 +301,7 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
 		return nil, nil, err
 	}
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, actor, params)
 	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, params)
 	audited(err)

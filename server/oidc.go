@@ -264,6 +264,7 @@ func rolesClaim(payload []byte, path []string) ([]string, error) {
 func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request, token string) *toolgate.Principal {
 	p, err := s.cfg.Tokens.VerifyToken(r.Context(), token)
 	if err == nil && p != nil && p.ID != "" {
+		s.seen.note(p, time.Now().Add(tokenIdentityTTL))
 		return p
 	}
 	switch {

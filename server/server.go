@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,8 +27,11 @@ import (
 // A Server is safe for concurrent use.
 type Server struct {
 	// fixed at creation
-	cfg    *Config
-	keys   map[[sha256.Size]byte]*toolgate.Principal
+	cfg *Config
+	// keys is the current API key table (see identity.go).
+	keys atomic.Pointer[keyTable]
+	// seen holds the latest token principals (see identity.go).
+	seen   seenIdentities
 	mux    *http.ServeMux
 	logger *slog.Logger
 	routes []string // the patterns registered, "METHOD /path"
@@ -57,7 +60,8 @@ func New(cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg.clone(), mux: http.NewServeMux()}
+	s.keys.Store(keys)
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
 	s.audit = newAuditor(s.cfg)
@@ -152,7 +156,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Princ
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, "an Authorization: Bearer API key is required")
 			return
 		}
-		p := s.keys[sha256.Sum256([]byte(key))]
+		p := s.keyPrincipal(key)
 		if p == nil && s.cfg.Tokens != nil && looksLikeJWT(key) {
 			p = s.verifyToken(w, r, key)
 			if p == nil {
@@ -441,10 +445,11 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		}
 	}
 	if wantsEvents(r) {
-		s.streamMessage(w, r, c, a, in.Input)
+		s.streamMessage(w, r, c, a, p, in.Input)
 		return
 	}
-	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
+	// The turn runs with the principal as this request authenticated it.
+	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
 		s.reindex(r.Context(), c)
@@ -471,7 +476,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 // or the error code and message of a refusal.
 func (s *Server) mayDecide(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) (code, msg string) {
 	rules := s.cfg.Agents[c.Agent].Approvals
-	self := c.Owner.ID == p.ID
+	self := s.sameIdentity(c.Owner.ID, p.ID)
 	keys := toolgate.ToolCallKeys(reply)
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) {
@@ -624,7 +629,7 @@ type decisionIn struct {
 	Verdict toolgate.Verdict `json:"verdict"`
 	Message string           `json:"message,omitempty"`
 	// Arguments, on an allow, are the approver's edit (see edit.go).
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Arguments jsontext.Value `json:"arguments,omitempty"`
 }
 
 // decisionRequest is the body of a decision request.
@@ -685,6 +690,17 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		writeError(w, http.StatusForbidden, code, msg)
 		return
 	}
+	if ref := s.checkRights(p, c, reply, pause, in.Decisions); ref != nil {
+		s.refuseDecision(w, r, c, conv, p, ref)
+		return
+	}
+	// The turn resumes for the conversation's owner as they are now.
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		s.refuseDecision(w, r, c, conv, p, &refusal{status: http.StatusForbidden, code: codeOwnerUnavailable,
+			msg: "the conversation's owner may no longer run turns of this agent (or is not known to this server now); nothing ran"})
+		return
+	}
 	decisions := make([]toolgate.Decision, 0, len(reply.ToolCalls))
 	decided := make(map[string]bool, len(in.Decisions))
 	for _, d := range in.Decisions {
@@ -730,7 +746,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
 		s.streamDecision(w, r, c, a, rec, params, grants, audited)
@@ -860,8 +876,9 @@ func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error
 	s.internal(w, r, err)
 }
 
-// decode reads a JSON body into v strictly: one value, no unknown fields,
-// within the size limit. An empty body is accepted when emptyOK. It
+// decode reads a JSON body into v strictly: one value, in valid UTF-8, no
+// unknown members, no member twice, names matched exactly (a case variant
+// such as "Agent" is an unknown member), within the size limit. An empty body is accepted when emptyOK. It
 // answers the error itself and returns false on failure.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -876,18 +893,13 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 	case len(body) == 0 && emptyOK:
 		return true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			writeError(w, http.StatusBadRequest, codeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
+		var se *json.SemanticError
+		if errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName) {
+			writeError(w, http.StatusBadRequest, codeUnknownField, fmt.Sprintf("unknown field %s", se.JSONPointer))
 			return false
 		}
 		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body is not the JSON object expected: "+strings.TrimPrefix(err.Error(), "json: "))
-		return false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body holds more than one JSON value")
 		return false
 	}
 	return true

@@ -1,0 +1,398 @@
+package server_test
+
+// The attack suite: one test per way around the gate we know of, each
+// asserting that the tool never ran and that the audit log says what
+// happened.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/server"
+)
+
+// The principals of the attack fixture, by API key.
+const (
+	atkRequester = "key-atk-ada" // ada: requester
+	atkPayer     = "key-atk-pat" // pat: may decide pay
+	atkWirer     = "key-atk-wes" // wes: may decide wire
+	atkBoth      = "key-atk-bo"  // bo: may decide pay and wire
+	atkReader    = "key-atk-rd"  // rd: reads every conversation
+)
+
+// atkKeys returns the API keys of the attack fixture; roles replaces the
+// roles of the principals it names.
+func atkKeys(roles map[string][]string) []server.APIKey {
+	base := []struct {
+		key, id string
+		roles   []string
+	}{
+		{atkRequester, "ada", []string{"requester"}},
+		{atkPayer, "pat", []string{"payer"}},
+		{atkWirer, "wes", []string{"wirer"}},
+		{atkBoth, "bo", []string{"payer", "wirer"}},
+		{atkReader, "rd", []string{"reader"}},
+	}
+	var out []server.APIKey
+	for _, b := range base {
+		r := b.roles
+		if x, ok := roles[b.id]; ok {
+			r = x
+		}
+		out = append(out, server.APIKey{SHA256: server.HashAPIKey(b.key), Principal: toolgate.Principal{ID: b.id, Roles: r}})
+	}
+	return out
+}
+
+// atkFixture is an agent with one ungated tool (lookup) and two gated ones
+// (pay, wire), each recording the arguments it ran with, on a model whose
+// next reply the test sets, with an audit log.
+type atkFixture struct {
+	*fixture
+	log   *audit.MemoryLog
+	store toolgate.ConversationStore
+
+	mu    sync.Mutex
+	reply []toolgate.ToolCall               // guarded by mu: the model's next reply to a user message
+	ran   map[string][]string               // guarded by mu: tool → arguments it ran with
+	panic func(call toolgate.ToolCall) bool // guarded by mu: the confirmation policy panics when it says so
+}
+
+type atkOptions struct {
+	configure func(*server.Config)
+	clientOpt func(*toolgate.ClientOptions)
+	store     toolgate.ConversationStore
+	log       *audit.MemoryLog
+}
+
+func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
+	t.Helper()
+	f := &atkFixture{ran: map[string][]string{}, log: o.log, store: o.store}
+	if f.log == nil {
+		f.log = audit.NewMemoryLog()
+	}
+	if f.store == nil {
+		f.store = toolgate.NewMemoryStore()
+	}
+	tool := func(name string, gated bool) *toolgate.Tool {
+		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: name, InputSchema: &jsonschema.Schema{Type: "object"}},
+			toolgate.ToolMetadata{RequiresConfirmation: gated},
+			func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
+				f.mu.Lock()
+				f.ran[name] = append(f.ran[name], string(req.Arguments))
+				f.mu.Unlock()
+				return name + " done", nil
+			})
+	}
+	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		if _, ok := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage); ok {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return scripted.Reply{ToolCalls: slices.Clone(f.reply)}, nil
+		}
+		return scripted.Reply{Text: "done"}, nil
+	})
+	opts := &toolgate.ClientOptions{Store: f.store, Manager: toolgate.NewManager(&toolgate.ManagerOptions{
+		Policy: func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
+			f.mu.Lock()
+			p := f.panic
+			f.mu.Unlock()
+			if p != nil && p(call) {
+				panic("policy failure on " + call.Name)
+			}
+			return false
+		},
+	})}
+	if o.clientOpt != nil {
+		o.clientOpt(opts)
+	}
+	client := toolgate.NewClient(model, []*toolgate.Tool{tool("lookup", false), tool("pay", true), tool("wire", true)}, opts)
+	cfg := &server.Config{
+		Agents: map[string]*server.Agent{"ops": {
+			Client:         client,
+			RequesterRoles: []string{"requester"},
+			Approvals: []server.ApprovalRule{
+				{Tools: []string{"pay"}, Roles: []string{"payer"}, StickyMax: 60e9 * 60},
+				{Tools: []string{"wire"}, Roles: []string{"wirer"}},
+			},
+		}},
+		APIKeys:      atkKeys(nil),
+		ReadAllRoles: []string{"reader"},
+		Audit:        f.log,
+		Logger:       slog.New(slog.DiscardHandler),
+	}
+	if o.configure != nil {
+		o.configure(cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	f.fixture = &fixture{t: t, h: srv, srv: srv}
+	return f
+}
+
+// setReply sets the model's next reply to a user message.
+func (f *atkFixture) setReply(calls ...toolgate.ToolCall) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reply = calls
+}
+
+// ranWith returns the arguments tool ran with, in order.
+func (f *atkFixture) ranWith(tool string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ran[tool])
+}
+
+// noneRan fails the test when any of tools ran.
+func (f *atkFixture) noneRan(tools ...string) {
+	f.t.Helper()
+	for _, tool := range tools {
+		if got := f.ranWith(tool); len(got) > 0 {
+			f.t.Errorf("%s ran with %q; want it never to run", tool, got)
+		}
+	}
+}
+
+// call is a tool call of a reply.
+func call(id, tool, args string) toolgate.ToolCall {
+	return toolgate.ToolCall{ID: id, Name: tool, Arguments: args}
+}
+
+// paused starts a conversation for ada whose turn pauses on calls; it
+// returns the conversation's and the pause's ids.
+func (f *atkFixture) paused(calls ...toolgate.ToolCall) (conv, pause string) {
+	f.t.Helper()
+	f.setReply(calls...)
+	conv = f.must(201, "POST", "/v1/conversations", atkRequester, `{"agent":"ops"}`)["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"go"}`)
+	if out["status"] != "paused" {
+		f.t.Fatalf("turn: %v, want paused", out)
+	}
+	return conv, out["pause"].(map[string]any)["id"].(string)
+}
+
+// records returns the audit records of conversation conv.
+func (f *atkFixture) records(conv string) []audit.Record {
+	f.t.Helper()
+	var out []audit.Record
+	for r, err := range f.log.Records(context.Background(), &audit.Query{ConversationID: conv}) {
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
+// recordsOf returns the kinds and reasons of the records of conv about
+// the call with key, as "kind: reason".
+func (f *atkFixture) recordsOf(conv, key string) []string {
+	f.t.Helper()
+	var out []string
+	for _, r := range f.records(conv) {
+		if r.CallKey == key {
+			out = append(out, string(r.Kind)+": "+r.Reason)
+		}
+	}
+	return out
+}
+
+// wantRecord fails the test unless conv has a record of kind about the
+// call with key whose reason contains reason.
+func (f *atkFixture) wantRecord(conv, key string, kind audit.Kind, reason string) {
+	f.t.Helper()
+	for _, r := range f.records(conv) {
+		if r.CallKey == key && r.Kind == kind && strings.Contains(r.Reason, reason) {
+			return
+		}
+	}
+	f.t.Errorf("no %s record of call %s with reason %q; the records of the call: %q", kind, key, reason, f.recordsOf(conv, key))
+}
+
+// noRecord fails the test when conv has a record of kind about key.
+func (f *atkFixture) noRecord(conv, key string, kind audit.Kind) {
+	f.t.Helper()
+	for _, r := range f.records(conv) {
+		if r.CallKey == key && r.Kind == kind {
+			f.t.Errorf("a %s record of call %s (%q); want none", kind, key, r.Reason)
+		}
+	}
+}
+
+// decide posts a decision request.
+func (f *atkFixture) decide(key, conv, pause, body string) (int, map[string]any) {
+	f.t.Helper()
+	return f.do("POST", decisionsPath(conv, pause), key, body)
+}
+
+func TestAttackEditSmugglingOnASiblingCall(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		calls []toolgate.ToolCall
+		body  string
+		key   string // the call the request smuggles into
+	}{
+		{"edit of a call that awaited nothing",
+			[]toolgate.ToolCall{call("c1", "lookup", `{"q":"a"}`), call("c2", "pay", `{"amount":1}`)},
+			`{"decisions":[{"key":"c2","verdict":"allow"},{"key":"c1","verdict":"allow","arguments":{"q":"DROP"}}]}`, "c1"},
+		{"deny of a call of a tool the decider may not decide",
+			[]toolgate.ToolCall{call("c1", "lookup", `{"q":"a"}`), call("c2", "pay", `{"amount":1}`)},
+			`{"decisions":[{"key":"c2","verdict":"allow"},{"key":"c1","verdict":"deny","message":"no"}]}`, "c1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAtkFixture(t, atkOptions{})
+			conv, pause := f.paused(tc.calls...)
+			code, out := f.decide(atkPayer, conv, pause, tc.body)
+			if code != 403 || out["error"] != "not_decidable" || out["key"] != tc.key {
+				t.Fatalf("decision: %d %v, want 403 not_decidable naming %s", code, out, tc.key)
+			}
+			f.noneRan("lookup", "pay", "wire")
+			f.wantRecord(conv, tc.key, audit.KindRefused, "not_decidable")
+			f.noRecord(conv, "c2", audit.KindDecided)
+			// The pause is still open: a decision within the rules runs.
+			f.must(200, "POST", decisionsPath(conv, pause), atkPayer, `{"decisions":[{"key":"c2","verdict":"allow"}]}`)
+			if got := f.ranWith("lookup"); !slices.Equal(got, []string{`{"q":"a"}`}) {
+				t.Errorf("lookup ran with %q, want the model's arguments once", got)
+			}
+		})
+	}
+}
+
+func TestAttackEditOnAGatedSiblingOfAnotherApprover(t *testing.T) {
+	// pat may decide pay, not wire; a reply awaiting only pay, with a
+	// wire call that the policy did not gate, cannot be edited by pat.
+	f := newAtkFixture(t, atkOptions{})
+	conv, pause := f.paused(call("c1", "pay", `{"amount":1}`), call("c2", "wire", `{"to":"x"}`))
+	code, out := f.decide(atkPayer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"},{"key":"c2","verdict":"allow","arguments":{"to":"evil"}}]}`)
+	if code != 403 {
+		t.Fatalf("decision: %d %v, want 403", code, out)
+	}
+	f.noneRan("pay", "wire")
+	if len(f.records(conv)) == 0 {
+		t.Error("no audit records")
+	}
+}
+
+func TestAttackDuplicateJSONMembers(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"two decisions members", `{"decisions":[{"key":"c1","verdict":"deny"}],"decisions":[{"key":"c1","verdict":"allow"}]}`},
+		{"two verdicts", `{"decisions":[{"key":"c1","verdict":"deny","verdict":"allow"}]}`},
+		{"a case variant", `{"Decisions":[{"key":"c1","verdict":"allow"}]}`},
+		{"a case variant inside", `{"decisions":[{"key":"c1","Verdict":"allow"}]}`},
+		{"invalid UTF-8", "{\"decisions\":[{\"key\":\"c1\",\"verdict\":\"allow\",\"message\":\"\xff\"}]}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAtkFixture(t, atkOptions{})
+			conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+			code, out := f.decide(atkPayer, conv, pause, tc.body)
+			if code != 400 {
+				t.Fatalf("decision: %d %v, want 400", code, out)
+			}
+			f.noneRan("pay")
+			f.noRecord(conv, "c1", audit.KindDecided)
+			f.wantRecord(conv, "c1", audit.KindRequested, "awaiting")
+		})
+	}
+	f := newAtkFixture(t, atkOptions{})
+	if code, out := f.do("POST", "/v1/conversations", atkRequester, `{"Agent":"ops"}`); code != 400 || out["error"] != "unknown_field" {
+		t.Errorf(`{"Agent":...}: %d %v, want 400 unknown_field`, code, out)
+	}
+	if code, out := f.do("POST", "/v1/conversations", atkRequester, `{"agent":"ops","agent":"ops"}`); code != 400 || out["error"] != "invalid_json" {
+		t.Errorf(`two "agent" members: %d %v, want 400 invalid_json`, code, out)
+	}
+}
+
+func TestAttackRevokedRoleBeforeDecision(t *testing.T) {
+	t.Run("the owner's role", func(t *testing.T) {
+		f := newAtkFixture(t, atkOptions{})
+		conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+		if err := f.srv.SetAPIKeys(atkKeys(map[string][]string{"ada": nil})); err != nil {
+			t.Fatal(err)
+		}
+		code, out := f.decide(atkPayer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`)
+		if code != 403 || out["error"] != "owner_unavailable" {
+			t.Fatalf("decision: %d %v, want 403 owner_unavailable", code, out)
+		}
+		f.noneRan("pay")
+		f.wantRecord(conv, "c1", audit.KindRefused, "owner_unavailable")
+		f.noRecord(conv, "c1", audit.KindDecided)
+	})
+	t.Run("the approver's role", func(t *testing.T) {
+		f := newAtkFixture(t, atkOptions{})
+		conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+		if err := f.srv.SetAPIKeys(atkKeys(map[string][]string{"pat": {"wirer"}})); err != nil {
+			t.Fatal(err)
+		}
+		code, out := f.decide(atkPayer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`)
+		if code != 404 && code != 403 {
+			t.Fatalf("decision: %d %v, want 403 or 404", code, out)
+		}
+		f.noneRan("pay")
+		f.noRecord(conv, "c1", audit.KindDecided)
+	})
+	t.Run("the owner's key removed", func(t *testing.T) {
+		f := newAtkFixture(t, atkOptions{})
+		conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+		var keys []server.APIKey
+		for _, k := range atkKeys(nil) {
+			if k.Principal.ID != "ada" {
+				keys = append(keys, k)
+			}
+		}
+		if err := f.srv.SetAPIKeys(keys); err != nil {
+			t.Fatal(err)
+		}
+		code, out := f.decide(atkPayer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`)
+		if code != 403 || out["error"] != "owner_unavailable" {
+			t.Fatalf("decision: %d %v, want 403 owner_unavailable", code, out)
+		}
+		f.noneRan("pay")
+		if code, _ := f.do("GET", "/v1/conversations/"+conv, atkRequester, ""); code != 401 {
+			t.Errorf("the removed key still authenticates: %d", code)
+		}
+	})
+}
+
+func TestAttackRevokedRoleRunsTurnsWithTheCurrentOne(t *testing.T) {
+	// An authorizer that lets only "requester" run pay: the roles it sees
+	// are the ones the request authenticated, not those stored with the
+	// conversation.
+	var mu sync.Mutex
+	var seen [][]string
+	f := newAtkFixture(t, atkOptions{clientOpt: func(o *toolgate.ClientOptions) {
+		o.ToolMiddleware = append(o.ToolMiddleware, func(next toolgate.ToolFunc) toolgate.ToolFunc {
+			return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
+				mu.Lock()
+				seen = append(seen, slices.Clone(req.Principal.Roles))
+				mu.Unlock()
+				return next(ctx, req)
+			}
+		})
+	}})
+	f.setReply(call("c1", "lookup", `{}`))
+	conv := f.must(201, "POST", "/v1/conversations", atkRequester, `{"agent":"ops"}`)["id"].(string)
+	f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"one"}`)
+	if err := f.srv.SetAPIKeys(atkKeys(map[string][]string{"ada": {"requester", "extra"}})); err != nil {
+		t.Fatal(err)
+	}
+	f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"two"}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != "[[requester] [requester extra]]" {
+		t.Errorf("the tools saw roles %v, want [[requester] [requester extra]]", seen)
+	}
+}
+
