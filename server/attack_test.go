@@ -395,4 +395,3 @@ func TestAttackRevokedRoleRunsTurnsWithTheCurrentOne(t *testing.T) {
 		t.Errorf("the tools saw roles %v, want [[requester] [requester extra]]", seen)
 	}
 }
-
