@@ -123,12 +123,14 @@ var migrations = []string{
 		ADD COLUMN claimed_at_nanos integer NOT NULL DEFAULT 0,
 		ADD COLUMN decisions text NOT NULL DEFAULT '',
 		ADD COLUMN started text[] NOT NULL DEFAULT '{}';`,
+	// 4: sticky grants with a digest of the old form end (see records.go).
+	grantDigestMigration,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the largest version in the schema's toolgate_schema_version table).
 // [Open] and [New] upgrade an older schema and refuse a newer one.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Open connects to the database named by connString (a URL or a key=value
 // string, as [pgxpool.ParseConfig] takes), brings the schema up to

@@ -111,12 +111,14 @@ var migrations = []string{
 	ALTER TABLE pauses ADD COLUMN claimed_at_nanos INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE pauses ADD COLUMN decisions TEXT NOT NULL DEFAULT '';
 	ALTER TABLE pauses ADD COLUMN started TEXT NOT NULL DEFAULT '';`,
+	// 5: sticky grants with a digest of the old form end (see records.go).
+	grantDigestMigration,
 }
 
 // SchemaVersion is the version of the database schema this package writes
 // (the database's user_version). [Open] upgrades an older database and
 // refuses a newer one.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // Open opens the database file at path, creating it when it does not
 // exist, and brings its schema up to [SchemaVersion]. The file is put in
