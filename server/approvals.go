@@ -123,6 +123,17 @@ func (s *Server) needsSecondApprover(c *conversation, reply *toolgate.AssistantM
 	return false
 }
 
+// decisionOf returns the decision of decisions for the call with key, or
+// the zero decision.
+func decisionOf(decisions []toolgate.Decision, key string) toolgate.Decision {
+	for _, d := range decisions {
+		if d.Key == key {
+			return d
+		}
+	}
+	return toolgate.Decision{}
+}
+
 // verdictOf returns the verdict decisions give the call with key.
 func verdictOf(decisions []toolgate.Decision, key string) toolgate.Verdict {
 	for _, d := range decisions {
@@ -232,7 +243,12 @@ func (s *Server) stickyGrants(p *toolgate.Principal, c *conversation, reply *too
 		g := &records.Grant{ConversationID: c.ID, Tool: call.Name, GrantedBy: p.ID, GrantedAt: t,
 			ExpiresAt: t.Add(time.Duration(in.Minutes) * time.Minute)}
 		if in.SameArguments {
-			g.ArgumentsDigest = records.ArgumentsDigest(call.Arguments)
+			// The arguments that run: the approver's edit, if any.
+			args := call.Arguments
+			if edited, ok := editedArguments(decisionOf(decisions, keys[i])); ok {
+				args = edited
+			}
+			g.ArgumentsDigest = records.ArgumentsDigest(args)
 		}
 		if !slices.ContainsFunc(grants, func(x *records.Grant) bool { return x.Tool == g.Tool && x.ArgumentsDigest == g.ArgumentsDigest }) {
 			g.ID = "grant_" + rand.Text()
@@ -283,7 +299,7 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		if !call.Awaiting {
 			continue
 		}
-		i := slices.IndexFunc(grants, func(g records.Grant) bool { return g.Covers(call.Tool, call.Arguments, t) })
+		i := slices.IndexFunc(grants, func(g records.Grant) bool { return g.Covers(call.Tool, call.Arguments, t) && s.honoured(c, &g) })
 		if i < 0 {
 			return nil, nil, nil
 		}
@@ -347,4 +363,22 @@ func (s *Server) stickyMinutes(p *toolgate.Principal, c *conversation, reply *to
 		}
 	}
 	return max(out, 0)
+}
+
+// honoured reports whether grant g of conversation c may still stand in
+// for a person: the rules in force now would let its granter, with the
+// roles they hold now, grant it — a rule covering the tool lets them
+// decide it, its sticky_max is at least the grant's length, and no rule
+// asks two approvers for the tool. A granter the server cannot resolve now
+// (see identity.go) honours nothing.
+func (s *Server) honoured(c *conversation, g *records.Grant) bool {
+	granter := s.principalNow(g.GrantedBy)
+	if granter == nil || s.approversFor(c.Agent, g.Tool) >= 2 {
+		return false
+	}
+	var limit time.Duration
+	for _, r := range s.authorizing(granter, c, g.Tool) {
+		limit = max(limit, r.StickyMax)
+	}
+	return limit > 0 && g.ExpiresAt.Sub(g.GrantedAt) <= limit
 }

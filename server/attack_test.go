@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/provider/scripted"
+	recordspkg "github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -61,10 +63,12 @@ type atkFixture struct {
 	log   *audit.MemoryLog
 	store toolgate.ConversationStore
 
-	mu    sync.Mutex
-	reply []toolgate.ToolCall               // guarded by mu: the model's next reply to a user message
-	ran   map[string][]string               // guarded by mu: tool → arguments it ran with
-	panic func(call toolgate.ToolCall) bool // guarded by mu: the confirmation policy panics when it says so
+	mu         sync.Mutex
+	reply      []toolgate.ToolCall               // guarded by mu: the model's next reply to a user message
+	ran        map[string][]string               // guarded by mu: tool → arguments it ran with
+	panic      func(call toolgate.ToolCall) bool // guarded by mu: the confirmation policy panics when it says so
+	panicModel bool                              // guarded by mu: the model panics
+	panicTool  string                            // guarded by mu: a tool middleware panics for this tool
 }
 
 type atkOptions struct {
@@ -94,6 +98,12 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 			})
 	}
 	model := scripted.NewFunc(func(p *toolgate.Prompt) (scripted.Reply, error) {
+		f.mu.Lock()
+		pm := f.panicModel
+		f.mu.Unlock()
+		if pm {
+			panic("model failure")
+		}
 		if _, ok := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage); ok {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -112,6 +122,17 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 			return false
 		},
 	})}
+	opts.ToolMiddleware = append(opts.ToolMiddleware, func(next toolgate.ToolFunc) toolgate.ToolFunc {
+		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
+			f.mu.Lock()
+			pt := f.panicTool
+			f.mu.Unlock()
+			if pt != "" && pt == req.Call.Name {
+				panic("middleware failure on " + pt)
+			}
+			return next(ctx, req)
+		}
+	})
 	if o.clientOpt != nil {
 		o.clientOpt(opts)
 	}
@@ -393,5 +414,194 @@ func TestAttackRevokedRoleRunsTurnsWithTheCurrentOne(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(seen) != "[[requester] [requester extra]]" {
 		t.Errorf("the tools saw roles %v, want [[requester] [requester extra]]", seen)
+	}
+}
+func TestAttackStickyWithEdits(t *testing.T) {
+	f := newAtkFixture(t, atkOptions{})
+	conv, pause := f.paused(call("c1", "pay", `{"amount":1000}`))
+	f.must(200, "POST", decisionsPath(conv, pause), atkPayer,
+		`{"decisions":[{"key":"c1","verdict":"allow","arguments":{"amount":1}}],"sticky":{"minutes":10,"same_arguments":true}}`)
+	if got := f.ranWith("pay"); !slices.Equal(got, []string{`{"amount":1}`}) {
+		t.Fatalf("pay ran with %q, want the edited arguments", got)
+	}
+	// The model asks again with what it wrote first: that was never
+	// allowed, so it waits for a person.
+	f.setReply(call("c2", "pay", `{"amount":1000}`))
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"again"}`)
+	if out["status"] != "paused" {
+		t.Fatalf("the model's original arguments: %v, want a pause", out)
+	}
+	if got := f.ranWith("pay"); len(got) != 1 {
+		t.Errorf("pay ran %d times, want once", len(got))
+	}
+	f.noRecord(conv, "c2", audit.KindDecided)
+	f.wantRecord(conv, "c2", audit.KindRequested, "awaiting")
+	// What ran is covered.
+	f.must(200, "POST", decisionsPath(conv, out["pause"].(map[string]any)["id"].(string)), atkPayer, `{"decisions":[{"key":"c2","verdict":"deny"}]}`)
+	f.setReply(call("c3", "pay", `{ "amount" : 1 }`))
+	if out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"small"}`); out["status"] != "completed" {
+		t.Errorf("the edited arguments again: %v, want completed by the grant", out)
+	}
+	f.wantRecord(conv, "c3", audit.KindDecided, "allow")
+}
+
+func TestAttackStickyAfterARuleChange(t *testing.T) {
+	grant := func(t *testing.T, o atkOptions) (*atkFixture, string) {
+		f := newAtkFixture(t, o)
+		conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+		f.must(200, "POST", decisionsPath(conv, pause), atkPayer, `{"decisions":[{"key":"c1","verdict":"allow"}],"sticky":{"minutes":30}}`)
+		return f, conv
+	}
+	again := func(t *testing.T, f, first *atkFixture, conv string) {
+		t.Helper()
+		f.setReply(call("c2", "pay", `{"amount":1}`))
+		out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"again"}`)
+		if out["status"] != "paused" {
+			t.Fatalf("after the change: %v, want a pause", out)
+		}
+		if got := len(first.ranWith("pay")); got != 1 {
+			t.Errorf("pay ran %d times, want once (before the change)", got)
+		}
+		if f != first {
+			f.noneRan("pay")
+		}
+		f.noRecord(conv, "c2", audit.KindDecided)
+	}
+	t.Run("the granter's role revoked", func(t *testing.T) {
+		f, conv := grant(t, atkOptions{})
+		if err := f.srv.SetAPIKeys(atkKeys(map[string][]string{"pat": {"wirer"}})); err != nil {
+			t.Fatal(err)
+		}
+		again(t, f, f, conv)
+	})
+	// The other changes need a new configuration: a second server on the
+	// same stores, as after a restart.
+	for _, tc := range []struct {
+		name   string
+		change func(*server.Config)
+	}{
+		{"sticky_max removed", func(c *server.Config) { c.Agents["ops"].Approvals[0].StickyMax = 0 }},
+		{"sticky_max below the grant", func(c *server.Config) { c.Agents["ops"].Approvals[0].StickyMax = 60e9 * 5 }},
+		{"two approvers now", func(c *server.Config) {
+			c.Agents["ops"].Approvals[0].StickyMax = 0
+			c.Agents["ops"].Approvals[0].Approvers = 2
+		}},
+		{"another role decides", func(c *server.Config) { c.Agents["ops"].Approvals[0].Roles = []string{"wirer"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shared := recordspkg.NewMemory()
+			f, conv := grant(t, atkOptions{configure: func(c *server.Config) { c.Records = shared }})
+			g := newAtkFixture(t, atkOptions{store: f.store, log: f.log, configure: func(c *server.Config) {
+				c.Records = shared
+				tc.change(c)
+			}})
+			again(t, g, f, conv)
+		})
+	}
+}
+
+func TestAttackGrantRevoked(t *testing.T) {
+	f := newAtkFixture(t, atkOptions{})
+	conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+	out := f.must(200, "POST", decisionsPath(conv, pause), atkPayer, `{"decisions":[{"key":"c1","verdict":"allow"}],"sticky":{"minutes":30}}`)
+	id := out["grants"].([]any)[0].(map[string]any)["id"].(string)
+	// Neither the requester nor a stranger may revoke it; the granter may.
+	if code, out := f.do("POST", "/v1/conversations/"+conv+"/grants/"+id+"/revoke", atkRequester, ""); code != 403 && code != 404 {
+		t.Errorf("the requester's revocation: %d %v, want 403 or 404", code, out)
+	}
+	f.must(200, "POST", "/v1/conversations/"+conv+"/grants/"+id+"/revoke", atkPayer, "")
+	f.setReply(call("c2", "pay", `{"amount":1}`))
+	if out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", atkRequester, `{"input":"again"}`); out["status"] != "paused" {
+		t.Fatalf("after the revocation: %v, want a pause", out)
+	}
+	if got := f.ranWith("pay"); len(got) != 1 {
+		t.Errorf("pay ran %d times, want once", len(got))
+	}
+	var revoked bool
+	for _, r := range f.records(conv) {
+		if r.Kind == audit.KindRevoked && strings.Contains(r.Reason, id) && r.Actor.ID == "pat" {
+			revoked = true
+		}
+	}
+	if !revoked {
+		t.Errorf("no revoked record naming the grant; records: %v", f.records(conv))
+	}
+	if code, out := f.do("POST", "/v1/conversations/"+conv+"/grants/"+id+"/revoke", atkPayer, ""); code != 404 {
+		t.Errorf("revoking again: %d %v, want 404", code, out)
+	}
+}
+
+func TestAttackPanics(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		// where panics: "policy" (the confirmation policy, on the
+		// ungated call), "model", or "tool" (a tool middleware, when the
+		// paused reply resumes)
+		where string
+	}{
+		{"policy in a plain turn", false, "policy"},
+		{"policy in a streamed turn", true, "policy"},
+		{"model in a plain turn", false, "model"},
+		{"model in a streamed turn", true, "model"},
+		{"tool middleware in a resumed turn", false, "tool"},
+		{"tool middleware in a streamed resumed turn", true, "tool"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAtkFixture(t, atkOptions{})
+			f.mu.Lock()
+			switch tc.where {
+			case "policy":
+				f.panic = func(c toolgate.ToolCall) bool { return c.Name == "lookup" }
+			case "model":
+				f.panicModel = true
+			case "tool":
+				f.panicTool = "pay"
+			}
+			f.mu.Unlock()
+			f.setReply(call("c1", "lookup", `{}`), call("c2", "pay", `{}`))
+			conv := f.must(201, "POST", "/v1/conversations", atkRequester, `{"agent":"ops"}`)["id"].(string)
+			path, body := "/v1/conversations/"+conv+"/messages", `{"input":"go"}`
+			if tc.where == "tool" {
+				out := f.must(200, "POST", path, atkRequester, body)
+				path, body = decisionsPath(conv, out["pause"].(map[string]any)["id"].(string)), `{"decisions":[{"key":"c2","verdict":"allow"}]}`
+			}
+			req := httptest.NewRequest("POST", path, strings.NewReader(body))
+			key := atkRequester
+			if tc.where == "tool" {
+				key = atkPayer
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			if tc.stream {
+				req.Header.Set("Accept", "text/event-stream")
+			}
+			rec := f.serve(req)
+			got := rec.Body.String()
+			failed := strings.Contains(got, `"internal"`) && (rec.Code == 500 || strings.Contains(got, "event: error"))
+			paused := rec.Code == 200 && strings.Contains(got, `"paused"`)
+			switch tc.where {
+			case "policy":
+				if !failed && !paused {
+					t.Errorf("%d %q, want a typed error or a pause", rec.Code, got)
+				}
+				f.noneRan("lookup")
+				f.noRecord(conv, "c2", audit.KindExecuted)
+			case "model":
+				if !failed {
+					t.Errorf("%d %q, want 500 internal or an error event", rec.Code, got)
+				}
+				f.noneRan("lookup")
+			case "tool":
+				// A panic around a tool is the call's failure: an
+				// error result for the model, never a run.
+				f.wantRecord(conv, "c2", audit.KindExecuted, "error")
+			}
+			f.noneRan("pay", "wire")
+			// The server keeps serving.
+			f.mu.Lock()
+			f.panic, f.panicModel, f.panicTool = nil, false, ""
+			f.mu.Unlock()
+			f.must(200, "GET", "/v1/conversations/"+conv, atkRequester, "")
+		})
 	}
 }

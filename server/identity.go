@@ -159,13 +159,16 @@ func (si *seenIdentities) get(id string, t time.Time) *toolgate.Principal {
 // currentOwner returns the principal the turns of c run with now (see the
 // comment at the top of this file), or nil when the server cannot tell.
 func (s *Server) currentOwner(c *conversation) *toolgate.Principal {
-	if p := s.keys.Load().byID[c.Owner.ID]; p != nil {
+	return s.principalNow(c.Owner.ID)
+}
+
+// principalNow returns the principal with the id as the server knows it
+// now (the comment at the top of this file says how), or nil.
+func (s *Server) principalNow(id string) *toolgate.Principal {
+	if p := s.keys.Load().byID[id]; p != nil {
 		return p
 	}
-	if p := s.seen.get(c.Owner.ID, time.Now()); p != nil {
-		return p
-	}
-	return nil
+	return s.seen.get(id, time.Now())
 }
 
 // hexHash decodes a hex SHA-256 hash.

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	// Every body is limited, whether or not its handler reads it.
 	r.Body = http.MaxBytesReader(rw, r.Body, s.cfg.MaxBodyBytes)
-	s.serve(rw, r)
+	s.serveRecovering(rw, r)
 
 	status := rw.status
 	if status == 0 {
@@ -482,4 +483,30 @@ func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+// serveRecovering is [Server.serve], turning a panic of code the request
+// runs (a policy, an authorizer, a model, a middleware of the agent's
+// client) into 500 "internal" when nothing was answered yet: the process
+// keeps serving, and the panic is logged at ERROR with its stack. A call
+// of the turn that had not started when the panic came does not run; the
+// store's claim of a resumed pause, if one was taken, is recovered after
+// the lease like any resumption that stopped. [http.ErrAbortHandler]
+// panics on, as net/http expects.
+func (s *Server) serveRecovering(rw *responseWriter, r *http.Request) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		s.logger.ErrorContext(r.Context(), "server: a request panicked", "method", r.Method, "path", capped(r.URL.Path),
+			"panic", capped(fmt.Sprint(v)), "stack", string(debug.Stack()))
+		if rw.status == 0 {
+			writeError(rw, http.StatusInternalServerError, codeInternal, "internal error")
+		}
+	}()
+	s.serve(rw, r)
 }

@@ -74,6 +74,8 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
 	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
+	s.handle("GET /v1/conversations/{id}/grants", s.auth(s.listGrants))
+	s.handle("POST /v1/conversations/{id}/grants/{grant}/revoke", s.auth(s.revokeGrant))
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
 	s.startEvents()

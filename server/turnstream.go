@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,6 +41,9 @@ func zeroQuality(q string) bool {
 	return q != "" && strings.Trim(q, "0.") == "" && strings.Count(q, ".") <= 1
 }
 
+// errTurnPanicked ends a streamed turn whose code panicked.
+var errTurnPanicked = errors.New("server: the turn panicked")
+
 // chunkJSON is the data of a "chunk" event.
 type chunkJSON struct {
 	Text string `json:"text"`
@@ -62,6 +67,16 @@ func (s *Server) pumpTurn(w http.ResponseWriter, r *http.Request, turn iter.Seq2
 	items := make(chan turnItem)
 	go func() {
 		defer close(items)
+		// A panic of code the turn runs ends the turn with an error
+		// (an "error" event, or 500 before the first chunk) instead of
+		// the process.
+		defer func() {
+			if v := recover(); v != nil {
+				s.logger.ErrorContext(r.Context(), "server: a streamed turn panicked", "path", capped(r.URL.Path),
+					"panic", capped(fmt.Sprint(v)), "stack", string(debug.Stack()))
+				items <- turnItem{err: fmt.Errorf("%w: %v", errTurnPanicked, capped(fmt.Sprint(v)))}
+			}
+		}()
 		for c, err := range turn {
 			items <- turnItem{c, err}
 		}
