@@ -171,6 +171,13 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *toolgate.Pri
 		errorJSON
 		Approval *approvalJSON `json:"approval"`
 	}
+	shown := func(a *records.Approval) *approvalJSON {
+		out := approvalOut(a)
+		if err := s.viewApproval(r.Context(), c, p, out, false); err != nil {
+			out.Decisions = nil
+		}
+		return out
+	}
 	switch {
 	case err != nil:
 		s.internal(w, r, err)
@@ -180,13 +187,13 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *toolgate.Pri
 			PauseID        string        `json:"pause_id"`
 			Status         string        `json:"status"`
 			Approval       *approvalJSON `json:"approval"`
-		}{c.ID, pauseID, statusAwaitingSecond, approvalOut(a)})
-	case prior.By == p.ID:
+		}{c.ID, pauseID, statusAwaitingSecond, shown(a)})
+	case s.sameIdentity(prior.By, p.ID):
 		writeJSON(w, http.StatusConflict, body{errorJSON{Error: codeSameApprover,
-			Message: "you already approved this pause; a second, different approver must decide it"}, approvalOut(prior)})
+			Message: "you already approved this pause; a second, different approver must decide it"}, shown(prior)})
 	case !sameDecisions(prior.Decisions, decisions):
 		writeJSON(w, http.StatusConflict, body{errorJSON{Error: codeDecisionsDiffer,
-			Message: "the first approver decided otherwise; send the same decisions to approve, or deny"}, approvalOut(prior)})
+			Message: "the first approver decided otherwise; send the same decisions to approve, or deny"}, shown(prior)})
 	default:
 		return prior.By, false
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	recordspkg "github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
@@ -604,4 +605,75 @@ func TestAttackPanics(t *testing.T) {
 			f.must(200, "GET", "/v1/conversations/"+conv, atkRequester, "")
 		})
 	}
+}
+
+func TestAttackPIIInDecisionRecords(t *testing.T) {
+	path := privacyConfig(t)
+	fc, err := server.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build(t, fc)
+	pauseOf := func() (string, string) {
+		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
+		out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.PrivateInput+`"}`)
+		return conv, out["pause"].(map[string]any)["id"].(string)
+	}
+	// A deny message and an edit, both with personal data the approver
+	// typed.
+	conv, pause := pauseOf()
+	deny := `{"decisions":[{"key":"call_book","verdict":"deny","message":"not for ada.lovelace@example.com"}]}`
+	out := f.must(200, "POST", decisionsPath(conv, pause), approverKey, deny)
+	if got := holdsPrivate(jsonText(t, out)); got != nil {
+		t.Errorf("the decision's answer shows %v: %v", got, out["decision"])
+	}
+	conv2, pause2 := pauseOf()
+	edit := `{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX205","email":"ada.lovelace@example.com"}}]}`
+	out = f.must(200, "POST", decisionsPath(conv2, pause2), approverKey, edit)
+	if got := holdsPrivate(jsonText(t, out)); got != nil {
+		t.Errorf("the edit's answer shows %v: %v", got, out["decision"])
+	}
+	for _, c := range []string{conv, conv2} {
+		view := f.must(200, "GET", "/v1/conversations/"+c, travellerKey, "")
+		if got := holdsPrivate(jsonText(t, view["decisions"])); got != nil {
+			t.Errorf("the owner's view of the decision records shows %v: %v", got, view["decisions"])
+		}
+		if !strings.Contains(jsonText(t, view["decisions"]), "[EMAIL_ADDRESS_") {
+			t.Errorf("the decision records show no token: %v", view["decisions"])
+		}
+		// A revealer sees the originals, and the reveal is audited.
+		view = f.must(200, "GET", "/v1/conversations/"+c+"?reveal=true", revealerKey, "")
+		if got := holdsPrivate(jsonText(t, view["decisions"])); got == nil {
+			t.Errorf("the revealed decision records show no original: %v", view["decisions"])
+		}
+	}
+	// A 409: tokens for the approvers who may decide, and no record at all
+	// for who may not decide nor read.
+	code, out := f.do("POST", decisionsPath(conv, pause), approverKey, deny)
+	if code != 409 || out["decision"] == nil {
+		t.Fatalf("a second decision: %d %v, want 409 with the first decision", code, out)
+	}
+	if got := holdsPrivate(jsonText(t, out)); got != nil {
+		t.Errorf("the 409 shows %v: %v", got, out)
+	}
+}
+
+func TestAttackConflictBodyForStrangers(t *testing.T) {
+	// wes may decide wire, not pay: a 409 on a pay pause does not show
+	// him what pat decided.
+	f := newAtkFixture(t, atkOptions{})
+	conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+	f.must(200, "POST", decisionsPath(conv, pause), atkPayer, `{"decisions":[{"key":"c1","verdict":"deny","message":"secret reason"}]}`)
+	code, out := f.decide(atkWirer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`)
+	if code != 409 || out["decision"] != nil {
+		t.Errorf("a stranger's decision: %d %v, want 409 without the first decision", code, out)
+	}
+	code, out = f.decide(atkBoth, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`)
+	if code != 409 {
+		t.Errorf("another payer's decision: %d %v, want 409", code, out)
+	}
+	if code, out := f.decide(atkPayer, conv, pause, `{"decisions":[{"key":"c1","verdict":"allow"}]}`); code != 409 || out["decision"] == nil {
+		t.Errorf("the decider again: %d %v, want 409 with the decision", code, out)
+	}
+	f.noneRan("pay")
 }

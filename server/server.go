@@ -349,6 +349,12 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		msgs = []toolgate.Message{}
 	}
 	decisions, err := s.cfg.Records.Decisions(r.Context(), c.ID)
+	if err == nil {
+		decisions, err = s.viewRecords(r.Context(), c, p, decisions, reveal)
+	}
+	if err == nil && pause != nil {
+		err = s.viewApproval(r.Context(), c, p, pause.Approval, reveal)
+	}
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -612,6 +618,9 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 			return
 		}
 		revealed, err := s.showInboxPause(r.Context(), c, p, pause, reply, reveal)
+		if err == nil {
+			err = s.viewApproval(r.Context(), c, p, pause.Approval, revealed)
+		}
 		if err != nil {
 			s.internal(w, r, err)
 			return
@@ -666,7 +675,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			return
 		}
 		if rec != nil || (pause != nil && pause.ID == pauseID) {
-			s.alreadyDecided(w, rec)
+			s.conflict(w, r, p, c, rec, conv)
 			return
 		}
 		writeError(w, http.StatusNotFound, codePauseNotFound, fmt.Sprintf("pause %q is not the conversation's open pause", pauseID))
@@ -685,7 +694,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.internal(w, r, err)
 			return
 		}
-		s.alreadyDecided(w, rec)
+		s.conflict(w, r, p, c, rec, conv)
 		return
 	}
 	if code, msg := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
@@ -739,7 +748,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.internal(w, r, err)
 			return
 		}
-		s.alreadyDecided(w, old)
+		s.conflict(w, r, p, c, old, conv)
 		return
 	}
 	if err := s.auditDecided(ctx, c, conv, person(p), decisions); err != nil {
@@ -751,7 +760,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
-		s.streamDecision(w, r, c, a, rec, params, grants, audited)
+		s.streamDecision(w, r, c, a, p, rec, params, grants, audited)
 		return
 	}
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
@@ -768,7 +777,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	out, err := s.decided(ctx, c, rec, grants, resp)
+	out, err := s.decided(ctx, c, p, rec, grants, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -780,7 +789,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 // pause into resp: the outcome (which also takes the pause out of the
 // index), the event, the sticky grants it makes, and the turn's outcome
 // with the decision record and the grants.
-func (s *Server) decided(ctx context.Context, c *conversation, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
+func (s *Server) decided(ctx context.Context, c *conversation, decider *toolgate.Principal, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
 	finished := s.finish(ctx, c.ID, rec.PauseID, outcomeDecided) == nil
 	s.publish(ctx, c.ID, EventDecided, rec.PauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
@@ -804,6 +813,9 @@ func (s *Server) decided(ctx context.Context, c *conversation, rec *DecisionReco
 	}
 	for _, g := range grants {
 		out.Grants = append(out.Grants, grantOut(g))
+	}
+	if out.Decision, err = s.viewRecord(ctx, c, decider, out.Decision, false); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

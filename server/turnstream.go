@@ -187,7 +187,7 @@ func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conver
 // a stream: rec is the decision's record, grants the sticky grants the
 // decision makes once it succeeds, and audited writes the audit records of
 // the resolution (see [Server.auditResolution]).
-func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, rec *DecisionRecord, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
+func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, p *toolgate.Principal, rec *DecisionRecord, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
 	ctx := context.WithoutCancel(r.Context())
 	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
 	audited(err)
@@ -206,7 +206,7 @@ func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conve
 		s.streamError(sw, r, err)
 		return
 	}
-	out, err := s.decided(ctx, c, rec, grants, resp)
+	out, err := s.decided(ctx, c, p, rec, grants, resp)
 	if err != nil {
 		s.streamError(sw, r, err)
 		return
