@@ -677,3 +677,128 @@ func TestAttackConflictBodyForStrangers(t *testing.T) {
 	}
 	f.noneRan("pay")
 }
+
+func TestAttackKeysThatLookLikeIDs(t *testing.T) {
+	// The second call's id is "#0", the first call's key: deciding by id
+	// would allow the wrong call. The pause is flagged and shows each
+	// call's key.
+	f := newAtkFixture(t, atkOptions{})
+	conv, pause := f.paused(call("", "pay", `{"amount":1}`), call("#0", "wire", `{"to":"x"}`))
+	item := f.must(200, "GET", "/v1/inbox", atkBoth, "")["pauses"].([]any)[0].(map[string]any)
+	if item["keys_confusable"] != true {
+		t.Errorf("inbox item %v, want keys_confusable", item)
+	}
+	var keys []string
+	for _, c := range item["calls"].([]any) {
+		keys = append(keys, c.(map[string]any)["key"].(string))
+	}
+	if fmt.Sprint(keys) != "[#0 #1]" {
+		t.Errorf("keys %v, want [#0 #1]", keys)
+	}
+	view := f.must(200, "GET", "/v1/conversations/"+conv, atkRequester, "")
+	if view["pause"].(map[string]any)["keys_confusable"] != true {
+		t.Errorf("conversation pause %v, want keys_confusable", view["pause"])
+	}
+	// Plain ids are not flagged.
+	g := newAtkFixture(t, atkOptions{})
+	g.paused(call("c1", "pay", `{}`))
+	if item := g.must(200, "GET", "/v1/inbox", atkPayer, "")["pauses"].([]any)[0].(map[string]any); item["keys_confusable"] != nil {
+		t.Errorf("plain ids flagged: %v", item)
+	}
+	f.noneRan("pay", "wire")
+	if code, _ := f.decide(atkBoth, conv, pause, `{"decisions":[{"key":"#1","verdict":"deny"},{"key":"#0","verdict":"allow"}]}`); code != 200 {
+		t.Errorf("decision by keys: %d", code)
+	}
+	if got := f.ranWith("pay"); len(got) != 1 {
+		t.Errorf("pay ran %d times, want once", len(got))
+	}
+	f.noneRan("wire")
+}
+
+func TestAttackDecisionBounds(t *testing.T) {
+	f := newAtkFixture(t, atkOptions{configure: func(c *server.Config) { c.MaxDenyMessage, c.MaxEditedArguments = 10, 32 }})
+	conv, pause := f.paused(call("c1", "pay", `{"amount":1}`))
+	for _, tc := range []struct{ body, code string }{
+		{`{"decisions":[{"key":"c1","verdict":"deny","message":"ééééééééééé"}]}`, "message_too_long"},
+		{`{"decisions":[{"key":"c1","verdict":"allow","arguments":{"amount":1,"memo":"` + strings.Repeat("x", 40) + `"}}]}`, "arguments_too_large"},
+	} {
+		if code, out := f.decide(atkPayer, conv, pause, tc.body); code != 422 || out["error"] != tc.code || out["key"] != "c1" {
+			t.Errorf("%s: %d %v, want 422 %s", tc.body, code, out, tc.code)
+		}
+	}
+	f.noneRan("pay")
+	f.wantRecord(conv, "c1", audit.KindRefused, "message_too_long")
+	// Ten characters are accepted.
+	f.must(200, "POST", decisionsPath(conv, pause), atkPayer, `{"decisions":[{"key":"c1","verdict":"deny","message":"éééééééééé"}]}`)
+	if item := newAtkFixture(t, atkOptions{}); item != nil {
+		item.paused(call("c1", "pay", `{}`))
+		got := item.must(200, "GET", "/v1/inbox", atkPayer, "")["pauses"].([]any)[0].(map[string]any)["max_deny_message"]
+		if got != 2000.0 {
+			t.Errorf("max_deny_message %v, want the default 2000", got)
+		}
+	}
+}
+
+func TestAttackTwoPersonRuleOnePerson(t *testing.T) {
+	two := func(c *server.Config) {
+		c.Agents["ops"].Approvals[1].Approvers = 2
+		c.APIKeys = append(c.APIKeys,
+			server.APIKey{SHA256: server.HashAPIKey("key-atk-wes-oidc"), Principal: toolgate.Principal{ID: "00u-wes", Roles: []string{"wirer"}}},
+			server.APIKey{SHA256: server.HashAPIKey("key-atk-WES"), Principal: toolgate.Principal{ID: "WES", Roles: []string{"wirer"}}})
+	}
+	for _, tc := range []struct {
+		name, second string
+		configure    func(*server.Config)
+	}{
+		{"linked identities", "key-atk-wes-oidc", func(c *server.Config) { c.Identities = map[string]string{"00u-wes": "wes"} }},
+		{"case-insensitive ids", "key-atk-WES", func(c *server.Config) { c.CaseInsensitiveIDs = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newAtkFixture(t, atkOptions{configure: func(c *server.Config) { two(c); tc.configure(c) }})
+			conv, pause := f.paused(call("c1", "wire", `{"to":"x"}`))
+			allow := `{"decisions":[{"key":"c1","verdict":"allow"}]}`
+			f.must(202, "POST", decisionsPath(conv, pause), atkWirer, allow)
+			if code, out := f.decide(tc.second, conv, pause, allow); code != 409 || out["error"] != "same_approver" {
+				t.Errorf("the same person again: %d %v, want 409 same_approver", code, out)
+			}
+			f.noneRan("wire")
+			f.noRecord(conv, "c1", audit.KindDecided)
+			// A second, distinct person completes it.
+			f.must(200, "POST", decisionsPath(conv, pause), atkBoth, allow)
+		})
+	}
+}
+
+func TestAPIAnswersAreNotCached(t *testing.T) {
+	f := newAtkFixture(t, atkOptions{})
+	for _, path := range []string{"/v1/inbox", "/v1/conversations", "/healthz"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer "+atkPayer)
+		if got := f.serve(req).Header().Get("Cache-Control"); got != "no-store" {
+			t.Errorf("GET %s: Cache-Control %q, want no-store", path, got)
+		}
+	}
+}
+
+func TestSessionFollowsTheKeyTable(t *testing.T) {
+	f := newAtkFixture(t, atkOptions{})
+	cookie := signIn(t, f.h, atkPayer)
+	if code, _ := f.doCookie("GET", "/v1/inbox", cookie, ""); code != 200 {
+		t.Fatalf("with the session: %d", code)
+	}
+	var keys []server.APIKey
+	for _, k := range atkKeys(nil) {
+		if k.Principal.ID != "pat" {
+			keys = append(keys, k)
+		}
+	}
+	if err := f.srv.SetAPIKeys(keys); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := f.doCookie("GET", "/v1/inbox", cookie, ""); code != 401 {
+		t.Errorf("the session of a removed key: %d, want 401", code)
+	}
+	if err := f.srv.SetAPIKeys([]server.APIKey{{SHA256: "nope"}}); err == nil {
+		t.Error("SetAPIKeys of a bad table succeeded")
+	}
+}

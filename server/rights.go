@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/authz"
 )
 
 // The rights a decision request needs, call by call.
@@ -103,6 +105,49 @@ func (s *Server) auditRefusal(ctx context.Context, c *conversation, conv *toolga
 		}
 	}
 	a.note(ctx, recs...)
+}
+
+// codeAuthorizationDenied answers a turn the authorizer ended (403 or 422,
+// see [denialStatus]); "denial" carries the [authz.Code].
+const codeAuthorizationDenied = "authorization_denied"
+
+// denialStatus returns the status of a turn ended by a denial of code:
+// 422 for a reply the model made that no principal could run (a tool it
+// was not shown, a tool set changed under the guard), 403 for a principal
+// the policy refuses.
+func denialStatus(code authz.Code) int {
+	switch code {
+	case authz.CodeToolNotExposed, authz.CodeCallbackAdded, authz.CodeCallbackReplaced, authz.CodeToolSearchChanged:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusForbidden
+}
+
+// denialJSON is the body of a turn ended by an authorization denial. The
+// reason is the policy's; no argument values are in it.
+type denialJSON struct {
+	errorJSON
+	Denial authz.Code `json:"denial"`
+	Tool   string     `json:"tool,omitempty"`
+}
+
+// denial returns the answer to a turn that err ended, when it is an
+// authorization denial, and logs it at WARN.
+func (s *Server) denial(r *http.Request, err error) (int, *denialJSON, bool) {
+	var de *authz.DenialError
+	if !errors.As(err, &de) {
+		return 0, nil, false
+	}
+	s.logger.WarnContext(r.Context(), "server: turn refused by authorization", "method", r.Method, "path", capped(r.URL.Path),
+		"denial", string(de.Code), "tool", capped(de.Tool))
+	msg := "authorization refused the turn: " + string(de.Code)
+	if de.Tool != "" {
+		msg += " for tool " + capped(de.Tool)
+	}
+	if de.Reason != "" {
+		msg += ": " + capped(de.Reason)
+	}
+	return denialStatus(de.Code), &denialJSON{errorJSON{Error: codeAuthorizationDenied, Message: msg}, de.Code, capped(de.Tool)}, true
 }
 
 // maxLogString bounds the strings a log line quotes from a model or a

@@ -297,6 +297,10 @@ type pauseJSON struct {
 	// Approval is the first approval of a pause that waits for a second
 	// approver (two-person rule); nil otherwise.
 	Approval *approvalJSON `json:"approval,omitempty"`
+	// KeysConfusable is true when a call's id looks like a positional key
+	// ("#1") or is another call's key: a client that decides by id could
+	// decide the wrong call, so decide by the keys of Calls.
+	KeysConfusable bool `json:"keys_confusable,omitempty"`
 }
 
 // openPause returns the conversation's open pause and its reply, or nils.
@@ -314,7 +318,24 @@ func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMess
 	for i, c := range reply.ToolCalls {
 		out.Calls = append(out.Calls, callJSON{Key: keys[i], Tool: c.Name, Arguments: c.Arguments, Awaiting: slices.Contains(pr.Awaiting, keys[i])})
 	}
+	out.KeysConfusable = keysConfusable(reply, keys)
 	return out, reply
+}
+
+// keysConfusable reports whether a call id of reply looks like a
+// positional key or names another call's key (keys are reply's).
+func keysConfusable(reply *toolgate.AssistantMessage, keys []string) bool {
+	for i, c := range reply.ToolCalls {
+		if strings.HasPrefix(c.ID, "#") {
+			return true
+		}
+		for j, k := range keys {
+			if j != i && c.ID != "" && c.ID == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -468,6 +489,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		return
 	case err != nil:
 		s.publish(r.Context(), c.ID, EventAppended, "")
+		if status, body, ok := s.denial(r, err); ok {
+			writeJSON(w, status, body)
+			return
+		}
 		s.internal(w, r, err)
 		return
 	}
@@ -548,6 +573,11 @@ type inboxItem struct {
 	// MayReveal is true when the caller holds a reveal role of the agent
 	// (?reveal=true shows them the originals).
 	MayReveal bool `json:"may_reveal,omitempty"`
+	// KeysConfusable is [pauseJSON.KeysConfusable].
+	KeysConfusable bool `json:"keys_confusable,omitempty"`
+	// MaxDenyMessage is the longest deny message accepted, in characters
+	// ([Config.MaxDenyMessage]).
+	MaxDenyMessage int `json:"max_deny_message"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -627,7 +657,8 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
 			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval,
-			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent)})
+			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent),
+			KeysConfusable: pause.KeysConfusable, MaxDenyMessage: s.cfg.MaxDenyMessage})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -876,7 +907,8 @@ func (s *Server) alreadyDecided(w http.ResponseWriter, rec *DecisionRecord) {
 	}{errorJSON{Error: codeAlreadyDecided, Message: "the pause was already decided; nothing ran for this request"}, rec})
 }
 
-// decisionError answers 422 for invalid decisions and 500 otherwise.
+// decisionError answers 422 for invalid decisions, 403 or 422 for an
+// authorization denial, and 500 otherwise.
 func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *toolgate.DecisionError
 	if errors.As(err, &de) {
@@ -885,6 +917,10 @@ func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error
 			Problem toolgate.DecisionProblem `json:"problem"`
 			Key     string                   `json:"key,omitempty"`
 		}{errorJSON{Error: codeInvalidDecisions, Message: de.Error()}, de.Problem, de.Key})
+		return
+	}
+	if status, body, ok := s.denial(r, err); ok {
+		writeJSON(w, status, body)
 		return
 	}
 	s.internal(w, r, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -148,6 +149,10 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
 	case errors.As(err, &de):
 		code, msg = codeInvalidDecisions, de.Error()
+	case errors.As(err, new(*authz.DenialError)):
+		_, body, _ := s.denial(r, err)
+		sw.event("", "error", body)
+		return
 	default:
 		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
