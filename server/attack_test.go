@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -800,5 +801,37 @@ func TestSessionFollowsTheKeyTable(t *testing.T) {
 	}
 	if err := f.srv.SetAPIKeys([]server.APIKey{{SHA256: "nope"}}); err == nil {
 		t.Error("SetAPIKeys of a bad table succeeded")
+	}
+}
+
+// countingStore counts the conversations loaded.
+type countingStore struct {
+	*toolgate.MemoryStore
+	loads atomic.Int64
+}
+
+func (s *countingStore) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	s.loads.Add(1)
+	return s.MemoryStore.Load(ctx, id)
+}
+
+func TestInboxLoadsOnlyDecidablePauses(t *testing.T) {
+	store := &countingStore{MemoryStore: toolgate.NewMemoryStore()}
+	f := newAtkFixture(t, atkOptions{store: store})
+	for range 5 {
+		f.paused(call("c1", "pay", `{}`))
+	}
+	store.loads.Store(0)
+	if got := f.must(200, "GET", "/v1/inbox", atkReader, "")["pauses"].([]any); len(got) != 0 {
+		t.Errorf("the reader's inbox: %v, want empty", got)
+	}
+	if n := store.loads.Load(); n != 0 {
+		t.Errorf("the inbox of who approves nothing loaded %d conversations, want 0", n)
+	}
+	if got := f.must(200, "GET", "/v1/inbox", atkPayer, "")["pauses"].([]any); len(got) != 5 {
+		t.Errorf("the payer's inbox: %d pauses, want 5", len(got))
+	}
+	if n := store.loads.Load(); n != 5 {
+		t.Errorf("the payer's inbox loaded %d conversations, want 5", n)
 	}
 }

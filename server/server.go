@@ -602,11 +602,27 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		}
 		params.After = page.Next
 	}
+	// Only the agents whose pauses p could decide are read: those where p
+	// holds a role of an approval rule, or where a rule lets requesters
+	// decide their own calls (then only p's own conversations).
+	own := map[string]bool{} // agent → only p's own conversations
+	for name, a := range s.cfg.Agents {
+		switch {
+		case s.approver(p, name):
+			own[name] = false
+		case slices.ContainsFunc(a.Approvals, func(r ApprovalRule) bool { return r.RequesterMayDecide }):
+			own[name] = true
+		}
+	}
 	for _, e := range entries {
-		if s.cfg.Agents[e.Agent] == nil {
-			continue // another server's agent on a shared database
+		onlyOwn, ok := own[e.Agent]
+		if !ok {
+			continue // nothing p may decide, or another server's agent on a shared database
 		}
 		c, err := s.conversation(r.Context(), e.ConversationID)
+		if err == nil && c != nil && onlyOwn && !s.sameIdentity(c.Owner.ID, p.ID) {
+			continue
+		}
 		if err != nil {
 			s.internal(w, r, err)
 			return
