@@ -38,3 +38,20 @@ func TestVectors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCanonical: any arguments digest without panicking, the canonical
+// form of a canonical form is itself, and a digest is always current.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1.0,"x"]}`, `{`, ``, `"\ud800"`, `{"a":1,"a":2}`, `1e400`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		c := argdigest.Canonical(args)
+		if again := argdigest.Canonical(c); string(again) != string(c) {
+			t.Errorf("Canonical(%q) = %q, but Canonical of that is %q", args, c, again)
+		}
+		if d := argdigest.Digest(args); !argdigest.Current(d) || d != argdigest.Digest(c) {
+			t.Errorf("Digest(%q) = %s, not current or not the canonical form's", args, d)
+		}
+	})
+}
