@@ -308,6 +308,43 @@
 
   // ---- inbox and decisions -------------------------------------------------
 
+  // grantsList returns a list of the live sticky grants of conversation
+  // convID, filled in when they are read, each with a Revoke button when
+  // the user may revoke it.
+  function grantsList(convID) {
+    const box = el('div', { class: 'grants' });
+    const load = async () => {
+      const r = await api('GET', apiConv(convID) + '/grants');
+      box.replaceChildren();
+      const grants = (r.status === 200 && r.data.grants) || [];
+      if (grants.length === 0) return;
+      const list = el('ul', { class: 'plain', 'aria-label': 'Sticky grants in this conversation' });
+      for (const g of grants) {
+        const row = el('li', { class: 'grant' }, 'Sticky grant: ', el('code', {}, g.tool),
+          g.same_arguments ? ' (same arguments)' : '', ' by ', el('strong', {}, g.granted_by), ' until ',
+          timeEl(g.expires_at, new Date(g.expires_at).toLocaleTimeString()));
+        if (g.may_revoke) {
+          const btn = el('button', { type: 'button', class: 'revoke' }, 'Revoke');
+          btn.addEventListener('click', async () => {
+            btn.disabled = true;
+            const rr = await api('POST', apiConv(convID) + '/grants/' + encodeURIComponent(g.id) + '/revoke');
+            if (rr.status !== 200) {
+              row.append(el('p', { class: 'error', role: 'alert' }, errorText(rr)));
+              btn.disabled = false;
+              return;
+            }
+            await load();
+          });
+          row.append(' ', btn);
+        }
+        list.append(row);
+      }
+      box.append(list);
+    };
+    load();
+    return box;
+  }
+
   // pauseCard returns the inbox entry of item with its decision form.
   function pauseCard(item, onDone) {
     const id = 'p-' + item.pause_id.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -325,6 +362,9 @@
       meta.append(' · does not expire');
     }
     card.append(meta);
+    if (Number.isInteger(item.sticky_max_minutes) && item.sticky_max_minutes > 0) {
+      card.append(grantsList(item.conversation_id));
+    }
 
     const form = el('form', { novalidate: true });
     if (item.keys_confusable) {
