@@ -73,6 +73,14 @@ type FileConfig struct {
 	// Metrics configures GET /metrics. Zero: served without
 	// authentication.
 	Metrics MetricsSpec `yaml:"metrics"`
+	// MaxDenyMessage is [Config.MaxDenyMessage].
+	MaxDenyMessage int `yaml:"max_deny_message"`
+	// MaxEditedArguments is [Config.MaxEditedArguments].
+	MaxEditedArguments int `yaml:"max_edited_arguments"`
+	// Identities is [Config.Identities].
+	Identities map[string]string `yaml:"identities"`
+	// CaseInsensitiveIDs is [Config.CaseInsensitiveIDs].
+	CaseInsensitiveIDs bool `yaml:"case_insensitive_ids"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -835,6 +843,11 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		TurnTimeout:    fc.Timeouts.Turn,
 		DisableMetrics: fc.Metrics.Disabled,
 		MetricsRoles:   slices.Clone(fc.Metrics.Roles),
+
+		MaxDenyMessage:     fc.MaxDenyMessage,
+		MaxEditedArguments: fc.MaxEditedArguments,
+		Identities:         maps.Clone(fc.Identities),
+		CaseInsensitiveIDs: fc.CaseInsensitiveIDs,
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {

@@ -279,7 +279,10 @@ func TestAuditRefused(t *testing.T) {
 		x.refuse.Store(true)
 		f := newAuditFixture(t, auditOptions{authorizer: x})
 		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
-		f.must(500, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
+		out := f.must(403, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
+		if out["error"] != "authorization_denied" || out["denial"] != "EXECUTION_DENIED" || out["tool"] != "bookFlight" {
+			t.Errorf("a denied turn: %v, want 403 authorization_denied EXECUTION_DENIED for bookFlight", out)
+		}
 		f.check(conv,
 			"refused - call_status rule:authorization denied by authorization: EXECUTION_DENIED: no bookings today",
 			"refused - call_book rule:authorization denied by authorization: EXECUTION_DENIED: no bookings today",
@@ -429,6 +432,28 @@ func TestAuditEndpointCatchesTampering(t *testing.T) {
 				t.Errorf("%v, want not verified: %s at %v", out, tc.problem, tc.seq)
 			}
 		})
+	}
+}
+
+// TestAuditCallerAnchorAddsACheck: a caller's older anchor does not stand
+// in for the server's own, so records deleted at the end are still found.
+func TestAuditCallerAnchorAddsACheck(t *testing.T) {
+	f := newAuditFixture(t, auditOptions{})
+	conv, pause := f.pause(travellerKey)
+	f.must(200, "POST", decisionsPath(conv, pause), approverKey, allowBook)
+	old := auditRecords(t, f.log, conv)[0].Anchor().String()
+	db, err := sql.Open("sqlite", f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM audit_records WHERE seq = 4`); err != nil {
+		t.Fatal(err)
+	}
+	out := f.must(200, "GET", "/v1/conversations/"+conv+"/audit?anchor="+old, travellerKey, "")
+	v := out["verification"].(map[string]any)
+	if out["verified"] != false || v["problem"] != "anchor_mismatch" || v["caller_anchor"] != old {
+		t.Errorf("%v, want not verified (anchor_mismatch) with the caller's anchor %s", out, old)
 	}
 }
 

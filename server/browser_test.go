@@ -678,6 +678,54 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 		}
 	})
 
+	t.Run("sticky grant revoked from the inbox", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver := b.user(t), b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		// A grant for the edited arguments: the model's next identical
+		// call still pauses, and its card lists the grant.
+		api := func(method, path, body string) (int, map[string]any) {
+			req, err := http.NewRequest(method, f.url+path, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+webApprover)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			return resp.StatusCode, out
+		}
+		code, out := api("GET", "/v1/inbox", "")
+		if code != 200 || len(out["pauses"].([]any)) != 1 {
+			t.Fatalf("the inbox: %d %v", code, out)
+		}
+		pause := out["pauses"].([]any)[0].(map[string]any)["pause_id"].(string)
+		if code, out := api("POST", "/v1/conversations/"+conv+"/pauses/"+pause+"/decisions",
+			`{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206"}}],"sticky":{"minutes":10,"same_arguments":true}}`); code != 200 {
+			t.Fatalf("the sticky decision: %d %v", code, out)
+		}
+		traveller.waitFor("the first answer", `!document.querySelector('#send button').disabled`)
+		traveller.do("ask again",
+			chromedp.SendKeys(chromedp.ID("input"), flightdemo.Input),
+			chromedp.Click(chromedp.CSS("#send button")),
+		)
+		traveller.waitFor("the second pause", `!document.getElementById('pause').hidden`)
+		approver.signIn(f.url, webApprover)
+		approver.do("revoke the grant",
+			chromedp.Navigate(f.url+"/inbox"),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item .grant button.revoke")),
+			chromedp.Click(chromedp.CSS(".pause-item .grant button.revoke")),
+			poll(`document.querySelectorAll('.pause-item .grant').length === 0`),
+		)
+		if code, out := api("GET", "/v1/conversations/"+conv+"/grants", ""); code != 200 || len(out["grants"].([]any)) != 0 {
+			t.Errorf("grants after the revocation: %d %v, want none", code, out)
+		}
+	})
+
 	t.Run("inbox updates live", func(t *testing.T) {
 		f := newWebFixture(t, nil)
 		traveller, approver := b.user(t), b.user(t)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
@@ -168,4 +169,23 @@ func mustRecords(t testing.TB, s interface {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// TestConfigDecisionBounds: the file's max_deny_message bounds deny
+// messages.
+func TestConfigDecisionBounds(t *testing.T) {
+	fc, err := serve.LoadConfig("../examples/serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.Store.SQLite = filepath.Join(t.TempDir(), "toolgate.db")
+	fc.MaxDenyMessage = 5
+	f := build(t, fc)
+	conv := f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{"agent":"flights"}`)["id"].(string)
+	out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", exampleTravellerKey, `{"input":"`+flightdemo.Input+`"}`)
+	pause := out["pause"].(map[string]any)["id"].(string)
+	out = f.must(422, "POST", decisionsPath(conv, pause), exampleApproverKey, `{"decisions":[{"key":"call_book","verdict":"deny","message":"too long"}]}`)
+	if out["error"] != "message_too_long" {
+		t.Errorf("%v, want message_too_long", out)
+	}
 }

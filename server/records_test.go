@@ -233,15 +233,15 @@ func TestTwoPersonRule(t *testing.T) {
 		t.Errorf("second approver's inbox: %v", inbox)
 	}
 	// The same approver again, whatever they send.
-	for _, body := range []string{allowBook, `{"decisions":[{"key":"call_book","verdict":"allow"},{"key":"call_status","verdict":"deny"}]}`} {
+	for _, body := range []string{allowBook, `{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206"}}]}`} {
 		out = f.must(409, "POST", path, approverKey, body)
 		if out["error"] != "same_approver" || out["approval"].(map[string]any)["by"] != "bob" {
 			t.Errorf("same approver: %v", out)
 		}
 	}
-	// A second approver with other decisions (here, also denying the
-	// status call, which the first let run).
-	out = f.must(409, "POST", path, approver2Key, `{"decisions":[{"key":"call_book","verdict":"allow"},{"key":"call_status","verdict":"deny"}]}`)
+	// A second approver with other decisions (here, an edit the first
+	// did not make).
+	out = f.must(409, "POST", path, approver2Key, `{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206"}}]}`)
 	if out["error"] != "decisions_differ" || out["approval"].(map[string]any)["by"] != "bob" {
 		t.Errorf("differing decisions: %v", out)
 	}

@@ -14,6 +14,14 @@ import (
 	"github.com/toolgate/toolgate/records"
 )
 
+// grantDigestMigration ends the sticky grants limited to the same
+// arguments whose digest is of the form before the one canonical digest
+// (records.ArgumentsDigest): that digest cannot be converted, and such a
+// grant could cover calls the new form tells apart (or miss the ones it
+// was for). A person is asked again instead.
+const grantDigestMigration = `UPDATE S.server_grants SET expires_at = granted_at
+	WHERE arguments_digest <> '' AND arguments_digest NOT LIKE 'sha256:%'`
+
 // recordsMigrations bring the schema of the approval service's records
 // from version i to i+1 (the largest version in the schema's
 // server_schema_version table), apart from the conversations' schema
@@ -68,12 +76,14 @@ var recordsMigrations = []string{
 		expires_at bigint NOT NULL
 	);
 	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`,
+	// 2: sticky grants with a digest of the old form end.
+	grantDigestMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 1
+const RecordsSchemaVersion = 2
 
 // recordQueries are the statements of the record store, with the schema
 // filled in.
@@ -83,7 +93,7 @@ type recordQueries struct {
 	resolveDecision                                                               string
 	upsertPending, deletePending, pendingCursor, listPending                      string
 	insertApproval, selectApproval                                                string
-	insertGrant, listGrants                                                       string
+	insertGrant, listGrants, revokeGrant                                          string
 }
 
 func newRecordQueries(schema string) recordQueries {
@@ -122,6 +132,10 @@ func newRecordQueries(schema string) recordQueries {
 		selectApproval: r.Replace("SELECT conversation_id, pause_id, approver, approved_at, decisions FROM S.server_approvals WHERE conversation_id = $1 AND pause_id = $2"),
 		insertGrant: r.Replace(`INSERT INTO S.server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`),
+		revokeGrant: r.Replace(`WITH old AS (SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+				FROM S.server_grants WHERE id = $1 AND conversation_id = $2 AND expires_at > $3 FOR UPDATE)
+			UPDATE S.server_grants g SET expires_at = $3 FROM old WHERE g.id = old.id
+			RETURNING old.id, old.conversation_id, old.tool, old.arguments_digest, old.granted_by, old.granted_at, old.expires_at`),
 		listGrants: r.Replace(`SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
 			FROM S.server_grants WHERE conversation_id = $1 AND expires_at > $2 ORDER BY seq`),
 	}
@@ -598,4 +612,25 @@ func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.
 		return nil, recErr("grants", err)
 	}
 	return out, nil
+}
+
+func (r *recordStore) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*records.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		g                  records.Grant
+		granted, expiresAt int64
+	)
+	// The old row's values: a CTE reads the row before the update.
+	err := r.s.pool.QueryRow(ctx, r.s.rq.revokeGrant, id, conversationID, recordrows.Nanos(t)).
+		Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, recErr("revoke grant", fmt.Errorf("grant %q of %q: %w", id, conversationID, records.ErrNotFound))
+	}
+	if err != nil {
+		return nil, recErr("revoke grant", err)
+	}
+	g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+	return &g, nil
 }

@@ -65,8 +65,8 @@ func TestOpenCreatesNoRecords(t *testing.T) {
 	if got := tables(t, schema); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)
 	}
-	if got := recordsVersions(t, schema); !slices.Equal(got, []int32{postgres.RecordsSchemaVersion}) {
-		t.Errorf("records versions %v, want [%d]", got, postgres.RecordsSchemaVersion)
+	if got, want := recordsVersions(t, schema), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
 	}
 	other := openIn(t, schema)
 	if err := recs(t, other).CreateConversation(t.Context(), &records.Conversation{ID: "c", Agent: "a", Owner: toolgate.Principal{ID: "ada"}}); err != nil {
@@ -91,8 +91,9 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 	if err != nil || c.Owner.ID != "ada" {
 		t.Fatalf("Conversation after the upgrade: %+v, %v", c, err)
 	}
-	if got := recordsVersions(t, schema); !slices.Equal(got, []int32{1}) {
-		t.Errorf("records versions %v, want [1]", got)
+	// Version 1, then every later migration of this build.
+	if got, want := recordsVersions(t, schema), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
 	}
 }
 
@@ -105,4 +106,14 @@ func TestRecordsSchemaNewer(t *testing.T) {
 	if _, err := openIn(t, schema).Records(t.Context()); !errors.Is(err, toolgate.ErrCorrupt) {
 		t.Errorf("Records on a newer schema: got %v, want an error wrapping %v", err, toolgate.ErrCorrupt)
 	}
+}
+
+// allVersions are the records versions a schema upgraded by this build
+// holds: 1 to [postgres.RecordsSchemaVersion].
+func allVersions() []int32 {
+	var vs []int32
+	for v := int32(1); v <= postgres.RecordsSchemaVersion; v++ {
+		vs = append(vs, v)
+	}
+	return vs
 }

@@ -65,12 +65,22 @@ var recordsMigrations = []string{
 		expires_at INTEGER NOT NULL
 	);
 	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`,
+	// 2: sticky grants with a digest of the old form end.
+	grantDigestMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 1
+const RecordsSchemaVersion = 2
+
+// grantDigestMigration ends the sticky grants limited to the same
+// arguments whose digest is of the form before the one canonical digest
+// (records.ArgumentsDigest): that digest cannot be converted, and such a
+// grant could cover calls the new form tells apart (or miss the ones it
+// was for). A person is asked again instead.
+const grantDigestMigration = `UPDATE server_grants SET expires_at = granted_at
+	WHERE arguments_digest <> '' AND arguments_digest NOT LIKE 'sha256:%'`
 
 // recordStmts are the prepared statements of the records: on read,
 // the reads outside a transaction; on write, the writes.
@@ -618,4 +628,40 @@ func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.
 		return nil, recErr("grants", err)
 	}
 	return out, nil
+}
+
+func (r *recordStore) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*records.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var old *records.Grant
+	err := r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		old = nil
+		var (
+			g                  records.Grant
+			granted, expiresAt int64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+			FROM server_grants WHERE id = ? AND conversation_id = ? AND expires_at > ?`, id, conversationID, recordrows.Nanos(t)).
+			Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE server_grants SET expires_at = ? WHERE id = ?", recordrows.Nanos(t), id); err != nil {
+			return err
+		}
+		g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+		old = &g
+		return nil
+	})
+	if err != nil {
+		return nil, recErr("revoke grant", err)
+	}
+	if old == nil {
+		return nil, recErr("revoke grant", fmt.Errorf("grant %q of %q: %w", id, conversationID, records.ErrNotFound))
+	}
+	return old, nil
 }

@@ -70,8 +70,8 @@ func TestOpenCreatesNoRecords(t *testing.T) {
 	if got := tables(t, path); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)
 	}
-	if got := recordsVersions(t, path); !slices.Equal(got, []int{sqlite.RecordsSchemaVersion}) {
-		t.Errorf("records versions %v, want [%d]", got, sqlite.RecordsSchemaVersion)
+	if got, want := recordsVersions(t, path), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
 	}
 	if again := recs(t, s); again != rs {
 		t.Errorf("a second Records returned another store")
@@ -88,7 +88,8 @@ func TestOpenCreatesNoRecords(t *testing.T) {
 
 // TestRecordsOfEarlierBuild opens a database whose records were created by
 // the conversations' migration 3 of an earlier build (no
-// server_schema_version): its rows stay, and it counts as version 1.
+// server_schema_version): its rows stay, it counts as version 1, and it
+// is upgraded from there.
 func TestRecordsOfEarlierBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "toolgate.db")
 	s := openAt(t, path, nil)
@@ -103,8 +104,9 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 	if err != nil || c.Owner.ID != "ada" {
 		t.Fatalf("Conversation after the upgrade: %+v, %v", c, err)
 	}
-	if got := recordsVersions(t, path); !slices.Equal(got, []int{1}) {
-		t.Errorf("records versions %v, want [1]", got)
+	// Version 1, then every later migration of this build.
+	if got, want := recordsVersions(t, path), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
 	}
 }
 
@@ -123,4 +125,14 @@ func TestRecordsSchemaNewer(t *testing.T) {
 	if _, err := s.Load(t.Context(), "c"); err != nil {
 		t.Errorf("Load: %v", err)
 	}
+}
+
+// allVersions are the records versions a database upgraded by this build
+// holds: 1 to [sqlite.RecordsSchemaVersion].
+func allVersions() []int {
+	var vs []int
+	for v := 1; v <= sqlite.RecordsSchemaVersion; v++ {
+		vs = append(vs, v)
+	}
+	return vs
 }

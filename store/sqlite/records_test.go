@@ -2,7 +2,11 @@ package sqlite_test
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
@@ -101,4 +105,57 @@ func BenchmarkRecords(b *testing.B) {
 		s, _ := openRecords(b)
 		return recs(b, s)
 	})
+}
+
+// TestGrantDigestMigration: a sticky grant stored with a digest of the
+// form before the canonical one ends when the schema is upgraded; a grant
+// for any arguments and one of the current form stay.
+func TestGrantDigestMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolgate.db")
+	s, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0).UTC()
+	current := records.ArgumentsDigest(`{"flight":"VX205"}`)
+	for _, g := range []records.Grant{
+		{ID: "old", ArgumentsDigest: strings.Repeat("ab", 32)},
+		{ID: "any"},
+		{ID: "current", ArgumentsDigest: current},
+	} {
+		g.ConversationID, g.Tool, g.GrantedBy, g.GrantedAt, g.ExpiresAt = "conv_1", "bookFlight", "bob", at, at.Add(time.Hour)
+		if err := rs.AddGrant(t.Context(), &g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db := raw(t, path)
+	// The records' schema as the build before the canonical digest left it.
+	mustExec(t, db, "DELETE FROM server_schema_version WHERE version > 1")
+	db.Close()
+
+	s, err = sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs, err = s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rs.Grants(t.Context(), "conv_1", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, g := range got {
+		ids = append(ids, g.ID)
+	}
+	if fmt.Sprint(ids) != "[any current]" {
+		t.Errorf("live grants after the upgrade: %v, want [any current]", ids)
+	}
 }
