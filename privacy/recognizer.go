@@ -102,14 +102,22 @@ var builtins = []*builtin{
 }
 
 // Builtins returns the built-in recognizers that find at least one of the
-// given types, or all of them when no type is given. The returned
-// recognizers are fused into one pass by a [Scanner].
+// given types, or all of them when no type is given: the pattern
+// recognizers, which a [Scanner] fuses into one pass, and the embedded
+// recognizer of names, places, organisations, addresses, dates, ages and
+// titles ([Embedded]), limited to the given types.
 func Builtins(types ...EntityType) []Recognizer {
 	var out []Recognizer
 	for _, b := range builtins {
 		if len(types) == 0 || anyOf(b.types, types) {
 			out = append(out, b)
 		}
+	}
+	if len(types) == 0 {
+		return append(out, Embedded())
+	}
+	if anyOf(EmbeddedTypes, types) {
+		out = append(out, Embedded(types...))
 	}
 	return out
 }
