@@ -151,6 +151,9 @@ func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]F
 		s := segmentStart(text, i)
 		end := segmentEnd(text, i)
 		st.toks = tokenize(l, text, s, end, st.toks[:0])
+		for _, t := range st.toks {
+			cased = cased || t.cap
+		}
 		dst = e.tag(l, text, st.toks, true, dst)
 		i = end
 	}

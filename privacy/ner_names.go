@@ -18,9 +18,6 @@ func (g *tagger) names() {
 			}
 			if g.capWord(j) && g.sameLine(j) && !g.ts[j].used {
 				g.emit(Person, k, k+1, 0.7)
-				if j > k+1 {
-					g.dst[len(g.dst)-1].End++
-				}
 				e := g.run(j)
 				g.emit(Person, j, e, 0.85)
 				k = e - 1
@@ -42,6 +39,12 @@ func (g *tagger) names() {
 		if a == e {
 			k = e - 1
 			continue
+		}
+		if a > k {
+			if pe := g.partnerList(a); pe > a {
+				k = pe - 1
+				continue
+			}
 		}
 		g.classify(a, e)
 		k = e - 1
@@ -98,6 +101,17 @@ func (g *tagger) dropLeading(a, e int) bool {
 	if t.f&wFirst != 0 || t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0 && a+1 < e {
 		return false
 	}
+	// A run of common words only, none a given name ("Princess Royal",
+	// "White Stripes"), is no name.
+	allCommon := true
+	for j := a; j < e; j++ {
+		if g.ts[j].f&wCommon == 0 || g.ts[j].f&wFirst != 0 {
+			allCommon = false
+		}
+	}
+	if allCommon {
+		return true
+	}
 	// Mid-sentence capitalised common words ("Wisdom", "Entertainment
 	// Weekly") are names only together with an unknown word or a suffix.
 	for j := a + 1; j < e; j++ {
@@ -140,7 +154,7 @@ func (g *tagger) classify(a, e int) {
 		place = g.l.lookupPlace(g.text, g.ts[a:e])
 	}
 	isFirst := f&wFirst != 0
-	if !g.cased && !personCue && !placeCue && !(e-a >= 2 && isFirst && g.ts[last].f&wLast != 0) {
+	if !g.cased && !personCue && !placeCue && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
 	switch {
@@ -149,6 +163,12 @@ func (g *tagger) classify(a, e int) {
 		return
 	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
 		g.emit(Location, a, e, 0.8)
+		return
+	}
+	// A line of capitalised words under a person's name line is their
+	// organisation ("Ann Lee\nAcme Widgets\n12 Main St").
+	if g.cased && !isFirst && g.lineStart(a) && (e == len(g.ts) || g.ts[e].nl > 0) && g.personLineAbove(a) {
+		g.emit(Organization, a, e, 0.6)
 		return
 	}
 	if orgCue && !isFirst {
@@ -168,6 +188,8 @@ func (g *tagger) classify(a, e int) {
 	switch {
 	case isFirst || personCue:
 		g.emit(Person, a, e, 0.8)
+	case place != 0 && f&wLast != 0 && !placeCue && e-a == 1:
+		g.emit(Person, a, e, 0.6)
 	case place != 0:
 		if placeCue || e-a > 1 {
 			g.emit(Location, a, e, 0.7)
@@ -302,7 +324,7 @@ func (g *tagger) partnerList(k int) int {
 			return k
 		}
 	}
-	if g.isPunct(k-1, ':') || g.isPunct(k-1, ',') || firsts >= 2 {
+	if g.isPunct(k-1, ':') || firsts >= 2 {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)
@@ -310,4 +332,28 @@ func (g *tagger) partnerList(k int) int {
 	}
 	g.emit(Organization, k, k+5, 0.75)
 	return k + 5
+}
+
+// personLineAbove reports whether the line above token a holds a person
+// found by this tagger.
+func (g *tagger) personLineAbove(a int) bool {
+	start := g.ts[a].s
+	// The start of the line above.
+	p := start
+	for p > 0 && g.text[p-1] != '\n' {
+		p--
+	}
+	if p == 0 {
+		return false
+	}
+	q := p - 1
+	for q > 0 && g.text[q-1] != '\n' {
+		q--
+	}
+	for _, f := range g.dst {
+		if f.Type == Person && f.Start >= q && f.End <= p {
+			return true
+		}
+	}
+	return false
 }

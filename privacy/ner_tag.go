@@ -1,5 +1,7 @@
 package privacy
 
+import "unicode/utf8"
+
 // The rules of the embedded recognizer over a segment of tokens.
 
 type tagger struct {
@@ -42,7 +44,7 @@ func (g *tagger) emit(t EntityType, a, b int, score float64) {
 // abbreviation, not the end of a sentence).
 func abbrevDot(g *tagger, k int) bool {
 	t := g.ts[k]
-	n := t.e - t.s
+	n := utf8.RuneCountInString(g.text[t.s:t.e])
 	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
 		return true
 	}
@@ -353,6 +355,11 @@ func (g *tagger) streetWord(k int) bool {
 		return true
 	}
 	if g.cased {
+		// A short lower-case word that is not English between capitalised
+		// words ("Via dalla Staziun").
+		if !t.cap && t.f&wCommon == 0 && t.e-t.s <= 6 && k > 0 && g.ts[k-1].cap && (g.capWord(k+1) || g.isNum(k+1)) {
+			return true
+		}
 		return t.cap
 	}
 	return t.f&wCommon == 0 || t.f&(wFirst|wLast|wCity) != 0
@@ -564,7 +571,7 @@ func (g *tagger) streetAddress(k int) int {
 	j = end
 	hasMore := false
 	// Unit.
-	if jj, ok := g.sep(j); ok {
+	if jj, ok := g.sep(j, false); ok {
 		if s := g.secondaryAt(jj); s > 0 {
 			parts = append(parts, addrPart{Address, jj, s})
 			j = s
@@ -573,7 +580,7 @@ func (g *tagger) streetAddress(k int) int {
 	}
 	// City, state, country, postal code.
 	for step := 0; step < 4; step++ {
-		jj, ok := g.sep(j)
+		jj, ok := g.sep(j, step > 0 || hasMore)
 		if !ok {
 			break
 		}
@@ -679,12 +686,26 @@ func (g *tagger) addressCue(k int) bool {
 
 // sep skips a separator between parts of an address (a comma, a line
 // break, white space) and reports whether one was there.
-func (g *tagger) sep(k int) (int, bool) {
+func (g *tagger) sep(k int, block bool) (int, bool) {
 	if k >= len(g.ts) {
 		return k, false
 	}
-	if g.ts[k].nl > 1 {
+	maxNL := uint8(1)
+	if block {
+		maxNL = 2
+	}
+	if g.ts[k].nl > maxNL {
 		return k, false
+	}
+	if g.ts[k].nl > 0 {
+		// A quoting prefix at the start of the line: "> ", "??? ".
+		j := k
+		for j < len(g.ts) && j-k < 4 && g.ts[j].kind == tPunct && (g.ts[j].c == '>' || g.ts[j].c == '?' || g.ts[j].c == '|') && (j == k || g.ts[j].nl == 0) {
+			j++
+		}
+		if j > k && j < len(g.ts) && g.ts[j].nl == 0 {
+			return j, true
+		}
 	}
 	if g.isPunct(k, ',') {
 		k++
@@ -724,7 +745,23 @@ func (g *tagger) allWords(a, b int) bool {
 // cityAt matches a city (capitalised words, or known place words in
 // caseless text) at k and returns its end, or k.
 func (g *tagger) cityAt(k int) int {
-	if !g.capWord(k) || g.ts[k].f&(wSecondary) != 0 {
+	if !g.isWord(k) || g.ts[k].f&(wSecondary) != 0 {
+		return k
+	}
+	// A line of its own in an address block is the city, in any case.
+	if g.lineStart(k) {
+		j := k + 1
+		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
+			j++
+		}
+		if j == len(g.ts) || g.ts[j].nl > 0 {
+			if g.countryAt(k) == j {
+				return k
+			}
+			return j
+		}
+	}
+	if !g.capWord(k) {
 		return k
 	}
 	if !g.cased {
