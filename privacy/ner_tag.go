@@ -351,6 +351,9 @@ func (g *tagger) streetWord(k int) bool {
 		return false
 	}
 	t := g.ts[k]
+	if t.f&wSecondary != 0 && g.isNum(k+1+b2i(g.isPunct(k+1, '.'))) {
+		return false // "Apt. 12" follows the street
+	}
 	if t.f&(wStreetType|wStreetPre|wConnector) != 0 {
 		return true
 	}
@@ -431,6 +434,14 @@ func (g *tagger) addresses() {
 				continue
 			}
 		}
+		if a, e := g.militaryAt(k); a >= 0 {
+			for j := a; j < e; j++ {
+				g.ts[j].used = false
+			}
+			g.dst = dropWithin(g.dst, g.ts[a].s, g.ts[e-1].e)
+			g.emit(Address, a, e, 0.85)
+			continue
+		}
 		if e := g.streetAddress(k); e > k {
 			k = e - 1
 			continue
@@ -491,6 +502,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			}
 			words++
 			j++
+			// A full street type after the name ends it: "Millicent
+			// Drive", "Bezrukov Street" (not "Street street").
+			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) {
+				return j, marker, false
+			}
 			if g.ts[j-1].dot && g.isPunct(j, '.') && abbrevDot(g, j-1) && g.streetWord(j+1) || g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].f&(wStreetType|wStreetPre) != 0 {
 				j++
 				if g.ts[j-2].f&wStreetType != 0 && !g.streetWord(j) && !g.isNum(j) {
@@ -600,7 +616,7 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 			continue
 		}
-		if g.isWord(jj) && g.ts[jj].upper && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0) && step > 0 {
+		if g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
@@ -609,6 +625,7 @@ func (g *tagger) streetAddress(k int) int {
 		if step == 0 || step == 1 && parts[len(parts)-1].typ == Address {
 			if c := g.cityAt(jj); c > jj {
 				parts = append(parts, addrPart{Location, jj, c})
+				hasMore = hasMore || g.ts[jj].nl > 0
 				j = c
 				continue
 			}
@@ -852,4 +869,50 @@ func (g *tagger) titles() {
 			}
 		}
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// militaryAt matches the last line of a US military address at k
+// ("APO AE 09001", "FPO AP 96601", "DPO AA 34001") with the unit line
+// before it ("PSC 5605, Box 8122", "Unit 8411 Box 3596", "USS Dam"), and
+// returns the start and end, or -1.
+func (g *tagger) militaryAt(k int) (int, int) {
+	if !(g.lowerIs(k, "apo") || g.lowerIs(k, "fpo") || g.lowerIs(k, "dpo")) || g.ts[k].nl == 0 {
+		return -1, -1
+	}
+	if !(g.lowerIs(k+1, "aa") || g.lowerIs(k+1, "ae") || g.lowerIs(k+1, "ap")) || !g.isNum(k+2) || len(g.word(k+2)) != 5 {
+		return -1, -1
+	}
+	// The unit line: from its last unit word.
+	start := -1
+	for j := k - 1; j >= 0 && k-j < 8; j-- {
+		if g.lowerIs(j, "psc") || g.lowerIs(j, "unit") || g.lowerIs(j, "cmr") || len(g.word(j)) >= 3 && len(g.word(j)) <= 5 && g.ts[j].upper && (g.word(j)[:2] == "US" || g.word(j)[:2] == "us") || !g.cased && len(g.word(j)) >= 3 && len(g.word(j)) <= 5 && (g.word(j)[:2] == "us") {
+			start = j
+		}
+		if g.ts[j].nl > 0 {
+			break
+		}
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	return start, k + 3
+}
+
+// dropWithin removes the findings inside [s, e) from the end of fs.
+func dropWithin(fs []Finding, s, e int) []Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Start >= s && f.End <= e {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
