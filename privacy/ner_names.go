@@ -64,7 +64,18 @@ func (g *tagger) run(k int) int {
 			j++
 			continue
 		}
+		// In text without capitals, a given name takes the unknown word
+		// after it as the family name.
+		if !g.cased && j == k+1 && g.ts[k].f&wFirst != 0 && g.isWord(j) && g.ts[j].f&wCommon == 0 {
+			j++
+			continue
+		}
 		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+			j += 2
+			continue
+		}
+		// "Department of Better Technology", "Bank of Ireland"
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
 			j += 2
 			continue
 		}
@@ -96,10 +107,7 @@ func (g *tagger) dropLeading(a, e int) bool {
 	if g.sentenceStart(a) || !g.cased {
 		// A common word that starts a sentence: part of a name only when
 		// it is a known name followed by more of the name.
-		return !(named && a+1 < e && g.ts[a+1].f&(nameFlags|wCity) != 0) && !(named && g.ts[a].f&wCountry != 0)
-	}
-	if t.f&wFirst != 0 || t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0 && a+1 < e {
-		return false
+		return !(named && a+1 < e && (g.ts[a+1].f&(nameFlags|wCity) != 0 || g.ts[a+1].f&wCommon == 0)) && !(named && g.ts[a].f&wCountry != 0)
 	}
 	// A run of common words only, none a given name ("Princess Royal",
 	// "White Stripes"), is no name.
@@ -109,8 +117,11 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
-	if allCommon {
+	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e))) {
 		return true
+	}
+	if t.f&wFirst != 0 || t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0 && a+1 < e {
+		return false
 	}
 	// Mid-sentence capitalised common words ("Wisdom", "Entertainment
 	// Weekly") are names only together with an unknown word or a suffix.
@@ -143,6 +154,19 @@ func (g *tagger) classify(a, e int) {
 	if e-a == 1 && g.ts[a].f&wOrgSuffix != 0 && g.ts[a].f&wCommon != 0 {
 		return
 	}
+	// A lone initial or abbreviation ("St.", "J.") is no name.
+	if e-a == 1 && len(g.word(a)) <= 2 {
+		return
+	}
+	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
+	// Hubbard-Thomas"), the items are organisations.
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s {
+		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
+		case ", ", " and ", ", and ", " & ":
+			g.emit(Organization, a, e, 0.6)
+			return
+		}
+	}
 	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
 	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0
 	orgCue := g.orgCue(a, e, p)
@@ -158,7 +182,7 @@ func (g *tagger) classify(a, e int) {
 		return // text without capitals: names only where the words say so
 	}
 	switch {
-	case place&wCountry != 0 && !(isFirst && personCue):
+	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
 		return
 	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
@@ -290,6 +314,9 @@ func (g *tagger) orgCue(a, e, p int) bool {
 	if p < 0 {
 		return false
 	}
+	if g.lowerIs(p, "became") || g.lowerIs(p, "joined") || g.lowerIs(p, "works") || g.lowerIs(p, "employed") {
+		return true
+	}
 	if g.lowerIs(p, "of") && g.lowerIs(p-1, "address") {
 		return true
 	}
@@ -324,7 +351,7 @@ func (g *tagger) partnerList(k int) int {
 			return k
 		}
 	}
-	if g.isPunct(k-1, ':') || firsts >= 2 {
+	if g.isPunct(k-1, ':') || firsts == 3 {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)

@@ -507,6 +507,13 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) {
 				return j, marker, false
 			}
+			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
+			// abbreviation before the number.
+			if g.ts[j-1].dot && !g.ts[j-1].cap && g.ts[j-1].e-g.ts[j-1].s <= 3 && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) {
+				marker = true
+				j++
+				continue
+			}
 			if g.ts[j-1].dot && g.isPunct(j, '.') && abbrevDot(g, j-1) && g.streetWord(j+1) || g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].f&(wStreetType|wStreetPre) != 0 {
 				j++
 				if g.ts[j-2].f&wStreetType != 0 && !g.streetWord(j) && !g.isNum(j) {
