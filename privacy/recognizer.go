@@ -99,6 +99,7 @@ var builtins = []*builtin{
 	{name: "ipv6_mac", types: []EntityType{IPAddress, MACAddress}, triggers: ":-", find: findColon},
 	{name: "crypto", types: []EntityType{Crypto}, triggers: digitBytes, find: findCrypto},
 	{name: "secret", types: []EntityType{Secret}, triggers: "AJ_-", find: findSecret},
+	{name: "credential", types: []EntityType{Secret}, triggers: ":=-._", find: findCredential},
 }
 
 // Builtins returns the built-in recognizers that find at least one of the
