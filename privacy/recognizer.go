@@ -188,8 +188,8 @@ func boundaryAfter(text string, e int) bool {
 const contextWindow = 40
 
 // hasContext reports whether one of words (lower case ASCII) occurs in
-// the contextWindow bytes before start, case-insensitively, at a word
-// start.
+// the contextWindow bytes before start, case-insensitively, as a whole
+// word.
 func hasContext(text string, start int, words []string) bool {
 	lo := max(0, start-contextWindow)
 	for j := lo; j < start; j++ {
@@ -205,7 +205,8 @@ func hasContext(text string, start int, words []string) bool {
 			for k < len(w) && lower(text[j+k]) == w[k] {
 				k++
 			}
-			if k == len(w) {
+			// Whole words only: "offices" is not "office".
+			if k == len(w) && (j+k == len(text) || !isAlpha(text[j+k])) {
 				return true
 			}
 		}
