@@ -87,7 +87,7 @@ func TestLookAlikes(t *testing.T) {
 		"card 4111 1111 1111 1112",                     // Luhn-invalid
 		"ref 4111111111111112 and 5500 0000 0000 0005", // Luhn-invalid
 		"id 550e8400-e29b-41d4-a716-446655440000 done", // UUID
-		"object 5f2b8c9d1e3a4f6b7c8d9e0f stored",      // hex id
+		"object 5f2b8c9d1e3a4f6b7c8d9e0f stored",       // hex id
 		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
 		"order 1234567 shipped, order no. 2024-000123, invoice INV-20240531-0042",
 		"Order #A-1234-5678 and ticket 88231 are closed",
