@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode"
@@ -44,6 +45,7 @@ type entities struct {
 //
 // [Builtins] includes it; it is safe for concurrent use.
 func Embedded(types ...EntityType) Recognizer {
+	theLexicon() // load the lists now rather than in the first scan
 	e := &entities{}
 	for k, t := range EmbeddedTypes {
 		e.want[k] = len(types) == 0 || slices.Contains(types, t)
@@ -64,6 +66,28 @@ func (e *entities) types() []EntityType {
 		}
 	}
 	return out
+}
+
+// skipNever are the word classes that make a capitalised word worth a
+// closer look even before a lower-case word.
+const skipNever = wFirst | wLast | wCity | wCountry | wRegion | wPlaceStart | wWeekday | wMonth | wHonorific |
+	wOrgSuffix | wOrgWord | wStreetPre | wStreetType | wSecondary | wJob
+
+// anchorIn8 reports whether one of the eight bytes of x is an anchor: a
+// byte of 0x80 or more, an upper-case ASCII letter or a digit (a SWAR test
+// of byte ranges, after Hacker's Delight's "has between").
+func anchorIn8(x uint64) bool {
+	const ones = 0x0101010101010101
+	const high = 0x8080808080808080
+	if x&high != 0 {
+		return true
+	}
+	// For bytes below 0x80: b in (m, n) when bit 7 of both (127+n-b) and
+	// (b+127-m) is set and b < 0x80.
+	between := func(m, n uint64) uint64 {
+		return (ones*(127+n) - x) & (x + ones*(127-m)) & high
+	}
+	return between('A'-1, 'Z'+1)|between('0'-1, '9'+1) != 0
 }
 
 // Token kinds.
@@ -118,7 +142,10 @@ func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]F
 	base := len(dst)
 	i := 0
 	for i < len(text) {
-		// Skip to the next anchor at a word start.
+		// Skip to the next anchor at a word start, eight bytes at a time.
+		for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
+			i += 8
+		}
 		for i < len(text) && !anchorTable[text[i]] {
 			i++
 		}
@@ -134,7 +161,7 @@ func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]F
 			}
 			if unicode.IsUpper(r) {
 				cased = true
-			} else if !cased {
+			} else {
 				// A lower-case letter outside ASCII: not an anchor.
 				i += utf8.RuneLen(r)
 				continue
@@ -145,6 +172,32 @@ func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]F
 		if i > 0 && (isAlnum(text[i-1]) || text[i-1] >= 0x80) {
 			i++
 			continue
+		}
+		// A capitalised common word before a lower-case word ("The
+		// committee", "Members agreed") starts nothing: skip it without
+		// looking closer.
+		if c >= 'A' && c <= 'Z' {
+			w := i + 1
+			for w < len(text) && isAlpha(text[w]) {
+				w++
+			}
+			if w+1 < len(text) && text[w] == ' ' && text[w+1] >= 'a' && text[w+1] <= 'z' && w-i <= 16 {
+				// A common word that is also a family name ("Members",
+				// "Will" is a given name) is no name on its own either.
+				f := l.lookup(text[i:w])
+				if f&(wCommon|wNotName) != 0 && f&(skipNever&^(wLast|wPlaceStart)) == 0 {
+					i = w
+					continue
+				}
+				// A day of the week before a lower-case word: a date by itself.
+				if f&wWeekday != 0 && w-i >= 6 && f&(skipNever&^(wWeekday|wLast|wPlaceStart|wCity)) == 0 {
+					if e.wants(DateTime) {
+						dst = append(dst, Finding{Start: i, End: w, Type: DateTime, Score: 0.7})
+					}
+					i = w
+					continue
+				}
+			}
 		}
 		// A segment: from a little before the anchor to where the text has
 		// been quiet (lower-case words only) for a while.
@@ -175,10 +228,10 @@ func hasLetter(text string) bool {
 }
 
 // segmentStart backs up from an anchor to the start of its line or at most
-// about 48 bytes (to a word start), to see the words before it.
+// about 32 bytes (to a word start), to see the words before it.
 func segmentStart(text string, i int) int {
 	s := i
-	for s > 0 && i-s < 48 && text[s-1] != '\n' {
+	for s > 0 && i-s < 32 && text[s-1] != '\n' {
 		s--
 	}
 	if s > 0 && text[s-1] != '\n' {

@@ -24,7 +24,15 @@ func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Find
 }
 
 func (g *tagger) emit(t EntityType, a, b int, score float64) {
-	if !g.e.wants(t) || a >= b {
+	if a >= b {
+		return
+	}
+	if !g.e.wants(t) {
+		// The words are taken all the same, so that they are not read
+		// as something else.
+		for k := a; k < b; k++ {
+			g.ts[k].used = true
+		}
 		return
 	}
 	s, e := g.ts[a].s, g.ts[b-1].e
@@ -424,7 +432,12 @@ type addrPart struct {
 // units and boxes alone; postal codes after "zip" or "postal".
 func (g *tagger) addresses() {
 	for k := 0; k < len(g.ts); k++ {
-		if g.ts[k].used {
+		t := &g.ts[k]
+		if t.used || t.kind == tPunct && t.c != '#' {
+			continue
+		}
+		// Most lower-case words start no address.
+		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
 			continue
 		}
 		if g.lowerIs(k, "corner") && k > 0 && g.lowerIs(k-1, "the") && g.lowerIs(k+1, "of") {
@@ -747,11 +760,11 @@ func (g *tagger) countryAt(k int) int {
 		return k
 	}
 	for n := 4; n >= 2; n-- {
-		if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n])&wCountry != 0 {
+		if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n])&(wCountry|wRegion) != 0 {
 			return k + n
 		}
 	}
-	if g.ts[k].f&wCountry != 0 {
+	if g.ts[k].f&(wCountry|wRegion) != 0 {
 		return k + 1
 	}
 	return k
