@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -69,12 +70,83 @@ func evalString(t *testing.T, data string, opts *EvalOptions) *Report {
 	return rep
 }
 
+// devThresholds are the lowest F2 scores accepted on the dev set, for
+// every type the default scanner claims that the dev set labels, and for
+// the type-agnostic score ("ANY"). .ci/run checks the same ones through
+// toolgate eval pii.
+var devThresholds = map[EntityType]float64{
+	"ANY": 0.86, Person: 0.87, Address: 0.81, Location: 0.83, Organization: 0.58, DateTime: 0.95, Title: 0.85,
+	CreditCard: 0.98, PhoneNumber: 0.96, EmailAddress: 0.98, USSSN: 0.98, IBANCode: 0.98, IPAddress: 0.98, DomainName: 0.98,
+}
+
+// heldOutThresholds guard the held-out templates against regressions; they
+// are below the targets (see docs/PRIVACY.md for the scores).
+var heldOutThresholds = map[EntityType]float64{
+	"ANY": 0.80, Person: 0.83, Address: 0.74, Location: 0.65, CreditCard: 0.98, PhoneNumber: 0.9, EmailAddress: 0.98,
+	IBANCode: 0.98, IPAddress: 0.98, DateTime: 0.95,
+}
+
 func TestEvaluateDevSet(t *testing.T) {
 	all, tune, held := devSplit(t)
-	for _, part := range []struct{ name, data string }{{"full dev set", all}, {"tuning templates", tune}, {"held-out templates", held}} {
+	for _, part := range []struct {
+		name, data string
+		min        map[EntityType]float64
+	}{{"full dev set", all, devThresholds}, {"tuning templates", tune, nil}, {"held-out templates", held, heldOutThresholds}} {
 		rep := evalString(t, part.data, nil)
 		var b strings.Builder
 		rep.WriteText(&b)
 		t.Logf("%s:\n%s", part.name, b.String())
+		for typ, min := range part.min {
+			s := &rep.Agnostic
+			if typ != "ANY" {
+				s = rep.Score(typ)
+			}
+			if s == nil || !(s.F2 >= min) {
+				t.Errorf("%s: %s F2 below %.2f", part.name, typ, min)
+			}
+		}
 	}
+}
+
+// TestEvaluateScoring checks the scoring on hand-made records: every
+// labelled type is scored, predictions of unlabelled types are listed
+// apart, labels can be mapped, bad data is refused.
+func TestEvaluateScoring(t *testing.T) {
+	data := `[{"full_text":"Mail ann@example.com or call Anna Schmidt.","spans":[
+		{"entity_type":"EMAIL_ADDRESS","start_position":5,"end_position":20},
+		{"entity_type":"PER","start_position":29,"end_position":41},
+		{"entity_type":"BADGE","start_position":0,"end_position":4}]},
+		{"full_text":"nothing here","spans":[]}]`
+	rep := evalString(t, data, nil)
+	if s := rep.Score("BADGE"); s == nil || s.FN != 1 || s.TP != 0 || s.F2 != 0 || !math.IsNaN(s.Precision) {
+		t.Errorf("BADGE (never predicted) = %+v, want one miss, F2 0, precision n/a", s)
+	}
+	if s := rep.Score(Person); s == nil || s.FP != 1 || s.Support() != 0 || !math.IsNaN(s.F2) || !slicesContainType(rep.Unlabelled, Person) {
+		t.Errorf("PERSON (not labelled) = %+v, want an unlabelled false positive with F2 n/a", s)
+	}
+	if rep.Agnostic.TP != 2 || rep.Agnostic.FN != 1 {
+		t.Errorf("type-agnostic = %+v, want 2 matched, 1 missed", rep.Agnostic)
+	}
+	mapped := evalString(t, data, &EvalOptions{Labels: map[string]EntityType{"PER": Person, "BADGE": ""}})
+	if s := mapped.Score(Person); s == nil || s.TP != 1 || s.F2 != 1 {
+		t.Errorf("PER mapped to PERSON = %+v, want one match", s)
+	}
+	if mapped.Score("BADGE") != nil {
+		t.Errorf("BADGE mapped to nothing is still scored")
+	}
+	for _, bad := range []string{`{}`, `[]`, `[{"text":"x"}]`, `[{"full_text":"ab","spans":[{"entity_type":"X","start_position":1,"end_position":5}]}]`,
+		`[{"full_text":"ab","spans":[{"start_position":0,"end_position":1}]}]`, `not json`} {
+		if _, err := Evaluate(strings.NewReader(bad), NewScanner(nil), nil); !errors.Is(err, ErrEvalData) {
+			t.Errorf("Evaluate(%s) = %v, want ErrEvalData", bad, err)
+		}
+	}
+}
+
+func slicesContainType(ts []TypeScore, t EntityType) bool {
+	for _, s := range ts {
+		if s.Type == t {
+			return true
+		}
+	}
+	return false
 }
