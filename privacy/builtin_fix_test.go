@@ -46,6 +46,7 @@ func TestPatternGeneralisation(t *testing.T) {
 		{"unknown issuer with a card word", "my card 9000 1234 5678 9016", "CREDIT_CARD:9000 1234 5678 9016"},
 		{"card with dots", "card 4111.1111.1111.1111 expires", "CREDIT_CARD:4111.1111.1111.1111"},
 		{"trunk prefix", "Call +44 (0)20 7946 0958 today", "PHONE_NUMBER:+44 (0)20 7946 0958"},
+		{"one-digit area code", "call me on +33 1 42 68 53 00.", "PHONE_NUMBER:+33 1 42 68 53 00"},
 		{"trunk prefix no space", "tel +49 (0)30-1234567", "PHONE_NUMBER:+49 (0)30-1234567"},
 		{"e-mail with an IP literal", "write to admin@[192.168.10.20] now", "EMAIL_ADDRESS:admin@[192.168.10.20]"},
 		{"e-mail with a non-ASCII domain", "write to jörg@bücher.de now", "EMAIL_ADDRESS:jörg@bücher.de"},

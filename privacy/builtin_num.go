@@ -170,9 +170,10 @@ func phoneScore(text string, ps *phoneShape) float64 {
 			sameSep = false
 		}
 	}
-	// Groups after the first have at least two digits.
-	for _, n := range g[1:] {
-		if n < 2 {
+	// Groups after the first have at least two digits, but for a one-digit
+	// area code after the country code ("+33 1 42 68 53 00").
+	for k, n := range g[1:] {
+		if n < 2 && !(ps.plus && k == 0 && len(g) >= 4) {
 			return 0
 		}
 	}
