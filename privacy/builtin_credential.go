@@ -280,6 +280,16 @@ var providerKeys = []struct {
 	{"DefaultEndpointsProtocol=", isConnChar, 100}, // whole Azure connection string
 }
 
+// providerByLast indexes providerKeys by the last byte of the prefix, the
+// byte at which the finder is called.
+var providerByLast = func() (t [256][]int) {
+	for k, pk := range providerKeys {
+		c := pk.prefix[len(pk.prefix)-1]
+		t[c] = append(t[c], k)
+	}
+	return t
+}()
+
 func isBase64Char(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
 func isSASChar(c byte) bool    { return isAlnum(c) || strings.IndexByte("%&=+/-_.:", c) >= 0 }
 func isConnChar(c byte) bool   { return c > ' ' && c != '"' && c != '\'' }
@@ -287,12 +297,9 @@ func isConnChar(c byte) bool   { return c > ' ' && c != '"' && c != '\'' }
 // findProviderKey is called at '-', '.', '_' and '=' ends of prefixes.
 func findProviderKey(text string, i int, dst []Finding) ([]Finding, int) {
 	c := text[i]
-	for _, pk := range providerKeys {
+	for _, k := range providerByLast[c] {
+		pk := &providerKeys[k]
 		p := pk.prefix
-		// The trigger byte must be the prefix's last byte.
-		if p[len(p)-1] != c {
-			continue
-		}
 		s := i + 1 - len(p)
 		if s < 0 || text[s:i+1] != p || !boundaryBefore(text, s) {
 			continue
