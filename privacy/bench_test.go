@@ -41,7 +41,7 @@ func benchScan(b *testing.B, text string) {
 	}
 }
 
-func BenchmarkScanProse1MB(b *testing.B)    { benchScan(b, prose(1<<20)) }
+func BenchmarkScanProse1MB(b *testing.B) { benchScan(b, prose(1<<20)) }
 
 // BenchmarkScanProse1MBPatterns is the prose scan with the pattern
 // recognizers only (no embedded recognizer), to compare on the same
