@@ -58,16 +58,6 @@ func (e *entities) wants(t EntityType) bool {
 	return k >= 0 && e.want[k]
 }
 
-func (e *entities) types() []EntityType {
-	var out []EntityType
-	for k, t := range EmbeddedTypes {
-		if e.want[k] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // skipNever are the word classes that make a capitalised word worth a
 // closer look even before a lower-case word.
 const skipNever = wFirst | wLast | wCity | wCountry | wRegion | wPlaceStart | wWeekday | wMonth | wHonorific |
