@@ -117,7 +117,8 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
-	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e))) {
+	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
+		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
 		return true
 	}
 	if t.f&wFirst != 0 || t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0 && a+1 < e {
@@ -185,13 +186,17 @@ func (g *tagger) classify(a, e int) {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
 		return
+	case orgCue && !isFirst:
+		g.emit(Organization, a, e, 0.6)
+		return
 	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
 		g.emit(Location, a, e, 0.8)
 		return
 	}
-	// A line of capitalised words under a person's name line is their
-	// organisation ("Ann Lee\nAcme Widgets\n12 Main St").
-	if g.cased && !isFirst && g.lineStart(a) && (e == len(g.ts) || g.ts[e].nl > 0) && g.personLineAbove(a) {
+	// A line of capitalised words under a person's name line (and the
+	// job title under it) is their organisation ("Ann Lee\nAcme Widgets\n12
+	// Main St").
+	if !isFirst && g.orgLine(a, e) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	}
@@ -361,8 +366,14 @@ func (g *tagger) partnerList(k int) int {
 	return k + 5
 }
 
+// orgLine reports whether the run [a, e) is a whole line under a line
+// holding a person (or a job title under one).
+func (g *tagger) orgLine(a, e int) bool {
+	return g.cased && g.lineStart(a) && (e == len(g.ts) || g.ts[e].nl > 0) && g.personLineAbove(a)
+}
+
 // personLineAbove reports whether the line above token a holds a person
-// found by this tagger.
+// or a job title found by this tagger.
 func (g *tagger) personLineAbove(a int) bool {
 	start := g.ts[a].s
 	// The start of the line above.
@@ -378,7 +389,7 @@ func (g *tagger) personLineAbove(a int) bool {
 		q--
 	}
 	for _, f := range g.dst {
-		if f.Type == Person && f.Start >= q && f.End <= p {
+		if (f.Type == Person || f.Type == Title) && f.Start >= q && f.End <= p {
 			return true
 		}
 	}
