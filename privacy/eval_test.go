@@ -150,3 +150,22 @@ func slicesContainType(ts []TypeScore, t EntityType) bool {
 	}
 	return false
 }
+
+func FuzzEvaluate(f *testing.F) {
+	f.Add(`[{"full_text":"mail ann@example.com","spans":[{"entity_type":"EMAIL_ADDRESS","start_position":5,"end_position":20}]}]`)
+	f.Add(`[{"full_text":"é","spans":[{"entity_type":"X","start_position":0,"end_position":1}]}]`)
+	f.Add(`[{"full_text":null}]`)
+	f.Add(`{}`)
+	s := NewScanner(nil)
+	f.Fuzz(func(t *testing.T, data string) {
+		rep, err := Evaluate(strings.NewReader(data), s, nil)
+		if err != nil {
+			return
+		}
+		for _, ts := range append(rep.Types, rep.Unlabelled...) {
+			if ts.TP < 0 || ts.FP < 0 || ts.FN < 0 || ts.TP+ts.FP+ts.FN == 0 {
+				t.Fatalf("bad score %+v", ts)
+			}
+		}
+	})
+}
