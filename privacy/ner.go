@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 	"encoding/binary"
+	"strings"
 	"slices"
 	"sync"
 	"unicode"
@@ -124,7 +125,7 @@ var anchorTable = func() (t [256]bool) {
 }()
 
 // Recognize implements [Recognizer].
-func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]Finding, error) {
+func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([]Finding, error) {
 	l := theLexicon()
 	st := nerPool.Get().(*nerState)
 	defer nerPool.Put(st)
@@ -200,7 +201,10 @@ func (e *entities) Recognize(_ context.Context, text string, dst []Finding) ([]F
 		dst = e.tag(l, text, st.toks, true, dst)
 		i = end
 	}
-	if !cased && hasLetter(text) {
+	if !cased && hasUpper(text) {
+		cased = true // a capital inside a word ("aA")
+	}
+	if !cased && ctx.Value(casedText{}) == nil && hasLetter(text) {
 		dst = dst[:base]
 		st.toks = tokenize(l, text, 0, len(text), st.toks[:0])
 		dst = e.tag(l, text, st.toks, false, dst)
@@ -397,7 +401,7 @@ func (e *entities) holdback(text string) int {
 	p := len(text)
 	start := -1
 	quiet := 0
-	last := false // the word after this one holds the stream
+	last := true // the word after this one holds the stream (or there is none)
 	for p > 0 && len(text)-p < 2048 {
 		for p > 0 && isSpace(text[p-1]) {
 			p--
@@ -409,29 +413,42 @@ func (e *entities) holdback(text string) int {
 		if p == w {
 			break
 		}
-		anchor := false
-		for q := p; q < w && text[p] != '['; q++ {
-			if anchorTable[text[q]] && (q == p || !isAlpha(text[q-1])) {
-				anchor = true
-				break
+		// Anchors at the start of the word or of a part of it ("!Ann",
+		// "Mayer-Watkins"): capitals and digits.
+		capital, digit := false, false
+		for q := p; q < w; q++ {
+			// Not inside a token such as [EMAIL_ADDRESS_1].
+			if anchorTable[text[q]] && (q == p || !isAlpha(text[q-1]) && text[q-1] != '[' && text[q-1] != '_') {
+				if isDigit(text[q]) {
+					digit = true
+				} else {
+					capital = true
+				}
 			}
 		}
-		if anchor && isAlpha(text[p]) {
-			// A capitalised word that is never part of a name ("Dear",
-			// "The") does not hold the stream.
-			q := p
-			for q < w && isAlpha(text[q]) {
-				q++
-			}
-			if theLexicon().lookup(text[p:q])&wNotName != 0 {
-				anchor = false
-			}
+		q := p
+		for q < w && isAlpha(text[q]) {
+			q++
 		}
-		// A number holds the stream only while it may start an address:
-		// at the end, or before a word that holds it.
-		if anchor && isDigit(text[p]) && !(w == len(text) || last) {
-			anchor = false
+		r := q
+		for r < w && strings.IndexByte(",;!?", text[r]) >= 0 {
+			r++
 		}
+		f := uint32(0)
+		if q > p && q-p <= 16 {
+			f = theLexicon().lookup(text[p:q])
+		}
+		// A capitalised word that is never part of a name ("Dear", "The")
+		// does not hold the stream.
+		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) {
+			capital = false
+		}
+		// A unit or street word ("apt", "fl", "rue") may be followed by its
+		// number, and "year" may follow an age.
+		unit := r == w && q > p && (f&(wSecondary|wStreetPre|wStreetType) != 0 || strings.EqualFold(text[p:q], "year") || strings.EqualFold(text[p:q], "years"))
+		// A number holds the stream only while it may start an address or
+		// an age: as the last word, or before a word that holds it.
+		anchor := capital || unit || digit && last
 		last = anchor
 		if anchor {
 			start, quiet = p, 0
@@ -443,4 +460,35 @@ func (e *entities) holdback(text string) int {
 		return 0
 	}
 	return len(text) - start
+}
+
+// casedText is a context key: the text scanned continues a text that holds
+// capital letters (a stream's later segment), so it is not read case by
+// case even where this part has none.
+type casedText struct{}
+
+// hasUpper reports whether text holds an upper-case letter.
+func hasUpper(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 'A' && c <= 'Z' {
+			return true
+		}
+		if c >= 0xC0 {
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsUpper(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// numberBefore reports whether the word before p ends with a digit (a
+// house number that a street name may follow).
+func numberBefore(text string, p int) bool {
+	for p > 0 && isSpace(text[p-1]) {
+		p--
+	}
+	return p > 0 && isDigit(text[p-1])
 }

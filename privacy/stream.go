@@ -31,6 +31,7 @@ type Stream struct {
 	grant   Grant
 	pending string
 	history string
+	cased   bool // the text so far holds a capital letter
 	err     error
 }
 
@@ -45,6 +46,11 @@ func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
 		return "", s.err
 	}
 	s.pending += chunk
+	// The embedded recognizer reads text without capitals case by case:
+	// hold such text until a capital shows the text is cased, or to the end.
+	if !s.cased && !hasUpper(s.pending) && s.r.scanner.readsCase() && len(s.pending) < maxHold {
+		return "", nil
+	}
 	cut := safeCut(s.pending[:len(s.pending)-s.r.scanner.holdback(s.pending)])
 	if cut == 0 {
 		return "", nil
@@ -60,12 +66,16 @@ func (s *Stream) Flush(ctx context.Context) (string, error) {
 	}
 	out, err := s.emit(ctx, len(s.pending))
 	s.history = ""
+	s.cased = false
 	return out, err
 }
 
 func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 	seg := s.pending[:cut]
 	text := s.history + seg
+	if s.cased = s.cased || hasUpper(s.pending); s.cased {
+		ctx = context.WithValue(ctx, casedText{}, true)
+	}
 	fs, err := s.r.scanner.Scan(ctx, text)
 	if err != nil {
 		s.err = err
