@@ -3,8 +3,8 @@ package privacy
 import (
 	"context"
 	"encoding/binary"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
