@@ -244,6 +244,9 @@ type PrivacySpec struct {
 	// (hex or base64) that seals each conversation's vault in the store,
 	// so that tokens survive a pause. Required when Enabled.
 	VaultKeyEnv string `yaml:"vault_key_env"`
+	// Detection chooses the recognizers, analyzers and minimum score.
+	// Zero: every built-in and embedded type.
+	Detection DetectionSpec `yaml:"detection"`
 }
 
 // StoreSpec names the store: exactly one of SQLite and PostgresURLEnv.
@@ -353,6 +356,7 @@ var entityTypes = []privacy.EntityType{
 	privacy.MACAddress, privacy.USSSN, privacy.URL, privacy.DomainName, privacy.Crypto, privacy.Secret,
 	privacy.Person, privacy.Location, privacy.Organization, privacy.Address, privacy.DateTime, privacy.NRP,
 	privacy.USDriverLicense, privacy.USPassport, privacy.USBankNumber, privacy.MedicalLicense, privacy.Generic,
+	privacy.Age, privacy.Title,
 }
 
 // maxConfigBytes bounds the size of a configuration file.
@@ -517,6 +521,7 @@ func (fc *FileConfig) check(d *decoder) {
 				}
 			}
 		}
+		pv.Detection.check(p+".privacy.detection", bad)
 		switch {
 		case pv.Enabled && pv.VaultKeyEnv == "":
 			bad(p+".privacy", "vault_key_env is required when privacy is enabled")
@@ -526,7 +531,7 @@ func (fc *FileConfig) check(d *decoder) {
 			} else if _, err := vaultKey(k); err != nil {
 				bad(p+".privacy.vault_key_env", "%s: %v", pv.VaultKeyEnv, err)
 			}
-		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "":
+		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "" || !pv.Detection.zero():
 			bad(p+".privacy", "privacy settings given but enabled is not true")
 		}
 		if a.RevealRoles != nil && !pv.Enabled {
@@ -1013,7 +1018,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			}
 			disclosure[tool] = privacy.Types(ets...)
 		}
-		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key})
+		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key, Scanner: pv.Detection.scanner()})
 		if err != nil {
 			bad(p+".privacy", err)
 			return nil, err

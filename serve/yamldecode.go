@@ -257,6 +257,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(i)
+	case t.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || n.ShortTag() != "!!float" && n.ShortTag() != "!!int" {
+			d.problem(n, path, "want a number, got %s", kindName(n))
+			return
+		}
+		v.SetFloat(f)
 	default:
 		panic(fmt.Sprintf("serve: config decoder: unsupported type %s at %s", t, path))
 	}
@@ -270,6 +277,8 @@ func scalarWant(t reflect.Type) string {
 		return "a string"
 	case t.Kind() == reflect.Bool:
 		return "true or false"
+	case t.Kind() == reflect.Float64:
+		return "a number"
 	}
 	return "an integer"
 }
