@@ -16,7 +16,10 @@ import (
 // atomic with respect to every other appender of the same log, in this
 // process or another: the chain never forks, and sequence numbers never
 // repeat or skip. [MemoryLog] keeps a log in memory; package
-// github.com/toolgate/toolgate/audit/sqlite keeps one in a SQLite file.
+// github.com/toolgate/toolgate/audit/sqlite keeps one in a SQLite file,
+// and package github.com/toolgate/toolgate/audit/postgres one in a
+// PostgreSQL schema shared by many instances. Package
+// github.com/toolgate/toolgate/audit/audittest checks an implementation.
 type Log interface {
 	// Append adds records at the end of the log, atomically (all or none),
 	// sealing each with [Seal] after the one before it. On success it sets

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/auditrows"
 	"github.com/toolgate/toolgate/internal/groupcommit"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -331,39 +332,12 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
 		return l.head.anchor, nil
 	}
-	r, err := decodeRow(seq, "", body, false)
+	r, err := auditrows.Decode(seq, "", body, false)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
 	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
 	return l.head.anchor, nil
-}
-
-// decodeRow decodes a stored record and checks it against its row: a
-// failure is a *audit.RecordError naming the row.
-func decodeRow(seq int64, conv string, body []byte, checkConv bool) (*audit.Record, error) {
-	r := new(audit.Record)
-	if err := r.UnmarshalJSON(body); err != nil {
-		var re *audit.RecordError
-		if errors.As(err, &re) {
-			e := *re
-			e.Seq = uint64(max(seq, 0))
-			if e.Detail != "" {
-				e.Detail = fmt.Sprintf("row %d: %s", seq, e.Detail)
-			} else {
-				e.Detail = fmt.Sprintf("row %d", seq)
-			}
-			return nil, &e
-		}
-		return nil, err
-	}
-	if seq < 1 || r.Seq != uint64(seq) {
-		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemOutOfSequence, Detail: fmt.Sprintf("row %d holds record %d", seq, r.Seq)}
-	}
-	if checkConv && r.ConversationID != conv {
-		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemInvalidField, Detail: fmt.Sprintf("row %d: the conversation_id column says %q, the record %q", seq, conv, r.ConversationID)}
-	}
-	return r, nil
 }
 
 // Records implements [audit.Reader]. It reads from one read transaction,
@@ -406,7 +380,7 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 				yield(nil, &audit.RecordError{Problem: audit.ProblemUndecodable, Detail: "a row of the wrong types", Err: err})
 				return
 			}
-			r, err := decodeRow(seq, conv, body, true)
+			r, err := auditrows.Decode(seq, conv, body, true)
 			if err != nil {
 				yield(nil, err)
 				return

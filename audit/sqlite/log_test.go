@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
 	"github.com/toolgate/toolgate/audit/sqlite"
 )
 
@@ -508,4 +509,11 @@ func TestNoArgumentsStored(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestConformance(t *testing.T) {
+	audittest.Run(t, func(t *testing.T) audittest.Opener {
+		path := filepath.Join(t.TempDir(), "audit.db")
+		return func(t *testing.T) audit.Log { return openAt(t, path, &sqlite.Options{BusyTimeout: time.Minute}) }
+	})
 }
