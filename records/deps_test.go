@@ -8,7 +8,7 @@ import (
 
 // TestDependencies keeps the record store's package free of SDKs and
 // drivers: besides the standard library it may use only toolgate's core
-// package (and what the core uses).
+// package and the audit package (and what they use).
 func TestDependencies(t *testing.T) {
 	const pkg = "github.com/toolgate/toolgate/records"
 	out, err := exec.Command("go", "list", "-deps", pkg).Output()
@@ -19,9 +19,11 @@ func TestDependencies(t *testing.T) {
 		first, _, _ := strings.Cut(dep, "/")
 		switch {
 		case !strings.Contains(first, "."), dep == pkg, dep == "github.com/toolgate/toolgate",
-			strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
+			dep == "github.com/toolgate/toolgate/audit",
+			strings.HasPrefix(dep, "github.com/google/jsonschema-go/"),
+			strings.HasPrefix(dep, "github.com/go-json-experiment/json"):
 		default:
-			t.Errorf("%s depends on %s; want only the standard library and the core package", pkg, dep)
+			t.Errorf("%s depends on %s; want only the standard library, the core and the audit package", pkg, dep)
 		}
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
@@ -117,10 +120,66 @@ func newRecordQueries(schema string) recordQueries {
 // process, shares the records; [records.Store.Begin] and
 // [records.Store.Approve] are one INSERT … ON CONFLICT DO NOTHING each, so
 // of concurrent callers exactly one wins.
-func (s *Store) Records() records.Store { return &recordStore{s} }
+//
+// It is a [records.Transactional]: a [records.Hook] given to
+// [records.WithHook] for it runs inside the transactions of s's Append,
+// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog]. It
+// returns the same value on every call.
+func (s *Store) Records() records.Store { return s.recs }
 
 // recordStore is the [records.Store] of a [Store].
 type recordStore struct{ s *Store }
+
+// AuditLog implements [records.Transactional].
+func (r *recordStore) AuditLog() audit.Log { return r.s.audit }
+
+// querier runs statements: the pool, or a connection in a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// recordTx is the [records.Tx] of a transaction of a [Store] on conn.
+type recordTx struct {
+	ctx  context.Context
+	r    *recordStore
+	conn *pgxpool.Conn
+}
+
+func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
+	if err := records.CheckDecision(d); err != nil {
+		return nil, err
+	}
+	body, err := recordrows.EncodeDecision(d)
+	if err != nil {
+		return nil, err
+	}
+	return t.r.begin(t.ctx, t.conn, d, body)
+}
+
+func (t *recordTx) Finish(conversationID, pauseID string, outcome records.Outcome) error {
+	if err := records.CheckOutcome(outcome, true); err != nil {
+		return err
+	}
+	return t.r.finish(t.ctx, t.conn, conversationID, pauseID, outcome)
+}
+
+func (t *recordTx) AddPending(p *records.Pending) error {
+	if err := records.CheckPending(p); err != nil {
+		return err
+	}
+	_, err := t.conn.Exec(t.ctx, t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	return recErr("add pending", err)
+}
+
+func (t *recordTx) RemovePending(conversationID, pauseID string) error {
+	_, err := t.conn.Exec(t.ctx, t.r.s.rq.deletePending, conversationID, pauseID)
+	return recErr("remove pending", err)
+}
+
+func (t *recordTx) Audit(recs ...*audit.Record) error {
+	return t.r.s.audit.AppendTx(t.ctx, t.conn, recs...)
+}
 
 // recErr wraps err, a failure of operation what, in the package's error
 // form.
@@ -260,15 +319,20 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 	if err != nil {
 		return nil, err
 	}
+	return r.begin(ctx, r.s.pool, d, body)
+}
+
+// begin is Begin through q, with d's encoded record.
+func (r *recordStore) begin(ctx context.Context, q querier, d *records.Decision, body string) (*records.Decision, error) {
 	for range maxTakeAttempts {
-		tag, err := r.s.pool.Exec(ctx, r.s.rq.insertDecision, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		tag, err := q.Exec(ctx, r.s.rq.insertDecision, d.ConversationID, d.PauseID, string(d.Outcome), body)
 		if err != nil {
 			return nil, recErr("begin", err)
 		}
 		if tag.RowsAffected() == 1 {
 			return nil, nil
 		}
-		prior, err := scanDecision(r.s.pool.QueryRow(ctx, r.s.rq.selectDecision, d.ConversationID, d.PauseID))
+		prior, err := scanDecision(q.QueryRow(ctx, r.s.rq.selectDecision, d.ConversationID, d.PauseID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // released in between: try again
 		}
@@ -287,18 +351,23 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 	if err := records.CheckOutcome(outcome, true); err != nil {
 		return err
 	}
+	return r.finish(ctx, r.s.pool, conversationID, pauseID, outcome)
+}
+
+// finish is Finish through q.
+func (r *recordStore) finish(ctx context.Context, q querier, conversationID, pauseID string, outcome records.Outcome) error {
 	var (
 		n   int64
 		err error
 	)
 	switch {
 	case outcome == records.OutcomeNone:
-		tag, e := r.s.pool.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
+		tag, e := q.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
 		n, err = tag.RowsAffected(), e
 	case outcome.Resolves():
-		err = r.s.pool.QueryRow(ctx, r.s.rq.resolveDecision, conversationID, pauseID, string(outcome)).Scan(&n)
+		err = q.QueryRow(ctx, r.s.rq.resolveDecision, conversationID, pauseID, string(outcome)).Scan(&n)
 	default:
-		tag, e := r.s.pool.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
+		tag, e := q.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
 		n, err = tag.RowsAffected(), e
 	}
 	if err != nil {

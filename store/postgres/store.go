@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
+	auditpg "github.com/toolgate/toolgate/audit/postgres"
 	"github.com/toolgate/toolgate/internal/storerows"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Options configure [Open] and [New]. A nil *Options means all defaults.
@@ -38,6 +40,8 @@ type Store struct {
 	q       queries
 	rq      recordQueries
 	schema  string
+	recs    *recordStore
+	audit   *auditpg.Log // the audit log in the same schema
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -171,7 +175,13 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	return &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema}, nil
+	al, err := auditpg.New(ctx, pool, &auditpg.Options{Schema: schema})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
+	}
+	s := &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema, audit: al}
+	s.recs = &recordStore{s}
+	return s, nil
 }
 
 // migrate creates the schema when missing and applies the missing
@@ -225,6 +235,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return nil
 	})
 }
+
+// AuditLog returns the audit log kept in the store's schema (the tables of
+// package github.com/toolgate/toolgate/audit/postgres), for
+// server.Config.Audit: the log that [records.Tx.Audit] appends to inside
+// the store's transactions, one chain for every instance that uses the
+// schema. It shares s's connection pool and is the same value on every
+// call.
+func (s *Store) AuditLog() *auditpg.Log { return s.audit }
 
 // Ping reports whether the database answers, with a round trip on a
 // connection of the pool. After [Store.Close] of a Store made by [Open]
@@ -487,6 +505,7 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if encErr != nil {
 		return encErr
 	}
+	hook := records.HookFor(ctx, s.recs)
 	b = pgx.Batch{}
 	if p.Resolves != "" {
 		b.Queue(s.q.deletePause, id)
@@ -500,24 +519,81 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 		b.Queue(s.q.insertPause, id, p.Pause.ID, int(n)+len(bodies)-1, string(awaiting),
 			created.Truncate(time.Microsecond), created.Nanosecond())
 	}
-	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, &b)
+	if hook == nil {
+		b.Queue("COMMIT")
+	}
+	if err := s.sendWrites(ctx, conn, &b, hook == nil); err != nil {
+		return err
+	}
+	if hook == nil {
+		return nil
+	}
+	if err := hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, &records.Write{ConversationID: id, Append: p}); err != nil {
+		return err
+	}
+	return commit(ctx, conn)
+}
+
+// sendWrites sends the batch b of writes on conn and reads their results;
+// with committing, its last statement is COMMIT, which must report a
+// commit. A failed statement skips the rest of the batch: COMMIT runs only
+// after the writes succeeded, and reports a rollback if it did one.
+func (s *Store) sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, committing bool) error {
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	for range b.Len() - 1 {
+	n := b.Len()
+	if committing {
+		n--
+	}
+	for range n {
 		if _, err := br.Exec(); err != nil {
 			return dbErr(err)
 		}
 	}
-	// A failed statement skips the rest of the batch: COMMIT runs only
-	// after the writes succeeded, and reports a rollback if it did one.
-	tag, err := br.Exec()
+	if committing {
+		tag, err := br.Exec()
+		if err != nil {
+			return dbErr(err)
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
+		}
+	}
+	return dbErr(br.Close())
+}
+
+// commit commits the transaction conn is in.
+func commit(ctx context.Context, conn *pgxpool.Conn) error {
+	tag, err := conn.Exec(ctx, "COMMIT")
 	if err != nil {
 		return dbErr(err)
 	}
 	if tag.String() != "COMMIT" {
 		return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
 	}
-	return dbErr(br.Close())
+	return nil
+}
+
+// inTx runs fn on a connection in a transaction, which it commits when fn
+// returns nil and rolls back otherwise.
+func (s *Store) inTx(ctx context.Context, fn func(*pgxpool.Conn) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	if err := fn(conn); err != nil {
+		return err
+	}
+	return commit(ctx, conn)
 }
 
 // ClaimPause implements [toolgate.ConversationStore], with the rules of
@@ -544,7 +620,8 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 	if started == nil {
 		started = []string{}
 	}
-	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes, started)
+	args := []any{id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes, started}
+	tag, err := s.hooked(ctx, s.q.claimPause, args, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
 	if err != nil {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, dbErr(err))
 	}
@@ -572,7 +649,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 	if err := toolgate.ValidateMark(id, nil, pauseID, token, keys); !errors.Is(err, toolgate.ErrClaimLost) {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, err)
 	}
-	tag, err := s.pool.Exec(ctx, s.q.markStarted, id, pauseID, token, keys)
+	tag, err := s.hooked(ctx, s.q.markStarted, []any{id, pauseID, token, keys}, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
 	if err != nil {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, dbErr(err))
 	}
@@ -585,6 +662,33 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		}))
 	}
 	return nil
+}
+
+// hooked runs the conditional UPDATE query with args: alone, or, when
+// ctx carries a hook for s's records, in a transaction with the hook,
+// which runs when the UPDATE changed a row. A refusal (no row changed)
+// is reported as such, with nothing of the hook's written.
+func (s *Store) hooked(ctx context.Context, query string, args []any, w *records.Write) (pgconn.CommandTag, error) {
+	hook := records.HookFor(ctx, s.recs)
+	if hook == nil {
+		return s.pool.Exec(ctx, query, args...)
+	}
+	var tag pgconn.CommandTag
+	errRefused := errors.New("refused")
+	err := s.inTx(ctx, func(conn *pgxpool.Conn) error {
+		var err error
+		if tag, err = conn.Exec(ctx, query, args...); err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return errRefused
+		}
+		return hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, w)
+	})
+	if err == errRefused {
+		return tag, nil
+	}
+	return tag, err
 }
 
 // refusal explains why a conditional UPDATE of a conversation's pause

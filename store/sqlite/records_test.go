@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
@@ -89,5 +90,21 @@ func BenchmarkRecords(b *testing.B) {
 	recordstest.Benchmark(b, func(b *testing.B) records.Store {
 		s, _ := openRecords(b)
 		return s.Records()
+	})
+}
+
+// TestRecordsInTransactions runs the kit of hooks in the store's
+// transactions, on two Stores of one file as two instances would use it.
+func TestRecordsInTransactions(t *testing.T) {
+	recordstest.RunTx(t, func(t *testing.T) recordstest.TxOpener {
+		path := t.TempDir() + "/records.db"
+		return func(t *testing.T) (toolgate.ConversationStore, records.Transactional) {
+			s, err := sqlite.Open(t.Context(), path, &sqlite.Options{BusyTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s, s.Records().(records.Transactional)
+		}
 	})
 }

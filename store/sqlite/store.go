@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/groupcommit"
 	"github.com/toolgate/toolgate/internal/storerows"
+	"github.com/toolgate/toolgate/records"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -49,6 +51,11 @@ type Store struct {
 	claimPause, markStarted, claimState                                *sql.Stmt
 	rec                                                                recordStmts
 	stmts                                                              []*sql.Stmt // all of them, to close
+
+	// Fixed at creation: the record store, and the audit log in the same
+	// file, whose writes run on write.
+	recs  records.Store
+	audit *auditsqlite.Log
 }
 
 // The statements of a [Store].
@@ -161,6 +168,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr)}
+	s.recs = &recordStore{s}
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -168,6 +176,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if s.audit, err = auditsqlite.NewShared(ctx, s.write, s.inTx, s.read); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, dbErr(err))
 	}
 	return s, nil
 }
@@ -234,6 +246,14 @@ func (s *Store) setup(ctx context.Context) error {
 	})
 }
 
+// AuditLog returns the audit log kept in the store's database file (the
+// tables of package github.com/toolgate/toolgate/audit/sqlite, which can
+// also open the file), for server.Config.Audit: the log that
+// [records.Tx.Audit] appends to inside the store's transactions. Its
+// writes share the store's connection and group commits. It is usable
+// until s is closed, and the same value on every call.
+func (s *Store) AuditLog() *auditsqlite.Log { return s.audit }
+
 // Ping reports whether the database answers: it runs a query on a reading
 // connection. After [Store.Close] it returns an error. A server's
 // readiness check calls it.
@@ -250,6 +270,9 @@ func (s *Store) Close() error {
 	// The writes queued before Close finish first.
 	s.commit.Close()
 	var errs []error
+	if s.audit != nil {
+		errs = append(errs, s.audit.Close())
+	}
 	for _, stmt := range s.stmts {
 		errs = append(errs, stmt.Close())
 	}
@@ -513,7 +536,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 				return dbErr(err)
 			}
 		}
-		return nil
+		return s.runHook(ctx, tx, &records.Write{ConversationID: id, Append: p})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: append to %q: %w", id, err)
@@ -550,8 +573,10 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if err != nil {
 			return err
 		}
-		_, err = tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id)
-		return dbErr(err)
+		if _, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
+			return dbErr(err)
+		}
+		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
@@ -586,8 +611,10 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err != nil {
 			return err
 		}
-		_, err = tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id)
-		return dbErr(err)
+		if _, err := tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id); err != nil {
+			return dbErr(err)
+		}
+		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: mark calls of pause %q of %q started: %w", pauseID, id, err)
