@@ -8,6 +8,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +26,20 @@ type Options struct {
 	// the tables must exist at a version this build knows; nothing is
 	// created or migrated, and Append fails. False means read and write.
 	ReadOnly bool
+	// StatementTimeout bounds each append and probe (the wait for a
+	// connection and for the chain's lock included): one that takes
+	// longer fails with an error matching [context.DeadlineExceeded].
+	// Reading records is bounded by the caller's context only. Zero means
+	// 5 seconds; a negative value means no bound but the caller's context.
+	StatementTimeout time.Duration
+}
+
+// bound returns ctx bounded by the log's statement timeout.
+func (l *Log) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if l.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.timeout)
 }
 
 // Log is an [audit.Log] kept in a PostgreSQL database.
@@ -42,6 +57,7 @@ type Log struct {
 	ownPool  bool
 	readOnly bool
 	q        queries
+	timeout  time.Duration // of each append; 0: none
 
 	// head is the last record this Log has read as the head of the chain
 	// or appended: when the head row holds the same sequence number and
@@ -85,6 +101,7 @@ type queries struct {
 	lock, head, insert, all, ofConv    string
 	schemaExists, versionTableExists   string
 	version, createVersion, setVersion string
+	touch                              string
 }
 
 func newQueries(schema string) queries {
@@ -104,6 +121,8 @@ func newQueries(schema string) queries {
 		version:            r.Replace("SELECT version FROM S.audit_schema"),
 		createVersion:      r.Replace("CREATE TABLE S.audit_schema (version integer NOT NULL); INSERT INTO S.audit_schema VALUES (0)"),
 		setVersion:         r.Replace("UPDATE S.audit_schema SET version = $1"),
+		// A write that changes nothing, but is written and flushed.
+		touch: r.Replace("UPDATE S.audit_schema SET version = version"),
 	}
 }
 
@@ -152,7 +171,10 @@ func newLog(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Log, error
 	if o.Schema == "" {
 		o.Schema = "public"
 	}
-	l := &Log{pool: pool, readOnly: o.ReadOnly, q: newQueries(o.Schema)}
+	l := &Log{pool: pool, readOnly: o.ReadOnly, q: newQueries(o.Schema), timeout: 5 * time.Second}
+	if o.StatementTimeout != 0 {
+		l.timeout = max(o.StatementTimeout, 0)
+	}
 	var err error
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
@@ -264,6 +286,8 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) (err error) 
 		}
 		return nil
 	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
 	conn, err := l.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: append: %w", err)
@@ -465,4 +489,54 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 			yield(nil, fmt.Errorf("postgres: read the audit log: %w", err))
 		}
 	}
+}
+
+// ProbeWrite checks that the log can be appended to now, without
+// appending: in one transaction, sent in one round trip, it takes the
+// chain's lock (waiting no longer than the statement timeout), reads the
+// last record and makes a durable write that changes nothing, then
+// commits. It fails when the database does not answer or cannot write, or
+// the lock is held past the timeout, and with an error matching
+// [audit.ErrBroken] when the last record cannot be read. A readiness
+// check calls it.
+func (l *Log) ProbeWrite(ctx context.Context) (err error) {
+	if l.readOnly {
+		return errors.New("postgres: probe: the audit log is open read-only")
+	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	conn, err := l.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: probe: %w", err)
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue(l.q.lock, l.q.lockName())
+	b.Queue(l.q.head)
+	b.Queue(l.q.touch)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, &b)
+	_, err = l.readHead(br, true)
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		var tag interface{ String() string }
+		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
+			err = fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
+		}
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: probe: %w", err)
+	}
+	return nil
 }

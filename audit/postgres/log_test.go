@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/audit"
@@ -296,5 +297,57 @@ func TestAppendTx(t *testing.T) {
 	var rows int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM audited").Scan(&rows); err != nil || rows != 1 {
 		t.Errorf("rows of the audited table: %d, %v; want 1", rows, err)
+	}
+}
+
+// TestProbeWriteAndTimeouts checks the probe of a healthy log, of one
+// whose last record is broken, and that a chain lock held past the
+// statement timeout fails appends and probes fast instead of hanging.
+func TestProbeWriteAndTimeouts(t *testing.T) {
+	schema, _ := filled(t, 2)
+	l := openIn(t, schema, nil)
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Fatalf("ProbeWrite of a healthy log: %v", err)
+	}
+	if err := openIn(t, schema, &postgres.Options{ReadOnly: true}).ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite of a read-only log: no error")
+	}
+
+	// Another instance holds the chain's lock in a transaction it does
+	// not end.
+	holder := raw(t, schema)
+	tx, err := holder.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if err := l.AppendTx(t.Context(), tx, audittest.Sample(2)); err != nil {
+		t.Fatal(err)
+	}
+	short, err := postgres.Open(t.Context(), testURL(t), &postgres.Options{Schema: schema, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	start := time.Now()
+	if err := short.Append(t.Context(), audittest.Sample(3)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Append while the lock is held: %v, want DeadlineExceeded", err)
+	}
+	if err := short.ProbeWrite(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ProbeWrite while the lock is held: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the two refusals took %v, want about twice the 200ms timeout", d)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.ProbeWrite(t.Context()); err != nil {
+		t.Errorf("ProbeWrite once the lock is free: %v", err)
+	}
+
+	mustExec(t, raw(t, schema), "UPDATE audit_records SET body = '{' WHERE seq = 2")
+	if err := l.ProbeWrite(t.Context()); !errors.Is(err, audit.ErrBroken) {
+		t.Errorf("ProbeWrite of a log whose last record is broken: %v, want ErrBroken", err)
 	}
 }

@@ -470,3 +470,33 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 		}
 	}
 }
+
+// ProbeWrite checks that the log can be appended to now, without
+// appending: in a write transaction it reads the last record and makes a
+// durable write that changes nothing, then commits (with an fsync). It
+// fails when SQLite's write lock stays taken past the busy timeout, or the
+// file cannot be written (a full disk, a read-only file), and with an
+// error matching [audit.ErrBroken] when the last record cannot be read. A
+// readiness check calls it.
+func (l *Log) ProbeWrite(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.readOnly {
+		return errors.New("sqlite: probe: the log is open read-only")
+	}
+	err := l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		l.mu.Lock()
+		_, err := l.readHead(ctx, tx)
+		l.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE audit_schema SET version = version")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: probe: %w", err)
+	}
+	return nil
+}

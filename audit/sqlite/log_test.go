@@ -517,3 +517,39 @@ func TestConformance(t *testing.T) {
 		return func(t *testing.T) audit.Log { return openAt(t, path, &sqlite.Options{BusyTimeout: time.Minute}) }
 	})
 }
+
+// TestProbeWrite checks the probe of a healthy log, of one whose last
+// record is broken, and of one whose write lock another connection holds
+// past the busy timeout.
+func TestProbeWrite(t *testing.T) {
+	path, _ := filled(t, 2)
+	l := openAt(t, path, &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Fatalf("ProbeWrite of a healthy log: %v", err)
+	}
+	if err := openAt(t, path, &sqlite.Options{ReadOnly: true}).ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite of a read-only log: no error")
+	}
+	db := raw(t, path)
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite while another connection holds the write lock: no error")
+	}
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Errorf("ProbeWrite once the lock is free: %v", err)
+	}
+	mustExec(t, db, "UPDATE audit_records SET body = '{' WHERE seq = 2")
+	if err := l.ProbeWrite(t.Context()); !errors.Is(err, audit.ErrBroken) {
+		t.Errorf("ProbeWrite of a log whose last record is broken: %v, want ErrBroken", err)
+	}
+}

@@ -195,6 +195,8 @@ func recErr(what string, err error) error {
 const maxTakeAttempts = 10
 
 func (r *recordStore) CreateConversation(ctx context.Context, c *records.Conversation) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -234,6 +236,8 @@ func scanConversation(row pgx.Row) (*records.Conversation, error) {
 }
 
 func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Conversation, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -253,6 +257,8 @@ func (r *recordStore) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 func (r *recordStore) ListConversations(ctx context.Context, p *records.ListParams) (*records.ConversationPage, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -309,6 +315,8 @@ func scanDecision(row pgx.Row) (*records.Decision, error) {
 }
 
 func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -345,6 +353,8 @@ func (r *recordStore) begin(ctx context.Context, q querier, d *records.Decision,
 }
 
 func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -380,6 +390,8 @@ func (r *recordStore) finish(ctx context.Context, q querier, conversationID, pau
 }
 
 func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -394,6 +406,8 @@ func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID stri
 }
 
 func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -417,6 +431,8 @@ func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]r
 }
 
 func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -428,6 +444,8 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 }
 
 func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID string) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -436,6 +454,8 @@ func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID
 }
 
 func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*records.PendingPage, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -501,6 +521,8 @@ func scanApproval(row pgx.Row) (*records.Approval, error) {
 }
 
 func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*records.Approval, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -527,6 +549,8 @@ func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*record
 }
 
 func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID string) (*records.Approval, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -541,6 +565,8 @@ func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID stri
 }
 
 func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -559,6 +585,8 @@ func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
 }
 
 func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.Time) ([]records.Grant, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,25 @@ type Options struct {
 	// created when missing. Stores with different schemas in one database
 	// are independent. "" means "public".
 	Schema string
+	// StatementTimeout bounds each operation of the store (every
+	// statement of it, and the wait for a connection): one that takes
+	// longer fails with an error matching [context.DeadlineExceeded], so
+	// that a stalled or locked database gives fast failures instead of
+	// requests that hang. Zero means 5 seconds; a negative value means no
+	// bound but the caller's context.
+	StatementTimeout time.Duration
+}
+
+// DefaultStatementTimeout is the bound of [Options.StatementTimeout] when
+// it is zero.
+const DefaultStatementTimeout = 5 * time.Second
+
+// bound returns ctx bounded by the store's statement timeout.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // Store is a [toolgate.ConversationStore] kept in a PostgreSQL database.
@@ -41,7 +61,8 @@ type Store struct {
 	rq      recordQueries
 	schema  string
 	recs    *recordStore
-	audit   *auditpg.Log // the audit log in the same schema
+	audit   *auditpg.Log  // the audit log in the same schema
+	timeout time.Duration // of each operation; 0: none
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -168,18 +189,23 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 }
 
 func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
-	schema := "public"
-	if opts != nil && opts.Schema != "" {
-		schema = opts.Schema
+	schema, timeout := "public", DefaultStatementTimeout
+	if opts != nil {
+		if opts.Schema != "" {
+			schema = opts.Schema
+		}
+		if opts.StatementTimeout != 0 {
+			timeout = max(opts.StatementTimeout, 0)
+		}
 	}
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	al, err := auditpg.New(ctx, pool, &auditpg.Options{Schema: schema})
+	al, err := auditpg.New(ctx, pool, &auditpg.Options{Schema: schema, StatementTimeout: cmp.Or(timeout, -1)})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	s := &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema, audit: al}
+	s := &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema, audit: al, timeout: timeout}
 	s.recs = &recordStore{s}
 	return s, nil
 }
@@ -244,10 +270,26 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 // call.
 func (s *Store) AuditLog() *auditpg.Log { return s.audit }
 
+// ProbeWrite checks that the store can write now, within the statement
+// timeout: in one round trip it takes the lock of the audit chain, reads
+// the last audit record and makes a durable write that changes nothing
+// (see [auditpg.Log.ProbeWrite]). It fails when the database does not
+// answer or cannot write, the chain's lock is held past the timeout, or
+// the last audit record cannot be read. A server's readiness check calls
+// it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	if err := s.audit.ProbeWrite(ctx); err != nil {
+		return dbErr(err)
+	}
+	return nil
+}
+
 // Ping reports whether the database answers, with a round trip on a
 // connection of the pool. After [Store.Close] of a Store made by [Open]
 // it returns an error. A server's readiness check calls it.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
@@ -269,6 +311,8 @@ func (s *Store) Close() error {
 // row that cannot be read back gives an error wrapping
 // [toolgate.ErrCorrupt].
 func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -425,6 +469,8 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 // result status out of range) gives an error wrapping
 // [toolgate.ErrInvalidAppend].
 func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -601,6 +647,8 @@ func (s *Store) inTx(ctx context.Context, fn func(*pgxpool.Conn) error) (err err
 // concurrent claims (or takeovers of one claim), in any number of
 // processes, exactly one finds the pause in the state it expects.
 func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -643,6 +691,8 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 // [toolgate.ValidateMark]. The record is one conditional UPDATE, so it and
 // a takeover of the claim are ordered by the pause's row lock.
 func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -710,6 +760,8 @@ func (s *Store) refusal(ctx context.Context, id string, rule func(*toolgate.Paus
 // it has none. It implements privacy.VaultStore; the bytes are sealed by
 // the privacy guard and never hold an original value in the clear.
 func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var sealed []byte
 	err := s.pool.QueryRow(ctx, s.q.loadVault, conversationID).Scan(&sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -727,6 +779,8 @@ func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, e
 // SaveVault replaces the sealed privacy vault of a conversation. It
 // implements privacy.VaultStore.
 func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []byte) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if conversationID == "" {
 		return fmt.Errorf("%w: empty conversation id", toolgate.ErrInvalidAppend)
 	}

@@ -254,6 +254,20 @@ func (s *Store) setup(ctx context.Context) error {
 // until s is closed, and the same value on every call.
 func (s *Store) AuditLog() *auditsqlite.Log { return s.audit }
 
+// ProbeWrite checks that the store can write now: through the store's
+// writing connection and group commits, it makes a durable write that
+// changes nothing and reads the last audit record (see
+// [auditsqlite.Log.ProbeWrite]). It fails when the write lock stays taken
+// past [Options.BusyTimeout], the file cannot be written (a full disk),
+// or the audit log's last record cannot be read. A server's readiness
+// check calls it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	if err := s.audit.ProbeWrite(ctx); err != nil {
+		return dbErr(err)
+	}
+	return nil
+}
+
 // Ping reports whether the database answers: it runs a query on a reading
 // connection. After [Store.Close] it returns an error. A server's
 // readiness check calls it.
