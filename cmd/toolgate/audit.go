@@ -1,18 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/toolgate/toolgate/audit"
+	auditpg "github.com/toolgate/toolgate/audit/postgres"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 )
 
-const auditUsage = `Usage: toolgate audit verify --db FILE [--anchor SEQ:HASH]
+const auditUsage = `Usage: toolgate audit verify (--db FILE | --postgres URL [--schema NAME]) [--anchor SEQ:HASH]
 
-Verifies the audit log in the SQLite database FILE, without changing it:
+Verifies the audit log in the SQLite database FILE, or in a schema of the
+PostgreSQL database at URL (the one chain every instance of a service
+sharing that schema writes; the URL may also come from the environment
+variable TOOLGATE_AUDIT_POSTGRES_URL, to keep its password off the command
+line), without changing it:
 recomputes the hash of every record and checks that each links to the one
 before it, numbered 1, 2, 3, … without gaps. Any altered, deleted,
 inserted or reordered record is reported, except the deletion of records
@@ -21,7 +28,7 @@ those, give an anchor, the sequence number and hash of a record published
 or kept elsewhere earlier; the log must still hold that record.
 
 Exit status: 0 when the log is intact, 1 at the first broken record or when
-FILE cannot be read, 2 on bad usage.
+the log cannot be read, 2 on bad usage.
 
 Flags:
 `
@@ -38,7 +45,9 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 		fmt.Fprint(e.stderr, auditUsage)
 		fs.PrintDefaults()
 	}
-	db := fs.String("db", "", "the SQLite database `file` holding the log (required)")
+	db := fs.String("db", "", "the SQLite database `file` holding the log")
+	pgURL := fs.String("postgres", "", "the `URL` of the PostgreSQL database holding the log")
+	schema := fs.String("schema", "", "the PostgreSQL `schema` holding the log (default public)")
 	anchorText := fs.String("anchor", "", "a record the log must hold, as `SEQ:HASH` (optional)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -46,8 +55,11 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 		}
 		return 2
 	}
-	if *db == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "toolgate audit verify: give the database with --db FILE")
+	if *pgURL == "" && *db == "" {
+		*pgURL = os.Getenv("TOOLGATE_AUDIT_POSTGRES_URL")
+	}
+	if (*db == "") == (*pgURL == "") || fs.NArg() > 0 || (*schema != "" && *pgURL == "") {
+		fmt.Fprintln(e.stderr, "toolgate audit verify: give the database with --db FILE or --postgres URL (with --schema NAME)")
 		return 2
 	}
 	var opts audit.VerifyOptions
@@ -59,7 +71,17 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 		}
 		opts.Anchor = &a
 	}
-	l, err := auditsqlite.Open(ctx, *db, &auditsqlite.Options{ReadOnly: true})
+	var l interface {
+		audit.Reader
+		Close() error
+	}
+	var err error
+	if *pgURL != "" {
+		l, err = auditpg.Open(ctx, *pgURL, &auditpg.Options{Schema: *schema, ReadOnly: true})
+		*db = "schema " + cmp.Or(*schema, "public")
+	} else {
+		l, err = auditsqlite.Open(ctx, *db, &auditsqlite.Options{ReadOnly: true})
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolgate audit verify: %v\n", err)
 		return 1
