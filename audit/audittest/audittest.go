@@ -49,6 +49,7 @@ func Run(t *testing.T, newLog func(t *testing.T) Opener) {
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newLog(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceled(t, newLog(t)) })
 	t.Run("EarlyBreak", func(t *testing.T) { testEarlyBreak(t, newLog(t)) })
+	t.Run("Incremental", func(t *testing.T) { testIncremental(t, newLog(t)) })
 }
 
 // t0 is a fixed instant with nanoseconds, which logs must keep.
@@ -355,4 +356,55 @@ func testEarlyBreak(t *testing.T, open Opener) {
 	if err := l.Append(t.Context(), r); err != nil || r.Seq != 6 {
 		t.Errorf("Append after a loop broke out of Records: seq %d, %v", r.Seq, err)
 	}
+}
+
+// testIncremental reads the records after a sequence number and verifies
+// from a record verified before.
+func testIncremental(t *testing.T, open Opener) {
+	l := open(t)
+	var rs []*audit.Record
+	for i := range 12 {
+		rs = append(rs, Sample(i))
+	}
+	if err := l.Append(t.Context(), rs...); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rs[7:], all(t, l, &audit.Query{After: 7})); diff != "" {
+		t.Errorf("records after 7 (-want +got):\n%s", diff)
+	}
+	var want []*audit.Record
+	for _, r := range rs[4:] {
+		if r.ConversationID == "conv-2" {
+			want = append(want, r)
+		}
+	}
+	if diff := cmp.Diff(want, all(t, l, &audit.Query{ConversationID: "conv-2", After: 4})); diff != "" {
+		t.Errorf("records of conv-2 after 4 (-want +got):\n%s", diff)
+	}
+	if got := all(t, l, &audit.Query{After: 12}); len(got) != 0 {
+		t.Errorf("%d records after the last, want none", len(got))
+	}
+
+	from := rs[5].Anchor()
+	rep, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{From: &from})
+	if err != nil || rep.Records != 7 || rep.Head != rs[11].Anchor() {
+		t.Errorf("Verify from record 6: %+v, %v; want 7 records up to record 12", rep, err)
+	}
+	head := rs[11].Anchor()
+	if rep, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{From: &head}); err != nil || rep.Records != 1 {
+		t.Errorf("Verify from the head: %+v, %v; want 1 record", rep, err)
+	}
+	wrong := audit.Anchor{Seq: 6, Hash: rs[6].Hash}
+	if _, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{From: &wrong}); !isProblem(err, 6, audit.ProblemAnchorMismatch) {
+		t.Errorf("Verify from record 6 with another hash: %v, want anchor_mismatch at 6", err)
+	}
+	beyond := audit.Anchor{Seq: 13, Hash: rs[11].Hash}
+	if _, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{From: &beyond}); !isProblem(err, 13, audit.ProblemAnchorMismatch) {
+		t.Errorf("Verify from a record past the end: %v, want anchor_mismatch at 13", err)
+	}
+}
+
+func isProblem(err error, seq uint64, p audit.Problem) bool {
+	var re *audit.RecordError
+	return errors.As(err, &re) && re.Seq == seq && re.Problem == p
 }

@@ -113,8 +113,8 @@ func newQueries(schema string) queries {
 		lock:   "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
 		head:   r.Replace("SELECT seq, body FROM S.audit_records ORDER BY seq DESC LIMIT 1"),
 		insert: r.Replace("INSERT INTO S.audit_records (seq, conversation_id, body) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])"),
-		all:    r.Replace("SELECT seq, conversation_id, body FROM S.audit_records ORDER BY seq"),
-		ofConv: r.Replace("SELECT seq, conversation_id, body FROM S.audit_records WHERE conversation_id = $1 ORDER BY seq"),
+		all:    r.Replace("SELECT seq, conversation_id, body FROM S.audit_records WHERE seq > $1 ORDER BY seq"),
+		ofConv: r.Replace("SELECT seq, conversation_id, body FROM S.audit_records WHERE conversation_id = $1 AND seq > $2 ORDER BY seq"),
 
 		schemaExists:       "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
 		versionTableExists: "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'audit_schema')",
@@ -455,11 +455,17 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 			return
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		var rows pgx.Rows
+		var (
+			rows  pgx.Rows
+			after int64
+		)
+		if q != nil {
+			after = int64(min(q.After, 1<<63-1))
+		}
 		if q != nil && q.ConversationID != "" {
-			rows, err = tx.Query(ctx, l.q.ofConv, q.ConversationID)
+			rows, err = tx.Query(ctx, l.q.ofConv, q.ConversationID, after)
 		} else {
-			rows, err = tx.Query(ctx, l.q.all)
+			rows, err = tx.Query(ctx, l.q.all, after)
 		}
 		if err != nil {
 			yield(nil, fmt.Errorf("postgres: read the audit log: %w", err))

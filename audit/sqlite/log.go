@@ -93,8 +93,8 @@ var migrations = []string{
 const (
 	selectHeadSQL         = "SELECT seq, body FROM audit_records ORDER BY seq DESC LIMIT 1"
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
-	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records ORDER BY seq"
-	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? ORDER BY seq"
+	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
+	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
 
 // Open opens the audit log in the database file at path, creating the file
@@ -433,11 +433,17 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 			return
 		}
 		defer tx.Rollback()
-		var rows *sql.Rows
+		var (
+			rows  *sql.Rows
+			after int64
+		)
+		if q != nil {
+			after = int64(min(q.After, 1<<63-1))
+		}
 		if q != nil && q.ConversationID != "" {
-			rows, err = tx.QueryContext(ctx, selectConversationSQL, q.ConversationID)
+			rows, err = tx.QueryContext(ctx, selectConversationSQL, q.ConversationID, after)
 		} else {
-			rows, err = tx.QueryContext(ctx, selectAllSQL)
+			rows, err = tx.QueryContext(ctx, selectAllSQL, after)
 		}
 		if err != nil {
 			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))

@@ -7,13 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/toolgate/toolgate/audit"
 	auditpg "github.com/toolgate/toolgate/audit/postgres"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 )
 
-const auditUsage = `Usage: toolgate audit verify (--db FILE | --postgres URL [--schema NAME]) [--anchor SEQ:HASH]
+const auditUsage = `Usage: toolgate audit verify (--db FILE | --postgres URL [--schema NAME]) [--anchor SEQ:HASH] [--state FILE]
 
 Verifies the audit log in the SQLite database FILE, or in a schema of the
 PostgreSQL database at URL (the one chain every instance of a service
@@ -26,6 +27,12 @@ inserted or reordered record is reported, except the deletion of records
 at the end of the log (or a rewrite of every hash after a change): for
 those, give an anchor, the sequence number and hash of a record published
 or kept elsewhere earlier; the log must still hold that record.
+
+With --state FILE the verification is incremental: FILE holds the head a
+previous run found intact (SEQ:HASH); the log must still hold that record,
+and only the records after it are checked. After a successful run FILE
+holds the new head (it is created when missing, and then the whole log is
+checked).
 
 Exit status: 0 when the log is intact, 1 at the first broken record or when
 the log cannot be read, 2 on bad usage.
@@ -49,6 +56,7 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 	pgURL := fs.String("postgres", "", "the `URL` of the PostgreSQL database holding the log")
 	schema := fs.String("schema", "", "the PostgreSQL `schema` holding the log (default public)")
 	anchorText := fs.String("anchor", "", "a record the log must hold, as `SEQ:HASH` (optional)")
+	statePath := fs.String("state", "", "a `file` keeping the head of the last verification, to verify from it (optional)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -70,6 +78,22 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 			return 2
 		}
 		opts.Anchor = &a
+	}
+	if *statePath != "" {
+		b, err := os.ReadFile(*statePath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			fmt.Fprintf(e.stderr, "toolgate audit verify: --state: %v\n", err)
+			return 1
+		default:
+			a, err := audit.ParseAnchor(strings.TrimSpace(string(b)))
+			if err != nil {
+				fmt.Fprintf(e.stderr, "toolgate audit verify: --state %s: %v\n", *statePath, err)
+				return 1
+			}
+			opts.From = &a
+		}
 	}
 	var l interface {
 		audit.Reader
@@ -99,7 +123,18 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(e.stdout, "%s: intact, %d records\n", *db, report.Records)
+	if opts.From != nil {
+		fmt.Fprintf(e.stdout, "%s: intact from record %s, %d records\n", *db, opts.From, report.Records)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: intact, %d records\n", *db, report.Records)
+	}
+	if *statePath != "" && report.Records > 0 {
+		tmp := *statePath + ".tmp"
+		if err := os.WriteFile(tmp, []byte(report.Head.String()+"\n"), 0o600); err != nil || os.Rename(tmp, *statePath) != nil {
+			fmt.Fprintf(e.stderr, "toolgate audit verify: --state: cannot write %s\n", *statePath)
+			return 1
+		}
+	}
 	if report.Records > 0 {
 		fmt.Fprintf(e.stdout, "head: %s\n", report.Head)
 	}
