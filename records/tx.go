@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
@@ -37,6 +38,10 @@ type Write struct {
 	ConversationID string
 	// Append is the parameters of [toolgate.ConversationStore.Append].
 	Append *toolgate.AppendParams
+	// PauseCreatedAt is the creation time the store recorded for the
+	// pause an append opens (Append.Pause.CreatedAt, or the store's clock
+	// when that is zero); zero for other writes.
+	PauseCreatedAt time.Time
 	// PauseID names the pause of a claim or a mark.
 	PauseID string
 	// Claim is the claim of [toolgate.ConversationStore.ClaimPause].

@@ -83,6 +83,9 @@ func pauseHook(ran *int) records.Hook {
 		if w.Append == nil || w.Append.Pause == nil {
 			return fmt.Errorf("the hook got %+v, want an append that pauses", w)
 		}
+		if !w.PauseCreatedAt.Equal(w.Append.Pause.CreatedAt) && !w.Append.Pause.CreatedAt.IsZero() {
+			return fmt.Errorf("the hook got the pause's time %v, want %v", w.PauseCreatedAt, w.Append.Pause.CreatedAt)
+		}
 		if err := tx.AddPending(&records.Pending{ConversationID: w.ConversationID, Agent: "flights", PauseID: w.Append.Pause.ID, CreatedAt: w.Append.Pause.CreatedAt}); err != nil {
 			return err
 		}
@@ -105,6 +108,20 @@ func testHookPause(t *testing.T, open TxOpener) {
 	}
 	if p := pendingOf(t, rs, "conv_1"); p == nil || p.PauseID != "p1" || !p.CreatedAt.Equal(at) {
 		t.Errorf("index entry %+v, want pause p1 created at %v", p, at)
+	}
+	// A pause without a time gets the store's, which the hook is told.
+	var told time.Time
+	untimed := pausedAppend("p2")
+	untimed.Pause.CreatedAt = time.Time{}
+	ctx = records.WithHook(t.Context(), rs, func(ctx context.Context, tx records.Tx, w *records.Write) error {
+		told = w.PauseCreatedAt
+		return nil
+	})
+	must(t, "Append", cs.Append(ctx, "conv_3", untimed))
+	conv3, err := cs.Load(t.Context(), "conv_3")
+	must(t, "Load", err)
+	if told.IsZero() || !conv3.Pause.CreatedAt.Equal(told) {
+		t.Errorf("the hook was told the pause's time %v, the store holds %v", told, conv3.Pause.CreatedAt)
 	}
 	recs := auditOf(t, rs, "conv_1")
 	if len(recs) != 1 || recs[0].Kind != audit.KindRequested || recs[0].Seq != 1 {

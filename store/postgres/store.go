@@ -557,8 +557,9 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 		b.Queue(s.q.deletePause, id)
 	}
 	b.Queue(s.q.insertMessages, id, n, storerows.FormatJSON, bodies)
+	var created time.Time
 	if p.Pause != nil {
-		created := p.Pause.CreatedAt
+		created = p.Pause.CreatedAt
 		if created.IsZero() {
 			created = time.Now()
 		}
@@ -574,7 +575,11 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if hook == nil {
 		return nil
 	}
-	if err := hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, &records.Write{ConversationID: id, Append: p}); err != nil {
+	w := &records.Write{ConversationID: id, Append: p}
+	if p.Pause != nil {
+		w.PauseCreatedAt = created
+	}
+	if err := hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, w); err != nil {
 		return err
 	}
 	return commit(ctx, conn)

@@ -539,8 +539,9 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 				return dbErr(err)
 			}
 		}
+		var created time.Time
 		if p.Pause != nil {
-			created := p.Pause.CreatedAt
+			created = p.Pause.CreatedAt
 			if created.IsZero() {
 				created = time.Now()
 			}
@@ -550,7 +551,11 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 				return dbErr(err)
 			}
 		}
-		return s.runHook(ctx, tx, &records.Write{ConversationID: id, Append: p})
+		w := &records.Write{ConversationID: id, Append: p}
+		if p.Pause != nil {
+			w.PauseCreatedAt = created
+		}
+		return s.runHook(ctx, tx, w)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: append to %q: %w", id, err)
