@@ -89,6 +89,9 @@ type ClientOptions struct {
 	ModelOptions *ModelOptions
 	// ModelMiddleware wraps every model call; the first is outermost.
 	// Middleware sees the prompt and the complete response of each round.
+	// The prompt is the conversation as the client holds it: a Protector
+	// tokenizes it after every middleware, right before the model, so that
+	// what a middleware adds is protected too.
 	ModelMiddleware []func(next ModelFunc) ModelFunc
 	// ToolMiddleware wraps every tool's function; the first is outermost.
 	// It runs after the manager's checks (confirmation, decisions, limits)
@@ -182,7 +185,9 @@ type CallParams struct {
 	// ConversationID names the conversation; "" starts a new one with a
 	// random id, returned in [Response.ConversationID].
 	ConversationID string
-	// Principal is who the turn runs for; tools receive it. nil: nobody.
+	// Principal is who the turn runs for, as the caller knows them now;
+	// tools and guards receive it. nil, or a principal with an empty ID:
+	// nobody.
 	Principal *Principal
 	// Input is the user's message.
 	Input string
@@ -199,10 +204,22 @@ type ResumeTurnParams struct {
 	// applied to a later pause whose calls happen to have the same keys.
 	// "": the open pause, whichever it is.
 	PauseID string
-	// Principal is who the resumed turn runs for; tools receive it.
+	// Principal is who the resumed turn runs for, as the caller knows them
+	// now (not as they were when the turn paused): the guards judge the
+	// allowed calls for this principal again. Tools receive it. nil, or a
+	// principal with an empty ID: nobody.
 	Principal *Principal
-	// Decisions holds one decision per call of the paused reply.
+	// Decisions holds one decision per call of the paused reply. A call
+	// that awaited no decision ([PauseRecord.Awaiting]) runs as the model
+	// wrote it: its decision must be a plain [Allow].
 	Decisions []Decision
+	// MayDecide, when not nil, reports whether whoever made Decisions may
+	// decide call: it is asked about every call that awaited a decision
+	// (and about an edited call that the policy says needs one) before
+	// anything runs or the pause is claimed, and false refuses the
+	// resumption with [ProblemNotDecider] (see [ResumeParams.MayDecide]).
+	// nil: the caller checked who decided.
+	MayDecide func(call ToolCall) bool
 	// Conversation, when not nil, is the conversation ConversationID as
 	// the caller has just loaded it from the client's store; the
 	// resumption uses it instead of loading it again. It is not modified.
@@ -295,13 +312,14 @@ func (c *Client) ResumeStream(ctx context.Context, p *ResumeTurnParams) iter.Seq
 // valid for providers (every tool call has a result). It fails with
 // [ErrNoOpenPause] when there is no open pause.
 func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message string) error {
+	if message == "" {
+		message = DefaultDenyMessage
+	}
 	deny := func(reply *AssistantMessage) []Decision { return DenyAll(reply, message) }
-	return c.resolveOpenPause(ctx, conversationID, "", deny, func(prompt *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
-		res, err := c.manager.Resume(ctx, &ResumeParams{Prompt: prompt, Reply: reply, Decisions: DenyAll(reply, message), ConversationID: conversationID})
-		if err != nil {
-			return nil, err
-		}
-		return res.Message, nil
+	// Not a person's decision: the pause is abandoned and nothing of the
+	// reply runs, including the calls that awaited no decision.
+	return c.resolveOpenPause(ctx, conversationID, "", deny, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+		return answerAll(reply, ResultDenied, message), nil
 	})
 }
 
@@ -367,7 +385,14 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 	}
 	stopped := false
 	t.emit = func(ch *Chunk) bool {
-		if stopped || !yield(ch, nil) {
+		if stopped {
+			return false
+		}
+		// inBody stays set when the caller's loop body panics.
+		t.inBody = true
+		ok := yield(ch, nil)
+		t.inBody = false
+		if !ok {
 			stopped = true
 			cancel()
 			return false
@@ -393,11 +418,14 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 		yield(nil, err)
 		return
 	}
-	last := &Chunk{FinishReason: resp.FinishReason(), Awaiting: resp.Awaiting, ID: resp.ID, Model: resp.Model}
+	last := &Chunk{FinishReason: resp.FinishReason(), Awaiting: resp.Awaiting, MisleadingIDs: resp.MisleadingIDs, ID: resp.ID, Model: resp.Model}
 	u := resp.Usage
 	last.Usage = &u
 	if resp.Paused() {
-		last.ToolCalls = resp.Message().ToolCalls
+		if last.ToolCalls, err = t.outCalls(ctx, resp.Message().ToolCalls); err != nil {
+			yield(nil, err)
+			return
+		}
 	}
 	yield(last, nil)
 }
@@ -416,6 +444,7 @@ type turn struct {
 	usage     Usage
 	results   []ToolResult // results of the turn's rounds
 	emit      func(*Chunk) bool
+	inBody    bool              // a streaming caller's loop body is running (see callModel)
 	guard     RequestAuthorizer // nil without an authorizer
 	prot      RequestProtector  // nil without a protector
 	protTools []*Tool           // the client's tools wrapped by prot
@@ -427,6 +456,7 @@ type turn struct {
 	pause     *PauseRecord
 	reply     *AssistantMessage
 	decisions []Decision
+	mayDecide func(ToolCall) bool
 	claim     string // the token of the claim held on pause; "" until claimed
 	resolved  func(*ToolMessage)
 	// for recovery (see recover.go)
@@ -451,7 +481,7 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 		return nil, fmt.Errorf("%w: conversation %q, pause %q: resume it or deny it first", ErrPauseOpen, id, conv.Pause.ID)
 	}
 	user := &UserMessage{Text: p.Input}
-	t := &turn{c: c, convID: id, principal: p.Principal, stored: len(conv.Messages)}
+	t := &turn{c: c, convID: id, principal: known(p.Principal), stored: len(conv.Messages)}
 	if err := t.begin(ctx, false); err != nil {
 		return nil, err
 	}
@@ -465,51 +495,69 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 // call is authorized (on tokenized arguments) before any original is
 // restored into it.
 func (t *turn) begin(ctx context.Context, resume bool) error {
+	log := t.c.logger
 	tools := t.c.tools
 	if p := t.c.protector; p != nil {
-		rp, err := p.Begin(ctx, &ProtectRequest{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+		err := guarded(log, SeamProtector, func() error {
+			rp, err := p.Begin(ctx, &ProtectRequest{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+			if err != nil {
+				return err
+			}
+			if rp == nil {
+				return errors.New("toolgate: the protector returned no request protector")
+			}
+			tools = make([]*Tool, len(t.c.tools))
+			for i, tool := range t.c.tools {
+				tools[i] = rp.Tool(tool)
+			}
+			t.prot = safeProtector{rp: rp, logger: log}
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		if rp == nil {
-			return errors.New("toolgate: the protector returned no request protector")
-		}
-		t.prot = rp
-		tools = make([]*Tool, len(t.c.tools))
-		for i, tool := range t.c.tools {
-			tools[i] = rp.Tool(tool)
 		}
 		t.protTools = tools
 	}
 	if s := t.c.search; s != nil {
-		rs, err := s.Begin(ctx, &ToolSearchRequest{Principal: t.principal, ConversationID: t.convID})
+		err := guarded(log, SeamToolSearch, func() error {
+			rs, err := s.Begin(ctx, &ToolSearchRequest{Principal: t.principal, ConversationID: t.convID})
+			if err != nil {
+				return err
+			}
+			if rs == nil || rs.Tool() == nil {
+				return errors.New("toolgate: the tool search returned no search tool")
+			}
+			st := rs.Tool()
+			if t.c.names[st.Name()] {
+				return fmt.Errorf("toolgate: the search tool is named %q like a tool of the client", st.Name())
+			}
+			t.search, t.searchT = safeSearch{rs: rs, logger: log}, st
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if rs == nil || rs.Tool() == nil {
-			return errors.New("toolgate: the tool search returned no search tool")
-		}
-		st := rs.Tool()
-		if t.c.names[st.Name()] {
-			return fmt.Errorf("toolgate: the search tool is named %q like a tool of the client", st.Name())
-		}
 		if t.prot != nil {
-			st = t.prot.Tool(st)
+			err := guarded(log, SeamProtector, func() error { t.searchT = t.prot.Tool(t.searchT); return nil })
+			if err != nil {
+				return err
+			}
 		}
-		t.search, t.searchT = rs, st
 	}
 	if t.c.authz == nil {
 		return nil
 	}
-	g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
-	if err != nil {
-		return err
-	}
-	if g == nil {
-		return errors.New("toolgate: the authorizer returned no guard")
-	}
-	t.guard = g
-	return nil
+	return guarded(log, SeamAuthorizer, func() error {
+		g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			return errors.New("toolgate: the authorizer returned no guard")
+		}
+		t.guard = safeAuthorizer{ra: g, logger: log}
+		return nil
+	})
 }
 
 // offer returns the tools to offer the model this round: the authorizer's
@@ -615,9 +663,9 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 		return nil, fmt.Errorf("%w: conversation %q, pause %q: the open pause is %q", ErrNoOpenPause, p.ConversationID, p.PauseID, conv.Pause.ID)
 	}
 	t := &turn{
-		c: c, convID: p.ConversationID, principal: p.Principal, stored: len(conv.Messages),
+		c: c, convID: p.ConversationID, principal: known(p.Principal), stored: len(conv.Messages),
 		history: slices.Clip(conv.Messages[:conv.Pause.Index]), pause: conv.Pause, reply: reply,
-		decisions: p.Decisions, resolved: p.Resolved,
+		decisions: p.Decisions, resolved: p.Resolved, mayDecide: p.MayDecide,
 	}
 	if err := t.begin(ctx, true); err != nil {
 		return nil, err
@@ -693,26 +741,53 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, ConversationID: t.convID, Principal: t.principal}
-	// The decisions' own rules first (one per call, known keys), then the
-	// authorizer, then the rules that need the tools and the limits.
-	if err := CheckDecisions(&Prompt{}, t.reply, denyOnly(t.decisions)); err != nil {
+	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, Awaiting: t.awaiting(),
+		MayDecide: t.mayDecide, ConversationID: t.convID, Principal: t.principal}
+	// The decisions' own rules first (one per call, known keys), and who
+	// may decide what, then the authorizer, then the rules that need the
+	// tools and the limits.
+	keys, which, err := matchDecisions(&Prompt{}, t.reply, denyOnly(t.decisions))
+	if err != nil {
 		return nil, err
 	}
-	// Edited arguments are checked before the authorizer judges them.
+	var res *RunResult
+	if err := c.manager.checkDeciding(params, keys, which); err != nil {
+		if !t.recovering {
+			return nil, err
+		}
+		// Decisions stored by a claim that no longer pass (recorded by an
+		// older version): the recovery resolves the pause, running nothing
+		// the decisions allowed.
+		res = &RunResult{Message: t.unrunnable(err)}
+	}
+	// Edited arguments are checked (their schema, then the policy and who
+	// may decide the edited call) before the authorizer judges them.
 	if err := checkEdits(prompt, t.reply, t.decisions); err != nil {
 		return nil, err
 	}
-	var refused *ToolMessage
-	if t.guard != nil {
-		// Access may have been revoked while the pause waited: authorize the
-		// calls the person allowed again, before anything is claimed.
-		if refused, err = t.recheckAllowed(ctx, prompt); err != nil {
+	if res == nil {
+		if err := c.manager.checkEditedPolicy(params, keys, which); err != nil && !t.recovering {
 			return nil, err
 		}
 	}
-	var res *RunResult
-	if refused == nil {
+	if err := t.protectReply(ctx, t.reply); err != nil {
+		return nil, err
+	}
+	var refused *ToolMessage
+	if t.guard != nil && res == nil {
+		// Access may have been revoked while the pause waited: authorize the
+		// calls the person allowed again, before anything is claimed.
+		if refused, err = t.recheckAllowed(ctx, prompt); err != nil {
+			if !t.recovering || !errors.Is(err, ErrAbortTurn) {
+				return nil, err
+			}
+			// Refused now (access revoked since the claim, say): the
+			// recovery resolves the pause without running what was allowed,
+			// instead of failing again after every lease.
+			res = &RunResult{Message: t.unrunnable(err)}
+		}
+	}
+	if refused == nil && res == nil {
 		if err := c.manager.CheckResume(params); err != nil {
 			if !t.recovering {
 				return nil, err
@@ -806,6 +881,9 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 			}
 			return t.response(resp, resp.FinishReason()), nil
 		}
+		if err := t.protectReply(ctx, reply); err != nil {
+			return nil, err
+		}
 		var res *RunResult
 		if t.guard != nil {
 			refusals, err := t.guard.CheckReply(ctx, prompt, reply)
@@ -831,7 +909,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 				return nil, err
 			}
 			out := t.response(resp, FinishToolCalls)
-			out.Awaiting = pe.Awaiting
+			out.Awaiting, out.MisleadingIDs = pe.Awaiting, pe.MisleadingIDs
 			return out, nil
 		case errors.As(err, &le):
 			return t.endWithSkipped(ctx, resp, reply, le)
@@ -911,12 +989,32 @@ func (t *turn) response(resp *Response, finish FinishReason) *Response {
 	return out
 }
 
-// callModel runs the model stage through the middleware.
-func (t *turn) callModel(ctx context.Context, p *Prompt) (*Response, error) {
+// callModel runs the model stage through the middleware. A panic of the
+// model or of model middleware ends the turn with a [*PanicError]; a panic
+// of a streaming caller's loop body is not the model's and goes on.
+func (t *turn) callModel(ctx context.Context, p *Prompt) (_ *Response, err error) {
 	c := t.c
+	defer func() {
+		if v := recover(); v != nil {
+			if t.inBody {
+				panic(v)
+			}
+			err = panicked(c.logger, SeamModel, v)
+		}
+	}()
 	var call ModelFunc = c.model.Generate
 	if t.emit != nil {
 		call = t.streamModel
+	}
+	if t.prot != nil {
+		model := call
+		call = func(ctx context.Context, p *Prompt) (*Response, error) {
+			p, err := t.protect(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return model(ctx, p)
+		}
 	}
 	if t.guard != nil {
 		offered, model := p.Tools, call
@@ -1015,6 +1113,17 @@ func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, err
 	return msg, nil
 }
 
+// awaiting returns the keys of the paused reply that may carry a decision
+// other than a plain allow: those that awaited one and, for a recovery,
+// those recorded as started (the recovery denies them itself). nil when the
+// pause does not say (the policy is asked).
+func (t *turn) awaiting() []string {
+	if t.pause.Awaiting == nil || !t.recovering || len(t.interrupted) == 0 {
+		return t.pause.Awaiting
+	}
+	return append(slices.Clip(t.pause.Awaiting), t.interrupted...)
+}
+
 // denyOnly turns every decision into a denial, so that the rules of
 // [CheckDecisions] can be checked without requiring tools.
 func denyOnly(ds []Decision) []Decision {
@@ -1028,13 +1137,27 @@ func denyOnly(ds []Decision) []Decision {
 	return out
 }
 
-// modelPrompt builds the prompt of a round: the conversation as the model
-// may see it (tokenized by the protector, if any) and the offered tools.
-func (t *turn) modelPrompt(ctx context.Context, history []Message, tools []*Tool) (*Prompt, error) {
-	p := t.c.prompt(history, tools)
+// modelPrompt builds the prompt of a round: the conversation and the
+// offered tools. The protector, if any, rewrites it last, right before the
+// model (see protect).
+func (t *turn) modelPrompt(_ context.Context, history []Message, tools []*Tool) (*Prompt, error) {
+	return t.c.prompt(history, tools), nil
+}
+
+// protectReply shows the protector a reply with tool calls as a whole,
+// before any of its calls runs.
+func (t *turn) protectReply(ctx context.Context, reply *AssistantMessage) error {
 	if t.prot == nil {
-		return p, nil
+		return nil
 	}
+	_, err := t.prot.Messages(ctx, []Message{reply})
+	return err
+}
+
+// protect returns p with its messages as the model may see them: tokenized
+// by the protector. It is the last stage before the model, after every
+// model middleware, so that what a middleware adds is tokenized too.
+func (t *turn) protect(ctx context.Context, p *Prompt) (*Prompt, error) {
 	msgs, err := t.prot.Messages(ctx, p.Messages)
 	if err != nil {
 		return nil, err
@@ -1042,8 +1165,9 @@ func (t *turn) modelPrompt(ctx context.Context, history []Message, tools []*Tool
 	if len(msgs) != len(p.Messages) {
 		return nil, fmt.Errorf("toolgate: the protector returned %d messages for %d", len(msgs), len(p.Messages))
 	}
-	p.Messages = msgs
-	return p, nil
+	cp := *p
+	cp.Messages = msgs
+	return &cp, nil
 }
 
 // emitText yields streamed text to the caller, rewritten by the protector.
@@ -1084,13 +1208,43 @@ func (t *turn) outResults(ctx context.Context, rs []ToolResult) ([]ToolResult, e
 	if t.prot == nil || len(rs) == 0 {
 		return rs, nil
 	}
+	// Results are not the model's text: the caller sees them as the model
+	// would (tokenized), in the output mode.
+	msgs, err := t.prot.Messages(ctx, []Message{&ToolMessage{Results: rs}})
+	if err != nil {
+		return nil, err
+	}
+	var tm *ToolMessage
+	if len(msgs) == 1 {
+		tm, _ = msgs[0].(*ToolMessage)
+	}
+	if tm == nil || len(tm.Results) != len(rs) {
+		return nil, errors.New("toolgate: the protector changed the shape of a tool message")
+	}
 	out := slices.Clone(rs)
 	for i := range out {
-		c, err := t.prot.Output(ctx, out[i].Content)
+		c, err := t.prot.Output(ctx, tm.Results[i].Content)
 		if err != nil {
 			return nil, err
 		}
 		out[i].Content = c
+	}
+	return out, nil
+}
+
+// outCalls returns copies of calls with their arguments rewritten for the
+// caller.
+func (t *turn) outCalls(ctx context.Context, calls []ToolCall) ([]ToolCall, error) {
+	if t.prot == nil || len(calls) == 0 {
+		return calls, nil
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		a, err := t.prot.Output(ctx, out[i].Arguments)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Arguments = a
 	}
 	return out, nil
 }
@@ -1121,18 +1275,49 @@ func (t *turn) output(ctx context.Context, resp *Response) (*Response, error) {
 			continue
 		}
 		m := *g.Message
-		text, err := t.prot.Output(ctx, m.Text)
+		var err error
+		if g.FinishReason == FinishReturnDirect {
+			// The text is a tool's result, shown like one.
+			var rs []ToolResult
+			if rs, err = t.outResults(ctx, []ToolResult{{Content: m.Text}}); err == nil {
+				m.Text = rs[0].Content
+			}
+		} else {
+			m.Text, err = t.prot.Output(ctx, m.Text)
+		}
 		if err != nil {
 			return nil, err
 		}
-		m.Text = text
+		if m.ToolCalls, err = t.outCalls(ctx, m.ToolCalls); err != nil {
+			return nil, err
+		}
 		out.Generations[i].Message = &m
 	}
 	var err error
 	if out.Results, err = t.outResults(ctx, resp.Results); err != nil {
 		return nil, err
 	}
+	if out.Metadata, err = t.outMetadata(ctx, resp.Metadata); err != nil {
+		return nil, err
+	}
 	return &out, nil
+}
+
+// outMetadata returns a copy of md with its values rewritten for the
+// caller.
+func (t *turn) outMetadata(ctx context.Context, md map[string]string) (map[string]string, error) {
+	if len(md) == 0 {
+		return md, nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		s, err := t.prot.Output(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, nil
 }
 
 // end ends the protector's request, whatever happened to the turn.

@@ -95,7 +95,8 @@ func positionalKey(i int) string {
 // ConfirmationPolicy says whether one call needs a person's decision before
 // it runs. meta is the metadata of the tool the call would run with (zero
 // when the prompt carries no such tool). A policy may inspect the arguments;
-// one that cannot parse them should answer true (fail closed).
+// one that cannot parse them should answer true (fail closed). A policy
+// that panics is taken to answer true, and the panic is logged.
 //
 // A policy must be safe for concurrent use and must not block.
 type ConfirmationPolicy func(call ToolCall, meta ToolMetadata) bool
@@ -308,6 +309,19 @@ const (
 	// well-formed JSON object, do not match the input schema of a typed
 	// tool, or the confirmation policy failed on them; Detail says which.
 	ProblemInvalidArguments DecisionProblem = "invalid_arguments"
+	// ProblemNotAwaited: a call that awaited no decision got one other than
+	// a plain allow (edited arguments, or a denial). Such a call runs as
+	// the model wrote it.
+	ProblemNotAwaited DecisionProblem = "not_awaited"
+	// ProblemNotDecider: whoever decided may not decide a call that
+	// awaited a decision, or the call an edit makes of it (see
+	// [ResumeParams.MayDecide]).
+	ProblemNotDecider DecisionProblem = "not_decider"
+	// ProblemEditNeedsConfirmation: [ManagerOptions.Policy] asks a decision
+	// for the arguments an edit gives a call. The decision was about other
+	// arguments, so the edit is refused; deny with a message to have the
+	// model propose the call again, which the policy then pauses.
+	ProblemEditNeedsConfirmation DecisionProblem = "edit_needs_confirmation"
 )
 
 // DecisionError reports decisions that break a rule of resumption. Nothing
@@ -316,11 +330,13 @@ type DecisionError struct {
 	Problem DecisionProblem
 	// Key is the key concerned, if any.
 	Key string
-	// Tool is the tool concerned (for ProblemToolNotInPrompt, and for
+	// Tool is the tool concerned (for ProblemToolNotInPrompt,
+	// ProblemNotAwaited and ProblemNotDecider, and for
 	// ProblemInvalidArguments when a tool's schema refused the arguments).
 	Tool string
-	// Detail explains ProblemInvalidArguments: the JSON or schema error.
-	// It may quote the edited arguments. "": no detail.
+	// Detail explains ProblemInvalidArguments (the JSON or schema error;
+	// it may quote the edited arguments) and ProblemNotDecider (whether
+	// the call or its edit was refused). "": no detail.
 	Detail string
 }
 
@@ -351,6 +367,16 @@ func (e *DecisionError) Error() string {
 			msg += ": " + e.Detail
 		}
 		return msg
+	case ProblemNotAwaited:
+		return fmt.Sprintf("toolgate: call %q of tool %q awaited no decision: it runs as the model made it, so only a plain allow may name it", e.Key, e.Tool)
+	case ProblemNotDecider:
+		msg := fmt.Sprintf("toolgate: the decider may not decide call %q of tool %q", e.Key, e.Tool)
+		if e.Detail != "" {
+			msg += ": " + e.Detail
+		}
+		return msg
+	case ProblemEditNeedsConfirmation:
+		return fmt.Sprintf("toolgate: the edited arguments for call %q of tool %q need a decision of their own; deny with a message instead", e.Key, e.Tool)
 	}
 	return fmt.Sprintf("toolgate: invalid decisions (%s)", e.Problem)
 }
@@ -368,7 +394,10 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 //     object and, for a typed tool ([NewToolFor]), match its input schema.
 //
 // Every decision must also be well formed. The first broken rule is
-// returned as a [*DecisionError]; nil means the decisions can be run.
+// returned as a [*DecisionError]; nil means the decisions can be run, as
+// far as these rules go. CheckDecisions does not know which calls awaited
+// a decision nor who decided: [Manager.CheckResume] checks those rules
+// too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
 func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
 	_, _, err := matchDecisions(p, reply, decisions)
 	return err

@@ -151,32 +151,46 @@ func recordEdit(r *ToolResult, args string) {
 	r.Content = EditNote + args + "\n" + r.Content
 }
 
-// checkEditedPolicy asks the manager's policy about every edited call. A
-// person allowed these arguments, so the answer does not matter; a policy
-// that fails on them (panics) refuses the decisions before anything runs.
-func (m *Manager) checkEditedPolicy(p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int) error {
-	for i, c := range reply.ToolCalls {
-		args := edited(decisions, which, i)
+// checkEditedPolicy judges every edited call before anything of the reply
+// runs. Two rules apply, in this order:
+//
+//   - The edited call is asked of [ManagerOptions.Policy] as a call of its
+//     own. A person's yes covers the call they were asked about; when the
+//     policy says the arguments they typed need a decision themselves, the
+//     edit is refused ([ProblemEditNeedsConfirmation]) rather than run on
+//     the strength of a decision about other arguments. The tool-level
+//     rules (the metadata flag and [ManagerOptions.ConfirmTools]) do not
+//     refuse an edit: they say the tool needs a decision, which is the
+//     decision being made.
+//   - When the manager's whole policy says the edited call needs a
+//     decision, the decider must be one who may decide the edited call
+//     ([ResumeParams.MayDecide]).
+//
+// A policy that panics on the edit refuses the decisions.
+func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int) error {
+	for i, c := range p.Reply.ToolCalls {
+		args := edited(p.Decisions, which, i)
 		if args == "" {
 			continue
 		}
 		c.Arguments = args
-		if err := m.askPolicy(p, c); err != nil {
-			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: err.Error()}
+		if m.argPolicy != nil {
+			flagged, err := m.ask(m.argPolicy, p.Prompt, c)
+			if err != nil {
+				return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
+			}
+			if flagged {
+				return &DecisionError{Problem: ProblemEditNeedsConfirmation, Key: keys[i], Tool: c.Name, Detail: "the confirmation policy asks a decision for the edited arguments themselves"}
+			}
+		}
+		needs, err := m.needs(p.Prompt, c)
+		if err != nil {
+			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
+		}
+		if needs && !m.mayDecide(p.MayDecide, c) {
+			return &DecisionError{Problem: ProblemNotDecider, Key: keys[i], Tool: c.Name, Detail: "the edited call needs a decision this decider may not make"}
 		}
 	}
-	return nil
-}
-
-// askPolicy asks the policy about call, turning a panic into an error.
-func (m *Manager) askPolicy(p *Prompt, call ToolCall) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			m.logger.Error("toolgate: the confirmation policy panicked on edited arguments", "tool", call.Name, "panic", fmt.Sprint(v))
-			err = fmt.Errorf("the confirmation policy failed on them: %v", v)
-		}
-	}()
-	m.NeedsConfirmation(p, call)
 	return nil
 }
 

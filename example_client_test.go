@@ -135,3 +135,41 @@ func ExampleClient_RecoverPause() {
 	// sendReceipt ok
 	// The receipt is sent; please check whether the card was charged.
 }
+
+// The application tells the client who may decide which calls: a
+// resumption whose decider may not decide an awaited call is refused
+// before anything runs, and the pause stays open for someone who may.
+func ExampleResumeTurnParams_mayDecide() {
+	ctx := context.Background()
+	book := toolgate.NewToolFor("bookFlight", "Book a flight",
+		func(_ context.Context, _ *toolgate.ToolRequest, in flightNumber) (string, error) {
+			return "Booked " + in.Flight, nil
+		}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}})
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
+		scripted.Reply{Text: "Booked."},
+	)
+	client := toolgate.NewClient(model, []*toolgate.Tool{book}, nil)
+	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"}); err != nil {
+		panic(err)
+	}
+	// Travel agents may decide bookings; interns may not.
+	mayDecide := func(role string) func(toolgate.ToolCall) bool {
+		return func(call toolgate.ToolCall) bool { return call.Name != "bookFlight" || role == "agent" }
+	}
+	for _, role := range []string{"intern", "agent"} {
+		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{
+			ConversationID: "trip",
+			Decisions:      []toolgate.Decision{toolgate.Allow("c1")},
+			MayDecide:      mayDecide(role),
+		})
+		if err != nil {
+			fmt.Println(role+":", err)
+			continue
+		}
+		fmt.Println(role+":", resp.Text())
+	}
+	// Output:
+	// intern: toolgate: the decider may not decide call "c1" of tool "bookFlight"
+	// agent: Booked.
+}

@@ -49,6 +49,7 @@ func FuzzToolCallKeys(f *testing.F) {
 	f.Add([]byte{5, 0, 6, 0, 7, 0}, "#2")         // ids starting with '#'
 	f.Add(make([]byte, 80), "x")                  // a long reply of empty ids
 	f.Add([]byte{0xf0, 0, 0xf1, 0, 0xf0, 1}, "a") // repeated generated ids
+	f.Add([]byte{0, 0, 0, 1}, "#0")               // an id naming another call's key
 	f.Fuzz(func(t *testing.T, data []byte, extra string) {
 		r := fuzzReply(data)
 		if len(r.ToolCalls) > 0 {
@@ -78,6 +79,19 @@ func FuzzToolCallKeys(f *testing.F) {
 		}
 		if diff := cmp.Diff(before, r); diff != "" {
 			t.Errorf("ToolCallKeys changed the reply (-before +after):\n%s", diff)
+		}
+		// A call is reported as misleading exactly when its id names
+		// another call's key.
+		var want []string
+		for i, c := range r.ToolCalls {
+			for j := range keys {
+				if j != i && c.ID == keys[j] {
+					want = append(want, keys[i])
+				}
+			}
+		}
+		if diff := cmp.Diff(want, toolgate.MisleadingCallIDs(r)); diff != "" {
+			t.Errorf("MisleadingCallIDs (-want +got):\n%s", diff)
 		}
 	})
 }
@@ -182,7 +196,27 @@ func FuzzResume(f *testing.F) {
 			conc = 3
 		}
 		m := toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: conc})
-		params := &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds}
+		// Asked which calls awaited a decision, the manager's policy says
+		// the gated ones: a decision other than a plain allow on any other
+		// call is refused and nothing runs.
+		if _, err := m.Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds}); err == nil {
+			byKey := map[string]toolgate.Decision{}
+			for _, d := range ds {
+				byKey[d.Key] = d
+			}
+			for i, c := range r.ToolCalls {
+				if d := byKey[keys[i]]; c.Name != "gated" && (d.Verdict != toolgate.VerdictAllow || len(d.Arguments) > 0) {
+					t.Fatalf("call %q of %s awaited no decision but ran with %+v", keys[i], c.Name, d)
+				}
+			}
+		} else if len(runs) != 0 {
+			t.Fatalf("the decisions were refused (%v) but %d tools ran", err, len(runs))
+		}
+		clear(runs)
+		clear(seen)
+		// With every call awaiting a decision, the rules are those of
+		// CheckDecisions.
+		params := &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds, Awaiting: keys}
 		checkErr := toolgate.CheckDecisions(p, r, ds)
 		res, err := m.Resume(context.Background(), params)
 		if checkErr != nil {

@@ -44,9 +44,9 @@ type AuthorizeRequest struct {
 //     returned tools are what the client offers the model and what the
 //     manager runs, so each should re-check authorization right before it
 //     runs (also when a user-supplied manager runs it).
-//  2. CheckPrompt, innermost, after model middleware and just before the
-//     model is called: the prompt may carry only tools offered in step 1,
-//     the same instances.
+//  2. CheckPrompt, after model middleware and just before the model is
+//     called (only the privacy guard's tokenizing comes between): the
+//     prompt may carry only tools offered in step 1, the same instances.
 //  3. CheckReply, once the reply is complete and before any of its calls
 //     runs or pauses (and again before a paused reply's allowed calls run
 //     on resumption): every call must be authorized. A non-nil error ends
@@ -90,10 +90,17 @@ type ProtectRequest struct {
 //   - Tool once per tool at the start: the returned tool is what the
 //     authorizer (if any) and the manager see, so authorization runs on
 //     tokenized arguments and before any original is restored;
-//   - Messages before every model call (and before a resumption runs its
-//     calls): what the model and the manager see;
-//   - Output on every text that reaches the caller (the final reply, tool
-//     results of return-direct turns and of streamed rounds), and
+//   - Messages as the last stage of every model call, after model
+//     middleware and the authorizer's prompt check: what the model sees,
+//     including what a middleware added (middleware, the manager and the
+//     authorizer see the conversation as the client holds it); on each
+//     reply with tool calls alone, once it is complete and before any of
+//     its calls runs; and on the tool results that reach the caller,
+//     before Output;
+//   - Output on every text that reaches the caller: the text of every
+//     reply, the arguments of a paused reply's calls, tool results
+//     (tokenized by Messages first) of return-direct turns, of turns ended
+//     by a limit and of streamed rounds, and the response's metadata; and
 //     OutputStream for the text deltas of a stream;
 //   - End when the request ends.
 type RequestProtector interface {

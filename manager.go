@@ -18,6 +18,7 @@ import (
 type Manager struct {
 	// fixed at creation
 	policy      ConfirmationPolicy
+	argPolicy   ConfirmationPolicy // ManagerOptions.Policy alone; nil when none
 	confirm     []string
 	limits      Limits
 	concurrency int
@@ -113,6 +114,7 @@ func NewManager(opts *ManagerOptions) *Manager {
 		ps = append(ps, ForTools(m.confirm...))
 	}
 	if opts.Policy != nil {
+		m.argPolicy = opts.Policy
 		ps = append(ps, opts.Policy)
 	}
 	if len(ps) == 1 {
@@ -121,6 +123,30 @@ func NewManager(opts *ManagerOptions) *Manager {
 		m.policy = Or(ps...)
 	}
 	return m
+}
+
+// flagged appends to awaiting the keys of calls[from:] that the policy
+// asks a decision for. A policy that panics asks for one: the call waits
+// for a person instead of running unjudged, and the calls after it are
+// asked in turn. One deferred recovery serves the whole reply.
+func (m *Manager) flagged(p *Prompt, calls []ToolCall, keys, awaiting []string, from int) (out []string) {
+	i := from
+	defer func() {
+		if v := recover(); v != nil {
+			panicked(m.logger, SeamPolicy, v)
+			out = m.flagged(p, calls, keys, append(awaiting, keys[i]), i+1)
+		}
+	}()
+	for ; i < len(calls); i++ {
+		var meta ToolMetadata
+		if t := p.Tool(calls[i].Name); t != nil {
+			meta = t.meta
+		}
+		if m.policy(calls[i], meta) {
+			awaiting = append(awaiting, keys[i])
+		}
+	}
+	return awaiting
 }
 
 // UnmatchedConfirmTools returns the names of [ManagerOptions.ConfirmTools]
@@ -138,13 +164,11 @@ func (m *Manager) UnmatchedConfirmTools(tools []*Tool) []string {
 
 // NeedsConfirmation reports whether the manager's policy asks for a
 // decision on call, judged with the metadata of the prompt's tool of that
-// name (zero metadata when there is none).
+// name (zero metadata when there is none). A policy that panics asks for
+// one (the panic is logged).
 func (m *Manager) NeedsConfirmation(p *Prompt, call ToolCall) bool {
-	var meta ToolMetadata
-	if t := p.Tool(call.Name); t != nil {
-		meta = t.meta
-	}
-	return m.policy(call, meta)
+	needs, err := m.needs(p, call)
+	return needs || err != nil
 }
 
 // RunParams are the inputs of [Manager.Run].
@@ -155,6 +179,7 @@ type RunParams struct {
 	// Reply is the model's reply; it must hold at least one tool call.
 	Reply *AssistantMessage
 	// ConversationID and Principal are passed to tools in [ToolRequest].
+	// A principal with an empty ID is none: tools get nil.
 	ConversationID string
 	Principal      *Principal
 }
@@ -168,7 +193,24 @@ type ResumeParams struct {
 	// change, never from a client request.
 	Reply *AssistantMessage
 	// Decisions holds exactly one decision per call of Reply.
-	Decisions      []Decision
+	Decisions []Decision
+	// Awaiting are the keys of the calls that awaited a decision, as the
+	// pause gave them ([PauseError.Awaiting], [PauseRecord.Awaiting]).
+	// Every other call runs as the model wrote it: its decision must be a
+	// plain [Allow] ([ProblemNotAwaited]). nil: the manager asks its policy
+	// about the reply's calls, as [Manager.Run] did.
+	Awaiting []string
+	// MayDecide, when not nil, reports whether whoever made Decisions may
+	// decide call. It is asked before anything runs about every call that
+	// awaited a decision, and about the edited call of an allow with
+	// arguments when the policy says the edited call needs a decision;
+	// false, or a panic, refuses the decisions ([ProblemNotDecider]). It
+	// may be asked more than once about a call and must answer the same
+	// way each time. nil: the caller checked who decided (the manager does
+	// not know deciders).
+	MayDecide func(call ToolCall) bool
+	// ConversationID and Principal are passed to tools in [ToolRequest].
+	// A principal with an empty ID is none: tools get nil.
 	ConversationID string
 	Principal      *Principal
 }
@@ -209,6 +251,10 @@ type PauseError struct {
 	// Awaiting are the keys of the calls that need a decision, in call
 	// order. Decisions must still cover every call.
 	Awaiting []string
+	// MisleadingIDs are the keys of the calls whose id is the key of
+	// another call (see [MisleadingCallIDs]), in call order; nil for most
+	// replies.
+	MisleadingIDs []string
 }
 
 // ErrPaused is matched (with [errors.Is]) by [*PauseError].
@@ -265,13 +311,9 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	// One allocation holds the keys and, after them, the awaiting keys.
 	buf := appendToolCallKeys(make([]string, 0, 2*n), reply)
 	keys, awaiting := buf[:n:n], buf[n:]
-	for i, c := range reply.ToolCalls {
-		if m.NeedsConfirmation(p.Prompt, c) {
-			awaiting = append(awaiting, keys[i])
-		}
-	}
+	awaiting = m.flagged(p.Prompt, reply.ToolCalls, keys, awaiting, 0)
 	if len(awaiting) > 0 {
-		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting}
+		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
 	}
 	if err := m.checkLimits(p.Prompt, reply, nil); err != nil {
 		return nil, err
@@ -282,11 +324,16 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 // Resume runs a paused reply with decisions. All rules (see
 // [CheckDecisions]) and the limits are checked before anything runs; a
 // broken rule gives a [*DecisionError], an exceeded limit a [*LimitError],
-// and nothing runs. The policy is not consulted again, except about calls
-// allowed with edited arguments ([AllowWithArguments]): a person allowed
-// those arguments, so the policy's answer does not stop them, but a policy
-// that fails on them (panics) refuses the decisions with
-// [ProblemInvalidArguments]. Then, in call order, allowed calls run (edited
+// and nothing runs. The rules of who decides come with them: a call that
+// awaited no decision (see [ResumeParams.Awaiting]) runs as the model wrote
+// it, so its decision must be a plain allow ([ProblemNotAwaited]), and a
+// call that awaited one must be one the decider may decide
+// ([ResumeParams.MayDecide], [ProblemNotDecider]). A call allowed with
+// edited arguments ([AllowWithArguments]) is judged again as the model's
+// call would be: by its tool's schema, and by the policy, whose answer on
+// the edited call decides whether the decider must also be allowed to
+// decide that call; a policy that fails on the edit (panics) refuses the
+// decisions with [ProblemInvalidArguments]. Then, in call order, allowed calls run (edited
 // ones with their edited arguments, which their tools, guards included, see
 // in [ToolRequest.Call]) and denied calls answer with their message, marked
 // [ResultDenied]. The result of an edited call records the edit (see
@@ -298,33 +345,41 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	if p == nil {
 		return nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
+	keys, which, err := m.checkResume(p)
 	if err != nil {
-		return nil, err
-	}
-	if err := m.checkEditedPolicy(p.Prompt, p.Reply, keys, p.Decisions, which); err != nil {
-		return nil, err
-	}
-	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
 		return nil, err
 	}
 	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal)
 }
 
 // CheckResume reports whether [Manager.Resume] would accept p, without
-// running anything: the rules of [CheckDecisions] and the limits.
+// running anything: the rules of [CheckDecisions], of who decides, of
+// edits, and the limits.
 func (m *Manager) CheckResume(p *ResumeParams) error {
 	if p == nil {
 		return &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions)
+	_, _, err := m.checkResume(p)
+	return err
+}
+
+// checkResume applies every rule of resumption to p and returns the
+// reply's keys and, for each call, the index of its decision.
+func (m *Manager) checkResume(p *ResumeParams) (keys []string, which []int, err error) {
+	keys, which, err = matchDecisions(p.Prompt, p.Reply, p.Decisions)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if err := m.checkEditedPolicy(p.Prompt, p.Reply, keys, p.Decisions, which); err != nil {
-		return err
+	if err := m.checkDeciding(p, keys, which); err != nil {
+		return nil, nil, err
 	}
-	return m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow })
+	if err := m.checkEditedPolicy(p, keys, which); err != nil {
+		return nil, nil, err
+	}
+	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
+		return nil, nil, err
+	}
+	return keys, which, nil
 }
 
 // checkLimits counts the calls that ran earlier in the turn (tool results
@@ -385,6 +440,7 @@ func lastUserIndex(msgs []Message) int {
 // execute runs the calls: decisions and which are nil for a run without
 // decisions (every call allowed).
 func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
+	principal = known(principal)
 	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
 	// and the requests of all calls another.
@@ -492,22 +548,51 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	if errors.Is(err, ErrAbortTurn) {
 		return "", 0, err
 	}
-	content, abort := m.onError(ctx, call, err)
+	var tp *toolPanic
+	if errors.As(err, &tp) {
+		m.logger.Error("toolgate: tool panicked", "tool", tp.tool, "panic", describePanic(tp.value), "stack", string(tp.stack))
+	}
+	content, abort := m.handle(ctx, call, err)
 	if abort != nil {
 		return "", 0, abort
 	}
 	return content, ResultError, nil
 }
 
+// handle runs the error handler; a handler that panics aborts the run.
+func (m *Manager) handle(ctx context.Context, call ToolCall, err error) (content string, abort error) {
+	defer catch(m.logger, SeamErrorHandler, &abort)
+	return m.onError(ctx, call, err)
+}
+
+// safeCall runs t. A panic of the tool's own function becomes an error
+// wrapping [ErrToolPanicked] (a failed call, for the model to read); a
+// panic of code wrapped around it (tool middleware, the guards' per-call
+// checks) aborts the run with a [*PanicError].
 func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest) (content string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			m.logger.Error("toolgate: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			content, err = "", fmt.Errorf("%s: %w", t.def.Name, ErrToolPanicked)
+			content = ""
+			if t.wrapped {
+				err = panicked(m.logger, SeamToolMiddleware, v)
+				return
+			}
+			err = &toolPanic{tool: t.def.Name, value: v, stack: debug.Stack()}
 		}
 	}()
 	return t.Call(ctx, req)
 }
+
+// toolPanic is the error a panic of a tool's own function becomes; the
+// manager logs its value's type and stack.
+type toolPanic struct {
+	tool  string
+	value any
+	stack []byte
+}
+
+func (e *toolPanic) Error() string { return e.tool + ": " + ErrToolPanicked.Error() }
+func (e *toolPanic) Unwrap() error { return ErrToolPanicked }
 
 // runBounded runs f for every index with at most n at once. The first
 // error cancels the others' context and is returned.

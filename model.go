@@ -173,6 +173,11 @@ type Response struct {
 	// Awaiting lists, in call order, the keys of the paused reply's calls
 	// that need a person's decision. Empty unless the turn paused.
 	Awaiting []string `json:"awaiting,omitempty"`
+	// MisleadingIDs lists, in call order, the keys of the paused reply's
+	// calls whose id is the key of another call (see [MisleadingCallIDs]):
+	// a page should warn that ids cannot be trusted to name calls. Empty
+	// for most pauses and for turns that did not pause.
+	MisleadingIDs []string `json:"misleading_ids,omitempty"`
 	// ConversationID is the conversation the turn belongs to, if any.
 	ConversationID string `json:"conversation_id,omitempty"`
 	// Results holds the tool results a return-direct turn answers with, or
@@ -243,6 +248,9 @@ type Chunk struct {
 	FinishReason FinishReason `json:"finish_reason,omitempty"`
 	// Awaiting is set on the last chunk of a paused turn.
 	Awaiting []string `json:"awaiting,omitempty"`
+	// MisleadingIDs may be set on the last chunk of a paused turn, as in
+	// [Response.MisleadingIDs].
+	MisleadingIDs []string `json:"misleading_ids,omitempty"`
 	// Usage is set once, on the last chunk, when known.
 	Usage *Usage `json:"usage,omitempty"`
 	// ID and Model identify the provider's response, when known.

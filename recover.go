@@ -44,8 +44,10 @@ type RecoverParams struct {
 	ConversationID string
 	// PauseID names the claimed pause to recover. Required.
 	PauseID string
-	// Principal is who the recovered turn runs for, as it would have for
-	// the resumption that claimed the pause; tools receive it. nil: nobody.
+	// Principal is who the recovered turn runs for, as the caller knows
+	// them now (not as they were when the pause was claimed): the guards
+	// judge the calls not yet started for this principal again. Tools
+	// receive it. nil, or a principal with an empty ID: nobody.
 	Principal *Principal
 	// Lease is how long a claimant may hold a pause: the claim is taken
 	// over only when its [PauseRecord.ClaimedAt] is at least Lease ago (a
@@ -167,7 +169,7 @@ func (c *Client) RecoverPause(ctx context.Context, p *RecoverParams) (*RecoverRe
 		}
 	}
 	t := &turn{
-		c: c, convID: id, principal: p.Principal, stored: len(conv.Messages),
+		c: c, convID: id, principal: known(p.Principal), stored: len(conv.Messages),
 		history: slices.Clip(conv.Messages[:pr.Index]), pause: pr, reply: reply,
 		decisions: decisions, claim: claim.Token, recovering: true, interrupted: pr.Started,
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -95,6 +96,7 @@ type Tool struct {
 	meta     ToolMetadata
 	run      ToolFunc // nil for a tool decoded from JSON
 	resolved *jsonschema.Resolved
+	wrapped  bool // run is middleware around the tool's own function
 }
 
 // Errors a tool call can end with. Each is wrapped with details and reaches
@@ -344,7 +346,9 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 // first outermost; t is unchanged and Wrap() returns t itself. Middleware
 // sees each call after the arguments were normalised (see [Tool.Call]) and
 // before a typed tool's validation. Guards use it to check a call right
-// before it runs, whoever runs the tool.
+// before it runs, whoever runs the tool. Run by a [Manager], a panic of
+// the middleware aborts the run with a [*PanicError], while a panic of the
+// tool's own function is a failed call ([ErrToolPanicked]).
 func (t *Tool) Wrap(mw ...func(next ToolFunc) ToolFunc) *Tool {
 	if len(mw) == 0 {
 		return t
@@ -355,11 +359,27 @@ func (t *Tool) Wrap(mw ...func(next ToolFunc) ToolFunc) *Tool {
 		run = func(context.Context, *ToolRequest) (string, error) {
 			return "", fmt.Errorf("%s: %w", name, ErrNoImplementation)
 		}
+	} else if !t.wrapped {
+		run = ownFunction(t.def.Name, run)
 	}
 	for i := len(mw) - 1; i >= 0; i-- {
 		run = mw[i](run)
 	}
 	c := *t
-	c.run = run
+	c.run, c.wrapped = run, true
 	return &c
+}
+
+// ownFunction returns run, the tool's own function, with a panic turned
+// into an error wrapping [ErrToolPanicked], so that a panic that reaches
+// the manager through middleware is known to be the middleware's.
+func ownFunction(name string, run ToolFunc) ToolFunc {
+	return func(ctx context.Context, req *ToolRequest) (content string, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				content, err = "", &toolPanic{tool: name, value: v, stack: debug.Stack()}
+			}
+		}()
+		return run(ctx, req)
+	}
 }

@@ -21,7 +21,8 @@ const (
 
 // Request is what a [Policy] decides on.
 type Request struct {
-	// Principal is the caller; never nil for requests that carry tools.
+	// Principal is the caller; never nil, and never with an empty ID, for
+	// requests the guard makes.
 	Principal *toolgate.Principal
 	// Tool and Metadata describe the tool.
 	Tool     toolgate.ToolDefinition
@@ -72,7 +73,8 @@ func AllowAll() Policy {
 }
 
 // RoleTools returns a policy that allows, in both phases, the tools listed
-// for any of the principal's roles; everything else is denied.
+// for any of the principal's roles; everything else is denied, and so is
+// every tool for a principal with an empty ID.
 func RoleTools(byRole map[string][]string) Policy {
 	m := make(map[string]map[string]bool, len(byRole))
 	reasons := make(map[string]string, len(byRole))
@@ -85,7 +87,7 @@ func RoleTools(byRole map[string][]string) Policy {
 		reasons[role] = "granted by role " + role
 	}
 	return PolicyFunc(func(_ context.Context, r *Request) (Decision, error) {
-		if r.Principal == nil {
+		if !known(r.Principal) {
 			return Deny("no principal"), nil
 		}
 		for _, role := range r.Principal.Roles {
@@ -123,7 +125,9 @@ type Code string
 
 // Denial codes.
 const (
-	// CodeAuthenticationRequired: a request carries tools but no principal.
+	// CodeAuthenticationRequired: a request carries tools but no principal,
+	// or a guarded tool is called for none. A principal with an empty ID
+	// is none.
 	CodeAuthenticationRequired Code = "AUTHENTICATION_REQUIRED"
 	// CodeToolNotExposed: the model called a tool it was not shown.
 	CodeToolNotExposed Code = "TOOL_NOT_EXPOSED"
@@ -188,6 +192,9 @@ type Event struct {
 	// (TOOL_NOT_EXPOSED, CALLBACK_ADDED, …).
 	Code Code
 }
+
+// known reports whether p is a principal: not nil, with an ID.
+func known(p *toolgate.Principal) bool { return p != nil && p.ID != "" }
 
 type principalKey struct{}
 

@@ -85,13 +85,14 @@ func NewGuard(policy Policy, opts *Options) *Guard {
 }
 
 // Begin implements [toolgate.Authorizer]. A request that carries tools but
-// no principal is refused with [CodeAuthenticationRequired]; the set of
-// tools it starts with is snapshotted.
+// no principal (nil, or one with an empty ID) is refused with
+// [CodeAuthenticationRequired]; the set of tools it starts with is
+// snapshotted.
 func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
 	if r == nil {
 		r = &toolgate.AuthorizeRequest{}
 	}
-	if len(r.Tools) > 0 && r.Principal == nil {
+	if len(r.Tools) > 0 && !known(r.Principal) {
 		g.emit(Event{Code: CodeAuthenticationRequired, ConversationID: r.ConversationID})
 		return nil, &DenialError{Code: CodeAuthenticationRequired, Reason: "the request carries tools but no principal"}
 	}
@@ -205,6 +206,10 @@ func (g *Guard) wrap(t *toolgate.Tool) *toolgate.Tool {
 	return t.Wrap(func(next toolgate.ToolFunc) toolgate.ToolFunc {
 		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
 			call := req.Call
+			if !known(req.Principal) {
+				g.emit(Event{Phase: PhaseExecution, Tool: t.Name(), Code: CodeAuthenticationRequired, ConversationID: req.ConversationID})
+				return "", &DenialError{Code: CodeAuthenticationRequired, Tool: t.Name(), Reason: "the call has no principal"}
+			}
 			rg := &requestGuard{g: g, principal: req.Principal, convID: req.ConversationID}
 			d, err := rg.decide(ctx, nil, t, PhaseExecution, &call)
 			if err != nil {

@@ -258,7 +258,7 @@ func TestBypassAttempts(t *testing.T) {
 		}
 		allowExec.Store(false)
 		m := toolgate.NewManager(nil)
-		_, err := m.Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: &toolgate.AssistantMessage{ToolCalls: calls("lookup")}})
+		_, err := m.Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: &toolgate.AssistantMessage{ToolCalls: calls("lookup")}, Principal: alice})
 		denial(t, err, authz.CodeExecutionDenied)
 		if c.total() != 0 {
 			t.Error("the tool ran after its access was revoked")

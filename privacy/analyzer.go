@@ -64,11 +64,15 @@ type Analyzer struct {
 }
 
 // NewAnalyzer returns an analyzer posting to endpoint (the full URL of
-// /analyze); opts may be nil.
+// /analyze); opts may be nil. It panics when the options are invalid (see
+// [AnalyzerOptions.Check]): these are programming errors.
 func NewAnalyzer(endpoint string, opts *AnalyzerOptions) *Analyzer {
 	a := &Analyzer{url: endpoint}
 	if opts != nil {
 		a.opts = *opts
+	}
+	if err := a.opts.Check(); err != nil {
+		panic(err.Error())
 	}
 	o := &a.opts
 	if o.Name == "" {
@@ -97,6 +101,21 @@ func NewAnalyzer(endpoint string, opts *AnalyzerOptions) *Analyzer {
 		o.Language = "en"
 	}
 	return a
+}
+
+// Check reports what is wrong with the options, or nil: a negative
+// duration or size, or a score threshold that is not a number in [0, 1].
+// [NewAnalyzer] panics on such options.
+func (o *AnalyzerOptions) Check() error {
+	switch {
+	case o.Timeout < 0 || o.Backoff < 0:
+		return errors.New("privacy: AnalyzerOptions has a negative Timeout or Backoff")
+	case o.MaxResponseBytes < 0:
+		return errors.New("privacy: AnalyzerOptions.MaxResponseBytes is negative")
+	case !validScore(o.ScoreThreshold):
+		return fmt.Errorf("privacy: AnalyzerOptions.ScoreThreshold %v is not a number in [0, 1]", o.ScoreThreshold)
+	}
+	return nil
 }
 
 type analyzeRequest struct {
@@ -247,7 +266,10 @@ func (a *Analyzer) convert(text string, results []analyzeResult, dst []Finding) 
 		if s < 0 || e > len(byteAt)-1 || s >= e {
 			return dst, len(dst) - n0, errors.New("result span outside the text")
 		}
-		dst = append(dst, Finding{Start: byteAt[s], End: byteAt[e], Type: a.label(*r.EntityType), Score: min(max(*r.Score, 0), 1)})
+		if !validScore(*r.Score) {
+			return dst, len(dst) - n0, errors.New("result with a score that is not a number in [0, 1]")
+		}
+		dst = append(dst, Finding{Start: byteAt[s], End: byteAt[e], Type: a.label(*r.EntityType), Score: *r.Score})
 	}
 	return dst, len(dst) - n0, nil
 }

@@ -159,3 +159,40 @@ func TestAnalyzerTimeout(t *testing.T) {
 		t.Errorf("canceled: got %v", err)
 	}
 }
+
+// The strings of one payload reach the analyzer in one request, and its
+// findings land in the right strings.
+func TestAnalyzerOneRequestPerPayload(t *testing.T) {
+	var requests atomic.Int32
+	srv := presidio(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		requests.Add(1)
+		var req analyzeRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		// Every "Zoë Ålund" is a person, in code points.
+		out := []map[string]any{}
+		runes := []rune(req.Text)
+		name := []rune("Zoë Ålund")
+		for i := 0; i+len(name) <= len(runes); i++ {
+			if string(runes[i:i+len(name)]) == string(name) {
+				out = append(out, map[string]any{"entity_type": "PERSON", "start": i, "end": i + len(name), "score": 0.9})
+			}
+		}
+		json.NewEncoder(w).Encode(out)
+	})
+	a := NewAnalyzer(srv.URL+"/analyze", nil)
+	r := NewRewriter(NewScanner(&ScannerOptions{Recognizers: append(Builtins(), a)}), NewVault())
+	payload := `{"a":"ça va, Zoë Ålund?","b":["nothing here","à Zoë Ålund et à ann@example.com"],"c":12}`
+	out, err := r.TokenizeJSON(ctx, []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"ça va, [PERSON_1]?","b":["nothing here","à [PERSON_1] et à [EMAIL_ADDRESS_1]"],"c":12}`; string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests for one payload, want 1", n)
+	}
+}

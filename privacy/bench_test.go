@@ -3,6 +3,9 @@ package privacy
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -96,4 +99,51 @@ func BenchmarkStreamChunk(b *testing.B) {
 			}
 		}
 	}
+}
+
+// payload600 is a JSON payload of 600 short strings, one in ten holding an
+// e-mail address.
+func payload600() []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"rows":[`)
+	for i := range 600 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		if i%10 == 0 {
+			fmt.Fprintf(&sb, `"row %d from user%d@example.com"`, i, i)
+		} else {
+			fmt.Fprintf(&sb, `"row %d of the report"`, i)
+		}
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+func benchTokenize600(b *testing.B, s *Scanner) {
+	payload := payload600()
+	ctx := context.Background()
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewRewriter(s, NewVault())
+		if _, err := r.TokenizeJSON(ctx, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTokenizeJSON600Strings: built-in recognizers only.
+func BenchmarkTokenizeJSON600Strings(b *testing.B) { benchTokenize600(b, NewScanner(nil)) }
+
+// BenchmarkTokenizeJSON600StringsAnalyzer: built-ins plus an external
+// analyzer (a local HTTP server answering no findings).
+func BenchmarkTokenizeJSON600StringsAnalyzer(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "[]")
+	}))
+	defer srv.Close()
+	a := NewAnalyzer(srv.URL+"/analyze", nil)
+	benchTokenize600(b, NewScanner(&ScannerOptions{Recognizers: append(Builtins(), a)}))
 }

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -47,11 +48,15 @@ type acEdge struct {
 }
 
 // NewDictionary returns a recognizer that reports the terms as findings of
-// type t ("" means [Generic]). Empty terms are ignored; opts may be nil.
+// type t ("" means [Generic]). Empty terms are ignored; opts may be nil. It
+// panics when the score is not a number in [0, 1].
 func NewDictionary(t EntityType, terms []string, opts *DictionaryOptions) *Dictionary {
 	d := &Dictionary{typ: t}
 	if opts != nil {
 		d.opts = *opts
+	}
+	if !validScore(d.opts.Score) {
+		panic(fmt.Sprintf("privacy: DictionaryOptions.Score %v is not a number in [0, 1]", d.opts.Score))
 	}
 	if d.typ == "" {
 		d.typ = Generic

@@ -35,9 +35,11 @@
 //     protocol.
 //   - A [Scanner] runs recognizers over a text in linear time and merges
 //     overlapping findings into non-overlapping [Finding]s.
-//   - A [Vault] maps tokens such as [EMAIL_ADDRESS_1] to original values:
-//     one per request, or one per conversation, persisted sealed with
-//     AES-GCM ([Vault.Seal], [OpenVault]).
+//   - A [Vault] maps tokens such as [EMAIL_ADDRESS_1] to original values,
+//     one per conversation, persisted sealed with AES-GCM ([Vault.Seal],
+//     [OpenVault]). A token is restored only to the value its vault bound
+//     to it, and a [Guard] restores in a model's reply only the tokens
+//     bound before the model was called.
 //   - A [Rewriter] tokenizes text and JSON payloads, restores tokens of the
 //     types a [Grant] allows, rewrites output for the end user in an
 //     [OutputMode] and streams ([Rewriter.Stream]).

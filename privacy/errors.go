@@ -65,3 +65,36 @@ func (e *AnalyzerError) Error() string {
 }
 
 func (e *AnalyzerError) Unwrap() error { return e.Err }
+
+// RecognizerError reports that a recognizer failed: it returned an error,
+// panicked, or reported a finding with an invalid span or a score that is
+// not a number in [0, 1]. The scan fails (fail closed). It names the
+// recognizer by its position in [ScannerOptions.Recognizers] and its Go
+// type, never the text scanned, the panic value or the text of the
+// recognizer's own error, which may quote what it read.
+type RecognizerError struct {
+	// Index is the recognizer's position in the scanner's recognizers; -1 for
+	// the fused built-in recognizers.
+	Index int
+	// Recognizer is the recognizer's Go type, such as "*privacy.Rule".
+	Recognizer string
+	// Reason is "error", "panic", "score" or "span".
+	Reason string
+	// Err is the recognizer's error for Reason "error", kept for
+	// [errors.Is] and [errors.As]; Error does not print it.
+	Err error
+}
+
+func (e *RecognizerError) Error() string {
+	switch e.Reason {
+	case "panic":
+		return fmt.Sprintf("privacy: recognizer %d (%s) panicked", e.Index, e.Recognizer)
+	case "score":
+		return fmt.Sprintf("privacy: recognizer %d (%s) reported a score that is not a number in [0, 1]", e.Index, e.Recognizer)
+	case "span":
+		return fmt.Sprintf("privacy: recognizer %d (%s) reported a span outside the text", e.Index, e.Recognizer)
+	}
+	return fmt.Sprintf("privacy: recognizer %d (%s) failed", e.Index, e.Recognizer)
+}
+
+func (e *RecognizerError) Unwrap() error { return e.Err }

@@ -2,9 +2,11 @@ package privacy
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate"
@@ -24,7 +26,7 @@ type VaultStore interface {
 
 // GuardOptions configure a [Guard]. A nil *GuardOptions means all
 // defaults: built-in recognizers, no original for any tool, tokens shown to
-// the end user, a vault per request.
+// the end user, a vault per conversation kept in memory.
 type GuardOptions struct {
 	// Scanner finds the values to protect. nil: NewScanner(nil), every
 	// built-in recognizer.
@@ -43,12 +45,16 @@ type GuardOptions struct {
 	// OutputGrant is what a principal may see restored in [ModeRestore].
 	// nil: nothing (tokens stay).
 	OutputGrant func(*toolgate.Principal) Grant
-	// Vaults, when set, keeps one vault per conversation (conversation
-	// scope): tokens stay the same across turns. The vault is sealed with
-	// Key before it is stored. nil: a new vault for every request.
+	// Vaults keeps the vault of each conversation, sealed with Key, so
+	// that tokens keep naming the same values across turns, resumptions
+	// and processes. nil: the guard keeps the sealed vaults in memory,
+	// under a random key of its own, for as long as it lives; a
+	// conversation continued by another process (or another guard) then
+	// starts with an empty vault, and the tokens in its history stay
+	// tokens.
 	Vaults VaultStore
 	// Key seals conversation vaults (AES-256-GCM): 32 bytes, required with
-	// Vaults.
+	// Vaults, ignored without.
 	Key []byte
 }
 
@@ -87,7 +93,33 @@ func NewGuard(opts *GuardOptions) (*Guard, error) {
 	if g.vaults != nil && len(g.key) != 32 {
 		return nil, fmt.Errorf("privacy: conversation vaults need a 32-byte key, got %d bytes", len(g.key))
 	}
+	if g.vaults == nil {
+		g.vaults = &memoryVaults{m: map[string][]byte{}}
+		g.key = make([]byte, 32)
+		if _, err := rand.Read(g.key); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// memoryVaults is the default [VaultStore]: sealed vaults in memory.
+type memoryVaults struct {
+	mu sync.Mutex
+	m  map[string][]byte // guarded by mu
+}
+
+func (v *memoryVaults) LoadVault(_ context.Context, id string) ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[id], nil
+}
+
+func (v *memoryVaults) SaveVault(_ context.Context, id string, sealed []byte) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[id] = sealed
+	return nil
 }
 
 // Begin implements [toolgate.Protector].
@@ -108,7 +140,8 @@ func (g *Guard) Begin(ctx context.Context, r *toolgate.ProtectRequest) (toolgate
 		}
 	}
 	rp := &requestProtector{g: g, principal: r.Principal, convID: r.ConversationID,
-		rw: NewRewriter(g.scanner, vault), seen: make(map[toolgate.Message]toolgate.Message), saved: vault.Len()}
+		rw: NewRewriter(g.scanner, vault), seen: make(map[toolgate.Message]toolgate.Message),
+		saved: vault.version(), horizon: vault.getMark()}
 	rp.out = NoTypes()
 	if g.outputGrant != nil {
 		rp.out = g.outputGrant(r.Principal)
@@ -125,9 +158,10 @@ type requestProtector struct {
 	rw        *Rewriter
 	out       Grant
 
-	mu    sync.Mutex
-	seen  map[toolgate.Message]toolgate.Message // guarded by mu: message -> its tokenized form
-	saved int                                   // guarded by mu: vault size when last saved
+	mu      sync.Mutex
+	seen    map[toolgate.Message]toolgate.Message // guarded by mu: message -> its tokenized form
+	saved   int                                   // guarded by mu: vault version when last saved
+	horizon int                                   // guarded by mu: the last binding the model could know
 }
 
 // grant returns what tool receives as originals for this request.
@@ -141,7 +175,10 @@ func (rp *requestProtector) grant(tool string) Grant {
 
 // Messages implements [toolgate.RequestProtector]. Messages are immutable,
 // so each is tokenized once per request; the vault gives a value the same
-// token wherever it appears.
+// token wherever it appears. The token-shaped text of every part of a
+// message is reserved before any of its values gets a token. A prompt
+// (anything but a lone reply or tool message) marks the tokens the model
+// may name in its reply: those bound so far.
 func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Message) ([]toolgate.Message, error) {
 	out := make([]toolgate.Message, len(msgs))
 	for i, m := range msgs {
@@ -159,11 +196,56 @@ func (rp *requestProtector) Messages(ctx context.Context, msgs []toolgate.Messag
 		}
 		out[i] = done
 	}
+	if !isPrompt(msgs) {
+		return out, nil
+	}
+	// The model is called with these messages: its reply may name the
+	// tokens bound so far, and no later ones. The mark is sealed with the
+	// vault, for the reply that a resumption runs in another request.
+	v := rp.rw.Vault()
+	h := v.lastSeq()
+	v.setMark(h)
+	rp.mu.Lock()
+	rp.horizon = h
+	rp.mu.Unlock()
 	return out, nil
+}
+
+// isPrompt reports whether msgs is a prompt for the model, not a lone
+// reply or tool message shown to the guard.
+func isPrompt(msgs []toolgate.Message) bool {
+	if len(msgs) != 1 {
+		return len(msgs) > 1
+	}
+	switch msgs[0].(type) {
+	case *toolgate.AssistantMessage, *toolgate.ToolMessage:
+		return false
+	}
+	return true
+}
+
+// reserveMessage reserves the token-shaped text of every part of m before
+// any of its values gets a token, so that no part of a message is given a
+// token that another part already holds.
+func (rp *requestProtector) reserveMessage(m toolgate.Message) {
+	v := rp.rw.Vault()
+	switch m := m.(type) {
+	case *toolgate.AssistantMessage:
+		v.reserve(m.Text)
+		for _, c := range m.ToolCalls {
+			v.reserve(c.Arguments)
+		}
+	case *toolgate.ToolMessage:
+		for _, r := range m.Results {
+			v.reserve(r.Content)
+			v.reserve(r.EditedArguments)
+		}
+	}
 }
 
 func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (toolgate.Message, error) {
 	rw := rp.rw
+	rp.reserveMessage(m)
 	switch m := m.(type) {
 	case *toolgate.SystemMessage:
 		text, err := rw.Tokenize(ctx, m.Text)
@@ -215,12 +297,16 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 // Tool implements [toolgate.RequestProtector]: the tool's arguments are
 // tokenized entirely (so a value the model typed itself is caught), then
 // only the tokens of the types granted to the tool (and the principal) are
-// restored. Tokens the vault did not issue stay text.
+// restored, and only those the vault bound before the model wrote the
+// call. Tokens the vault did not issue, or issued later, stay text.
 func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
 	grant := rp.grant(t.Name())
 	return t.Wrap(func(next toolgate.ToolFunc) toolgate.ToolFunc {
 		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
-			args, err := rp.rw.Arguments(ctx, req.Arguments, grant)
+			rp.mu.Lock()
+			horizon := rp.horizon
+			rp.mu.Unlock()
+			args, err := rp.rw.arguments(ctx, req.Arguments, grant, horizon)
 			if err != nil {
 				return "", fmt.Errorf("privacy: preparing the arguments of %s: %w", t.Name(), err)
 			}
@@ -234,13 +320,30 @@ func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// Output implements [toolgate.RequestProtector].
+// Output implements [toolgate.RequestProtector]. A JSON object or array
+// (a call's arguments, a tool's result) is rewritten value by value and
+// stays valid JSON ([Rewriter.OutputContent]).
 func (rp *requestProtector) Output(ctx context.Context, text string) (string, error) {
-	return rp.rw.Output(ctx, text, rp.g.mode, rp.out)
+	return rp.rw.OutputContent(ctx, text, rp.g.mode, rp.out)
 }
 
-// OutputStream implements [toolgate.RequestProtector].
+// OutputStream implements [toolgate.RequestProtector]. In [ModeBlock] the
+// text is held until the end and then rewritten whole, as
+// [requestProtector.Output] rewrites the text of a blocking turn: nothing
+// reaches the reader before the verdict.
 func (rp *requestProtector) OutputStream() func(ctx context.Context, piece string, final bool) (string, error) {
+	if rp.g.mode == ModeBlock {
+		var held strings.Builder
+		return func(ctx context.Context, piece string, final bool) (string, error) {
+			held.WriteString(piece)
+			if !final {
+				return "", nil
+			}
+			text := held.String()
+			held.Reset()
+			return rp.Output(ctx, text)
+		}
+	}
 	s := rp.rw.Stream(rp.g.mode, rp.out)
 	return func(ctx context.Context, piece string, final bool) (string, error) {
 		out, err := s.Write(ctx, piece)
@@ -252,8 +355,8 @@ func (rp *requestProtector) OutputStream() func(ctx context.Context, piece strin
 	}
 }
 
-// End implements [toolgate.RequestProtector]: in conversation scope the
-// vault is sealed and saved when it gained tokens.
+// End implements [toolgate.RequestProtector]: the conversation's vault is
+// sealed and saved when the request changed it.
 func (rp *requestProtector) End(ctx context.Context) error {
 	if rp.g.vaults == nil || rp.convID == "" {
 		return nil
@@ -261,7 +364,8 @@ func (rp *requestProtector) End(ctx context.Context) error {
 	v := rp.rw.Vault()
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
-	if v.Len() == rp.saved {
+	version := v.version()
+	if version == rp.saved {
 		return nil
 	}
 	sealed, err := v.Seal(rp.g.key)
@@ -271,6 +375,6 @@ func (rp *requestProtector) End(ctx context.Context) error {
 	if err := rp.g.vaults.SaveVault(ctx, rp.convID, sealed); err != nil {
 		return fmt.Errorf("privacy: saving the conversation's vault: %w", err)
 	}
-	rp.saved = v.Len()
+	rp.saved = version
 	return nil
 }

@@ -61,9 +61,15 @@ func TestConversationRewriter(t *testing.T) {
 	if _, err := (&privacy.Guard{}).ConversationRewriter(ctx, "v"); !errors.Is(err, privacy.ErrNoConversationVaults) {
 		t.Errorf("zero guard: %v, want ErrNoConversationVaults", err)
 	}
-	noVaults, _ := privacy.NewGuard(nil)
-	if _, err := noVaults.ConversationRewriter(ctx, "v"); !errors.Is(err, privacy.ErrNoConversationVaults) {
-		t.Errorf("guard without vaults: %v, want ErrNoConversationVaults", err)
+	// A guard without a vault store keeps vaults in memory: it reveals
+	// what it tokenized itself.
+	inMemory, _ := privacy.NewGuard(nil)
+	mc := toolgate.NewClient(scripted.New(scripted.Reply{Text: "noted"}), nil, &toolgate.ClientOptions{Protector: inMemory})
+	if _, err := mc.Call(ctx, &toolgate.CallParams{ConversationID: "m", Input: "mine is " + email}); err != nil {
+		t.Fatal(err)
+	}
+	if rw, err := inMemory.ConversationRewriter(ctx, "m"); err != nil || rw.Restore("[EMAIL_ADDRESS_1]", privacy.AllTypes()) != email {
+		t.Errorf("in-memory vaults: %v, want the e-mail restored", err)
 	}
 	wrong, _ := privacy.NewGuard(&privacy.GuardOptions{Vaults: vaults, Key: []byte(strings.Repeat("k", 32))})
 	if _, err := wrong.ConversationRewriter(ctx, "v"); !errors.Is(err, privacy.ErrVaultKey) {

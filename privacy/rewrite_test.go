@@ -387,8 +387,9 @@ func TestOutputModes(t *testing.T) {
 	if strings.Contains(err.Error(), "536-32-3065") {
 		t.Errorf("error %q holds the value", err)
 	}
-	// Only values already in the vault: not blocked.
-	if got, err := r.Output(ctx, "again ann@example.com [CREDIT_CARD_1]", ModeBlock, g); err != nil || got != "again ann@example.com [CREDIT_CARD_1]" {
+	// Only values already in the vault: not blocked, and shown as in
+	// tokens mode.
+	if got, err := r.Output(ctx, "again ann@example.com [CREDIT_CARD_1]", ModeBlock, g); err != nil || got != "again [EMAIL_ADDRESS_1] [CREDIT_CARD_1]" {
 		t.Errorf("block with known values: %q, %v", got, err)
 	}
 }

@@ -3,6 +3,8 @@ package privacy
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -60,15 +62,21 @@ type Scanner struct {
 	table    [256]uint16
 	fused    []*builtin
 	others   []Recognizer
+	index    []int // the position of each of others in the options
 	minScore float64
 	limits   Limits
 }
 
-// NewScanner returns a scanner; opts may be nil.
+// NewScanner returns a scanner; opts may be nil. It panics when the
+// options are invalid (see [ScannerOptions.Check]): these are programming
+// errors.
 func NewScanner(opts *ScannerOptions) *Scanner {
 	var o ScannerOptions
 	if opts != nil {
 		o = *opts
+	}
+	if err := o.Check(); err != nil {
+		panic(err.Error())
 	}
 	rs := o.Recognizers
 	if rs == nil {
@@ -78,13 +86,11 @@ func NewScanner(opts *ScannerOptions) *Scanner {
 	if s.minScore == 0 {
 		s.minScore = 0.5
 	}
-	for _, r := range rs {
-		if r == nil {
-			panic("privacy: nil recognizer")
-		}
+	for i, r := range rs {
 		b, ok := r.(*builtin)
 		if !ok || len(s.fused) == 16 {
 			s.others = append(s.others, r)
+			s.index = append(s.index, i)
 			continue
 		}
 		if slices.Contains(s.fused, b) {
@@ -96,6 +102,39 @@ func NewScanner(opts *ScannerOptions) *Scanner {
 		s.fused = append(s.fused, b)
 	}
 	return s
+}
+
+// validScore reports whether x is a score: a number in [0, 1].
+func validScore(x float64) bool { return x >= 0 && x <= 1 } // false for NaN
+
+// Check reports what is wrong with the options, or nil: a minimum score
+// that is not a number in [0, 1] (NaN and infinities included), a negative
+// limit, an empty but non-nil list of recognizers (which would detect
+// nothing), a nil recognizer, or a [Rule] without a pattern or with an
+// invalid score. [NewScanner] panics on such options.
+func (o *ScannerOptions) Check() error {
+	switch {
+	case !validScore(o.MinScore):
+		return fmt.Errorf("privacy: ScannerOptions.MinScore %v is not a number in [0, 1]", o.MinScore)
+	case o.Limits.MaxBytes < 0 || o.Limits.MaxDepth < 0 || o.Limits.MaxNodes < 0 || o.Limits.MaxFindings < 0:
+		return errors.New("privacy: ScannerOptions.Limits has a negative limit")
+	case o.Recognizers != nil && len(o.Recognizers) == 0:
+		return errors.New("privacy: ScannerOptions.Recognizers is empty, so the scanner would detect nothing; use nil for the built-in recognizers")
+	}
+	for i, r := range o.Recognizers {
+		switch r := r.(type) {
+		case nil:
+			return fmt.Errorf("privacy: recognizer %d is nil", i)
+		case *Rule:
+			if r == nil || r.Pattern == nil {
+				return fmt.Errorf("privacy: recognizer %d is a Rule without a pattern", i)
+			}
+			if !validScore(r.Score) {
+				return fmt.Errorf("privacy: recognizer %d is a Rule whose score %v is not a number in [0, 1]", i, r.Score)
+			}
+		}
+	}
+	return nil
 }
 
 // Limits returns the scanner's limits with defaults filled in.
@@ -116,22 +155,37 @@ func (s *Scanner) scan(ctx context.Context, text string, dst []Finding) ([]Findi
 	if len(text) > s.limits.MaxBytes {
 		return dst, &LimitError{Limit: "bytes", Max: s.limits.MaxBytes}
 	}
+	return s.scanAny(ctx, text, dst)
+}
+
+// scanAny is scan without the byte limit, for texts the caller bounded.
+func (s *Scanner) scanAny(ctx context.Context, text string, dst []Finding) ([]Finding, error) {
 	base := len(dst)
-	dst = s.scanFused(text, dst)
-	for _, r := range s.others {
+	var err error
+	if dst, err = s.scanFusedSafe(text, dst); err != nil {
+		return dst[:base], err
+	}
+	for k, r := range s.others {
 		if err := ctx.Err(); err != nil {
 			return dst[:base], err
 		}
 		var err error
 		n := len(dst)
-		dst, err = r.Recognize(ctx, text, dst)
+		dst, err = s.recognize(ctx, k, r, text, dst)
 		if err != nil {
 			return dst[:base], err
 		}
-		// Drop malformed findings of custom recognizers.
+		// Check the findings of custom recognizers: an invalid score or
+		// span fails the scan, empty findings are dropped.
 		out := dst[:n]
 		for _, f := range dst[n:] {
-			if f.Start >= 0 && f.Start < f.End && f.End <= len(text) {
+			if !validScore(f.Score) {
+				return dst[:base], s.recognizerError(k, r, "score", nil)
+			}
+			if f.Start < 0 || f.End > len(text) || f.Start > f.End {
+				return dst[:base], s.recognizerError(k, r, "span", nil)
+			}
+			if f.Start < f.End {
 				out = append(out, f)
 			}
 		}
@@ -143,6 +197,45 @@ func (s *Scanner) scan(ctx context.Context, text string, dst []Finding) ([]Findi
 		return dst[:base], &LimitError{Limit: "findings", Max: s.limits.MaxFindings}
 	}
 	return dst, nil
+}
+
+// recognize runs the k-th custom recognizer. A panic becomes an error that
+// holds nothing of the panic value (it may quote the text), and so does an
+// error, except a context error and an [*AnalyzerError], which hold no text.
+func (s *Scanner) recognize(ctx context.Context, k int, r Recognizer, text string, dst []Finding) (out []Finding, err error) {
+	n := len(dst)
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = dst[:n], s.recognizerError(k, r, "panic", nil)
+		}
+	}()
+	out, err = r.Recognize(ctx, text, dst)
+	if err == nil {
+		return out, nil
+	}
+	var ae *AnalyzerError
+	switch {
+	case errors.As(err, &ae):
+		return out, ae
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return out, ctx.Err()
+	}
+	return out, s.recognizerError(k, r, "error", err)
+}
+
+func (s *Scanner) recognizerError(k int, r Recognizer, reason string, err error) *RecognizerError {
+	return &RecognizerError{Index: s.index[k], Recognizer: fmt.Sprintf("%T", r), Reason: reason, Err: err}
+}
+
+// scanFusedSafe is scanFused with a panic turned into an error.
+func (s *Scanner) scanFusedSafe(text string, dst []Finding) (out []Finding, err error) {
+	n := len(dst)
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = dst[:n], &RecognizerError{Index: -1, Recognizer: "built-in", Reason: "panic"}
+		}
+	}()
+	return s.scanFused(text, dst), nil
 }
 
 // scanFused runs the built-in finders in one pass.

@@ -66,7 +66,8 @@ func (s *Stream) Flush(ctx context.Context) (string, error) {
 func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 	seg := s.pending[:cut]
 	text := s.history + seg
-	fs, err := s.r.scanner.Scan(ctx, text)
+	s.r.vault.reserve(seg)
+	fs, err := s.r.find(ctx, text)
 	if err != nil {
 		s.err = err
 		return "", err
@@ -82,7 +83,11 @@ func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 		fs[k] = f
 		k++
 	}
-	out, err := s.r.output(seg, fs[:k], s.mode, s.grant)
+	err = s.r.blocked(s.mode, []string{seg}, [][]Finding{fs[:k]})
+	var out string
+	if err == nil {
+		out, err = s.r.output(seg, fs[:k], s.mode, s.grant)
+	}
 	if err != nil {
 		s.err = err
 		return "", err

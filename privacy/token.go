@@ -1,6 +1,9 @@
 package privacy
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Tokens.
 //
@@ -76,4 +79,25 @@ func tokenAt(text string, i int) int {
 		}
 	}
 	return j + 1 - i
+}
+
+// tokenSpans returns the byte spans of the token-shaped pieces of text, in
+// order. Pieces do not overlap: a span starts at a '[' after the previous
+// span.
+func tokenSpans(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		k := strings.IndexByte(text[i:], tokenOpen)
+		if k < 0 {
+			break
+		}
+		i += k
+		if n := tokenAt(text, i); n > 0 {
+			out = append(out, [2]int{i, i + n})
+			i += n
+			continue
+		}
+		i++
+	}
+	return out
 }

@@ -267,7 +267,7 @@ var (
 // cannot be decided (no principal, arguments that are not a JSON object)
 // is denied with a reason.
 func (p *Policy) Authorize(_ context.Context, r *authz.Request) (authz.Decision, error) {
-	if r == nil || r.Principal == nil {
+	if r == nil || r.Principal == nil || r.Principal.ID == "" {
 		return authz.Deny("no principal"), nil
 	}
 	var req types.Request

@@ -126,6 +126,8 @@ func TestDecisions(t *testing.T) {
 		{"out of range", fay, exec, "transfer", `{"amount":-1e300}`,
 			authz.Deny("the arguments hold 1 number(s) Cedar cannot represent (not an integer, or out of range)")},
 		{"no principal", nil, def, "lookup", "", authz.Deny("no principal")},
+		// A principal without an id is none, whatever roles it claims.
+		{"empty principal id", &toolgate.Principal{Roles: []string{"finance"}}, exec, "transfer", `{"amount":5}`, authz.Deny("no principal")},
 		{"unknown phase", fay, "LATER", "lookup", "", authz.Deny(`unknown phase "LATER"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -139,11 +140,11 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 		return 1
 	}
+	// Record what the model is sent (after the guards), to show it.
+	model = recording{Model: model, d: d}
 	opts := &toolgate.ClientOptions{
 		Store:        store,
 		SystemPrompt: flightdemo.SystemPrompt,
-		// Record what the model is sent (after the guards), to show it.
-		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{d.record},
 	}
 	if f.user != "" {
 		d.principal = demoUsers[f.user]
@@ -185,13 +186,27 @@ type demo struct {
 }
 
 // record is model middleware that keeps every prompt the model is sent.
-func (d *demo) record(next toolgate.ModelFunc) toolgate.ModelFunc {
-	return func(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
-		d.mu.Lock()
-		d.prompts = append(d.prompts, p)
-		d.mu.Unlock()
-		return next(ctx, p)
-	}
+// recording is a model that records the prompts it is sent: what the model
+// sees, after every guard.
+type recording struct {
+	toolgate.Model
+	d *demo
+}
+
+func (m recording) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
+	m.d.record(p)
+	return m.Model.Generate(ctx, p)
+}
+
+func (m recording) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
+	m.d.record(p)
+	return m.Model.Stream(ctx, p)
+}
+
+func (d *demo) record(p *toolgate.Prompt) {
+	d.mu.Lock()
+	d.prompts = append(d.prompts, p)
+	d.mu.Unlock()
 }
 
 func (d *demo) sent() []*toolgate.Prompt {
