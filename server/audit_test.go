@@ -19,6 +19,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -34,6 +35,8 @@ type auditFixture struct {
 	log   audit.Log
 	path  string // the audit log's SQLite file; "" for a memory log
 	store toolgate.ConversationStore
+	// records are the server's records; nil: in memory.
+	records records.Store
 }
 
 type auditOptions struct {
@@ -45,6 +48,9 @@ type auditOptions struct {
 	authorizer toolgate.Authorizer
 	// log, when set, is the audit log.
 	log audit.Log
+	// inStore keeps the records and the audit log in the SQLite store's
+	// database, written in its transactions.
+	inStore bool
 }
 
 func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
@@ -63,6 +69,9 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 		}
 		t.Cleanup(func() { s.Close() })
 		f.store = s
+		if o.inStore {
+			f.records, f.log, f.path = s.Records(), s.AuditLog(), filepath.Join(dir, "toolgate.db")
+		}
 		if f.log == nil {
 			f.path = filepath.Join(dir, "toolgate.audit.db")
 			l, err := auditsqlite.Open(context.Background(), f.path, nil)
@@ -99,6 +108,7 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 		AuditRoles:   []string{"auditor"},
 		PauseTTL:     o.ttl,
 		Audit:        f.log,
+		Records:      f.records,
 	})
 	if err != nil {
 		t.Fatal(err)
