@@ -38,6 +38,8 @@ type Server struct {
 	// tx names the agents whose stores write the server's records in
 	// their own transactions (txaudit.go).
 	tx map[string]bool
+	// probes caches the readiness checks' write probes (probe.go).
+	probes probes
 	// convs caches conversation records, which never change.
 	convs convCache
 	// recoverer recovers abandoned claims in the background; nil when
