@@ -3,6 +3,7 @@ package toolgate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -163,20 +164,52 @@ func TestHotPathAllocs(t *testing.T) {
 	for i := range noop.ToolCalls {
 		noop.ToolCalls[i].Arguments = "" // no argument copy: only the manager's work
 	}
+	// Each function checks its result, so that a path that allocates
+	// little because it fails is not taken for a fast one; check returns
+	// "" or what was wrong with the last run.
 	tests := []struct {
-		name string
-		max  float64
-		f    func()
+		name  string
+		max   float64
+		check func() string
 	}{
-		{"ToolCallKeys", 1, func() { toolgate.ToolCallKeys(gated) }},
-		{"CheckDecisions", 2, func() { _ = toolgate.CheckDecisions(p, gated, allow) }},
-		{"Run pausing", 2, func() { _, _ = m.Run(ctx, &toolgate.RunParams{Prompt: p, Reply: gated}) }},
+		{"ToolCallKeys", 1, func() string {
+			if keys := toolgate.ToolCallKeys(gated); len(keys) != 8 || keys[7] != "c7" {
+				return fmt.Sprintf("keys %v, want c0 … c7", keys)
+			}
+			return ""
+		}},
+		{"CheckDecisions", 2, func() string {
+			if err := toolgate.CheckDecisions(p, gated, allow); err != nil {
+				return fmt.Sprintf("CheckDecisions: %v, want nil", err)
+			}
+			return ""
+		}},
+		{"Run pausing", 2, func() string {
+			_, err := m.Run(ctx, &toolgate.RunParams{Prompt: p, Reply: gated})
+			// A type assertion, not errors.As, whose target would allocate.
+			if pe, ok := err.(*toolgate.PauseError); !ok || len(pe.Awaiting) != 8 {
+				return fmt.Sprintf("Run: %v, want a *PauseError awaiting 8 calls", err)
+			}
+			return ""
+		}},
 		// keys, results, requests, result with its message, history
-		{"Run of 8 calls", 5, func() { _, _ = m.Run(ctx, &toolgate.RunParams{Prompt: p, Reply: noop}) }},
+		{"Run of 8 calls", 5, func() string {
+			res, err := m.Run(ctx, &toolgate.RunParams{Prompt: p, Reply: noop})
+			if err != nil || len(res.Message.Results) != 8 || res.Message.Results[7].Content != "ok" {
+				return fmt.Sprintf("Run: %+v, %v; want 8 results \"ok\"", res, err)
+			}
+			return ""
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := testing.AllocsPerRun(100, tt.f); got > tt.max {
+			var problem string
+			f := func() { problem = tt.check() }
+			got := testing.AllocsPerRun(100, f)
+			if problem != "" {
+				t.Fatal(problem)
+			}
+			if got > tt.max {
 				t.Errorf("got %v allocations, want at most %v", got, tt.max)
 			}
 		})

@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"iter"
@@ -471,7 +470,7 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 	}
 	id := p.ConversationID
 	if id == "" {
-		id = "conv_" + rand.Text()
+		id = randomID("conv_")
 	}
 	conv, err := c.store.Load(ctx, id)
 	if err != nil {
@@ -713,8 +712,11 @@ func (t *turn) save(ctx context.Context, msgs []Message, pause *PauseRecord, res
 		return nil
 	}
 	// Stored records outlive the turn: keep writing after a cancellation
-	// that arrived once the round's work was done.
-	ctx = context.WithoutCancel(ctx)
+	// that arrived once the round's work was done. (A context without a
+	// Done channel is never canceled and needs no wrapper.)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := t.c.store.Append(ctx, t.convID, &AppendParams{At: t.stored, Messages: msgs, Pause: pause, Resolves: resolves})
 	if err != nil {
 		return err
@@ -811,7 +813,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		res = &RunResult{Message: refused}
 	default:
 		m := t.newMarker(claim)
-		params.Prompt = t.marking(params.Prompt, m)
+		params.before = t.marking(m)
 		res, err = c.manager.Resume(ctx, params)
 		if m.claimed() {
 			t.claim = claim.Token
@@ -900,21 +902,25 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if res == nil {
 			res, err = c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
 		}
-		var pe *PauseError
-		var le *LimitError
-		switch {
-		case errors.As(err, &pe):
-			pr := &PauseRecord{ID: "pause_" + rand.Text(), Awaiting: pe.Awaiting}
-			if err := t.flush(ctx, pr, reply); err != nil {
+		if err != nil {
+			// A pause, a limit or a failure ends the turn (declared here,
+			// pe and le cost an allocation only when a round ends so).
+			var pe *PauseError
+			var le *LimitError
+			switch {
+			case errors.As(err, &pe):
+				pr := &PauseRecord{ID: randomID("pause_"), Awaiting: pe.Awaiting}
+				if err := t.flush(ctx, pr, reply); err != nil {
+					return nil, err
+				}
+				out := t.response(resp, FinishToolCalls)
+				out.Awaiting, out.MisleadingIDs = pe.Awaiting, pe.MisleadingIDs
+				return out, nil
+			case errors.As(err, &le):
+				return t.endWithSkipped(ctx, resp, reply, le)
+			default:
 				return nil, err
 			}
-			out := t.response(resp, FinishToolCalls)
-			out.Awaiting, out.MisleadingIDs = pe.Awaiting, pe.MisleadingIDs
-			return out, nil
-		case errors.As(err, &le):
-			return t.endWithSkipped(ctx, resp, reply, le)
-		case err != nil:
-			return nil, err
 		}
 		t.history = append(t.history, reply, res.Message)
 		t.results = append(t.results, res.Message.Results...)
@@ -978,15 +984,20 @@ func (t *turn) returnDirect(res *RunResult) *Response {
 
 // response is the turn's response ending with resp's reply.
 func (t *turn) response(resp *Response, finish FinishReason) *Response {
-	out := &Response{
+	// The response and its one generation share an allocation.
+	out := &struct {
+		r Response
+		g [1]Generation
+	}{g: [1]Generation{{Message: resp.Message(), FinishReason: finish}}}
+	out.r = Response{
 		ID:             resp.ID,
 		Model:          resp.Model,
 		ConversationID: t.convID,
-		Generations:    []Generation{{Message: resp.Message(), FinishReason: finish}},
+		Generations:    out.g[:],
 		Usage:          t.usage,
 		Metadata:       resp.Metadata,
 	}
-	return out
+	return &out.r
 }
 
 // callModel runs the model stage through the middleware. A panic of the
@@ -1002,9 +1013,14 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (_ *Response, err error
 			err = panicked(c.logger, SeamModel, v)
 		}
 	}()
-	var call ModelFunc = c.model.Generate
-	if t.emit != nil {
+	// call stays nil, and costs no method value, when nothing wraps the
+	// model.
+	var call ModelFunc
+	switch {
+	case t.emit != nil:
 		call = t.streamModel
+	case t.guard != nil || t.prot != nil || len(c.modelMW) > 0:
+		call = c.model.Generate
 	}
 	if t.prot != nil {
 		model := call
@@ -1036,7 +1052,12 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (_ *Response, err error
 			call = c.modelMW[i](call)
 		}
 	}
-	resp, err := call(ctx, p)
+	var resp *Response
+	if call == nil {
+		resp, err = c.model.Generate(ctx, p)
+	} else {
+		resp, err = call(ctx, p)
+	}
 	if err != nil {
 		return nil, err
 	}

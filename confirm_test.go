@@ -103,7 +103,8 @@ func TestToolCallKeysLongReplies(t *testing.T) {
 		}
 	})
 	t.Run("random", func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(1, 2))
+		seed := testSeed(t, 1)
+		rng := rand.New(rand.NewPCG(seed, 2))
 		alphabet := []string{"", "a", "b", "c", "#0", "#1", "#40", "d", "e"}
 		for n := 1; n <= 80; n++ {
 			for range 20 {

@@ -53,12 +53,13 @@ func nonStandardDeps(t *testing.T, pkg string) []string {
 }
 
 // TestCoreDependencies keeps the core package free of SDKs and frameworks:
-// besides the standard library it may use only the JSON schema library.
+// besides the standard library it may use only the JSON schema library and
+// its own argument validator (whose dependencies are checked here too).
 func TestCoreDependencies(t *testing.T) {
 	const core = "github.com/toolgate/toolgate"
 	for _, dep := range nonStandardDeps(t, core) {
 		switch {
-		case dep == core:
+		case dep == core, dep == core+"/internal/argcheck":
 		case strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
 		default:
 			t.Errorf("%s depends on %s; want only the standard library and github.com/google/jsonschema-go", core, dep)
@@ -72,7 +73,7 @@ func TestScriptedDependencies(t *testing.T) {
 	const scripted = "github.com/toolgate/toolgate/provider/scripted"
 	for _, dep := range nonStandardDeps(t, scripted) {
 		switch {
-		case dep == scripted, dep == "github.com/toolgate/toolgate":
+		case dep == scripted, dep == "github.com/toolgate/toolgate", dep == "github.com/toolgate/toolgate/internal/argcheck":
 		case strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
 		default:
 			t.Errorf("%s depends on %s; want only the core package and the standard library", scripted, dep)

@@ -103,10 +103,10 @@ func checkArgumentsObject(args json.RawMessage) error {
 // checkEdit checks the edited arguments of an allowed call against the
 // input schema of its tool t, when t is a typed tool.
 func checkEdit(t *Tool, key string, args json.RawMessage) error {
-	if len(args) == 0 || t.resolved == nil {
+	if len(args) == 0 || t.check == nil {
 		return nil
 	}
-	if err := validateArguments(t.resolved, args); err != nil {
+	if err := t.check.Validate(args); err != nil {
 		return &DecisionError{Problem: ProblemInvalidArguments, Key: key, Tool: t.def.Name, Detail: err.Error()}
 	}
 	return nil

@@ -137,7 +137,7 @@ func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
 var fuzzEdits = []string{`{"x":2}`, `{ "x" : [1, {"y":null}] }`, `{}`, `[1]`, `"x"`, `{"x":1,"x":2}`, `{"x":`, "{\"x\":\"\xff\"}", `null`, `{"a":{"b":1},"b":{"a":1}}`, `{"x":"\u003c"}`}
 
 // allDecided returns one well-formed decision bytes pair per call, for
-// seeds that pass the checks.
+// corpus entries that pass the checks.
 func allDecided(calls int, verdict byte) []byte {
 	b := make([]byte, 0, 2*calls)
 	for i := range calls {
@@ -147,9 +147,9 @@ func allDecided(calls int, verdict byte) []byte {
 }
 
 func FuzzResume(f *testing.F) {
-	f.Add([]byte{2, 0, 4, 1}, allDecided(2, 0), false)                       // S3 allowed
-	f.Add([]byte{2, 0, 4, 1}, []byte{0, 0, 1, 5}, true)                      // S4
-	f.Add([]byte{2, 1}, allDecided(1, 0), false)                             // S5
+	f.Add([]byte{2, 0, 4, 1}, allDecided(2, 0), false)                       // a mixed reply, all allowed
+	f.Add([]byte{2, 0, 4, 1}, []byte{0, 0, 1, 5}, true)                      // a mixed reply, allowed and denied
+	f.Add([]byte{2, 1}, allDecided(1, 0), false)                             // one gated call, allowed
 	f.Add([]byte{1, 0, 1, 1, 0, 2}, allDecided(3, 3), false)                 // duplicated ids, all denied
 	f.Add([]byte{1, 0, 2, 3}, []byte{0, 0, 1, 3}, false)                     // ghost denied
 	f.Add([]byte{1, 0, 2, 3}, allDecided(2, 0), true)                        // ghost allowed: refused

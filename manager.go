@@ -213,6 +213,10 @@ type ResumeParams struct {
 	// A principal with an empty ID is none: tools get nil.
 	ConversationID string
 	Principal      *Principal
+
+	// before, when set, runs before each allowed call's function, after
+	// its arguments are normalised; an error ends the call with it.
+	before func(context.Context, *ToolRequest) error
 }
 
 // RunResult is the outcome of running a reply.
@@ -318,7 +322,7 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	if err := m.checkLimits(p.Prompt, reply, nil); err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal)
+	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal, nil)
 }
 
 // Resume runs a paused reply with decisions. All rules (see
@@ -349,7 +353,7 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	if err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal)
+	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal, p.before)
 }
 
 // CheckResume reports whether [Manager.Resume] would accept p, without
@@ -439,7 +443,7 @@ func lastUserIndex(msgs []Message) int {
 
 // execute runs the calls: decisions and which are nil for a run without
 // decisions (every call allowed).
-func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal) (*RunResult, error) {
+func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal, before func(context.Context, *ToolRequest) error) (*RunResult, error) {
 	principal = known(principal)
 	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
@@ -449,7 +453,7 @@ func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessag
 		msg ToolMessage
 	}{}
 	results := make([]ToolResult, len(calls))
-	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal}
+	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal, before: before}
 	returnDirect := true
 	allowed := 0
 	for i, c := range calls {
@@ -513,6 +517,7 @@ type batch struct {
 	reqs      []ToolRequest
 	convID    string
 	principal *Principal
+	before    func(context.Context, *ToolRequest) error
 }
 
 // run runs the allowed call i and stores its result.
@@ -520,7 +525,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i])
+	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i], b.before)
 	if err != nil {
 		return err
 	}
@@ -529,7 +534,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 }
 
 // callOne runs one allowed call and maps failures through the handler.
-func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest) (string, ResultStatus, error) {
+func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
 	t := p.Tool(call.Name)
 	var content string
 	var err error
@@ -537,7 +542,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
 	} else {
 		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
-		content, err = m.safeCall(ctx, t, req)
+		content, err = m.safeCall(ctx, t, req, before)
 	}
 	if err == nil {
 		return content, ResultOK, nil
@@ -569,7 +574,7 @@ func (m *Manager) handle(ctx context.Context, call ToolCall, err error) (content
 // wrapping [ErrToolPanicked] (a failed call, for the model to read); a
 // panic of code wrapped around it (tool middleware, the guards' per-call
 // checks) aborts the run with a [*PanicError].
-func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest) (content string, err error) {
+func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, before func(context.Context, *ToolRequest) error) (content string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			content = ""
@@ -580,7 +585,7 @@ func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest) (cont
 			err = &toolPanic{tool: t.def.Name, value: v, stack: debug.Stack()}
 		}
 	}()
-	return t.Call(ctx, req)
+	return t.call(ctx, req, before)
 }
 
 // toolPanic is the error a panic of a tool's own function becomes; the

@@ -19,12 +19,12 @@ import (
 	"github.com/toolgate/toolgate"
 )
 
-// flightInput is the input of the two tools of the reference scenarios.
+// flightInput is the input of the two flight tools.
 type flightInput struct {
 	Flight string `json:"flight" jsonschema:"the flight number, such as VX205"`
 }
 
-// flightsFixture holds the two tools of the reference scenarios: flightStatus
+// flightsFixture holds the two flight tools: flightStatus
 // (ungated) and bookFlight (requires confirmation), each counting its runs.
 type flightsFixture struct {
 	statusRuns, bookRuns atomic.Int32
@@ -99,7 +99,7 @@ func mustPause(t *testing.T, err error) *toolgate.PauseError {
 
 func TestScenarios(t *testing.T) {
 	ctx := context.Background()
-	t.Run("S1 ungated call runs at once", func(t *testing.T) {
+	t.Run("ungated call runs at once", func(t *testing.T) {
 		f := newFlightsFixture()
 		m := toolgate.NewManager(nil)
 		res, err := m.Run(ctx, &toolgate.RunParams{Prompt: f.prompt(userSays("Is VX205 on time?")), Reply: replyWith(statusCall)})
@@ -112,7 +112,7 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("results (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("S2 gated call pauses", func(t *testing.T) {
+	t.Run("gated call pauses", func(t *testing.T) {
 		f := newFlightsFixture()
 		r := replyWith(bookCall)
 		_, err := toolgate.NewManager(nil).Run(ctx, &toolgate.RunParams{Prompt: f.prompt(userSays("Book VX205")), Reply: r})
@@ -125,7 +125,7 @@ func TestScenarios(t *testing.T) {
 		}
 		f.checkRuns(t, 0, 0)
 	})
-	t.Run("S3 mixed reply pauses as a whole", func(t *testing.T) {
+	t.Run("mixed reply pauses as a whole", func(t *testing.T) {
 		f := newFlightsFixture()
 		_, err := toolgate.NewManager(nil).Run(ctx, &toolgate.RunParams{Prompt: f.prompt(userSays("Check and book VX205")), Reply: replyWith(statusCall, bookCall)})
 		pe := mustPause(t, err)
@@ -137,7 +137,7 @@ func TestScenarios(t *testing.T) {
 		}
 		f.checkRuns(t, 0, 0)
 	})
-	t.Run("S4 resume S3 with allow and deny", func(t *testing.T) {
+	t.Run("resume the mixed reply with allow and deny", func(t *testing.T) {
 		f := newFlightsFixture()
 		m := toolgate.NewManager(nil)
 		p := f.prompt(userSays("Check and book VX205"))
@@ -163,7 +163,7 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("got ReturnDirect true, want false")
 		}
 	})
-	t.Run("S5 resume S2 with allow", func(t *testing.T) {
+	t.Run("resume the gated call with allow", func(t *testing.T) {
 		f := newFlightsFixture()
 		m := toolgate.NewManager(nil)
 		p := f.prompt(userSays("Book VX205"))

@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -199,18 +198,21 @@ func (c *Client) RecoverPause(ctx context.Context, p *RecoverParams) (*RecoverRe
 // characters of [A-Za-z0-9_] ("tg_" and 32 hex digits of a SHA-256 of the
 // three strings); its form does not change between versions.
 func IdempotencyKey(conversationID, pauseID, callKey string) string {
-	h := sha256.New()
-	for _, s := range []string{conversationID, pauseID, callKey} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+	// Each string is hashed after its length, as 8 bytes big-endian.
+	buf := make([]byte, 0, 192)
+	for _, s := range [...]string{conversationID, pauseID, callKey} {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
-	return "tg_" + hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(buf)
+	var key [35]byte
+	copy(key[:], "tg_")
+	hex.Encode(key[3:], sum[:16])
+	return string(key[:])
 }
 
 // newClaimToken returns a random claim token.
-func newClaimToken() string { return "claim_" + rand.Text() }
+func newClaimToken() string { return randomID("claim_") }
 
 // answerAll answers every call of reply with status and content.
 func answerAll(reply *AssistantMessage, status ResultStatus, content string) *ToolMessage {
@@ -240,24 +242,16 @@ func (t *turn) newMarker(claim *Claim) *marker {
 	return m
 }
 
-// marking returns a copy of p whose tools record their call as started
-// with m before they run, and give it its idempotency key.
-func (t *turn) marking(p *Prompt, m *marker) *Prompt {
-	mw := func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, req *ToolRequest) (string, error) {
-			if err := m.mark(ctx, req.Key); err != nil {
-				return "", fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
-			}
-			req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
-			return next(ctx, req)
+// marking returns the hook that records a call as started with m before
+// it runs, and gives it its idempotency key.
+func (t *turn) marking(m *marker) func(context.Context, *ToolRequest) error {
+	return func(ctx context.Context, req *ToolRequest) error {
+		if err := m.mark(ctx, req.Key); err != nil {
+			return fmt.Errorf("%w: recording call %q as started: %w", ErrAbortTurn, req.Key, err)
 		}
+		req.IdempotencyKey = IdempotencyKey(t.convID, t.pause.ID, req.Key)
+		return nil
 	}
-	cp := *p
-	cp.Tools = make([]*Tool, len(p.Tools))
-	for i, tool := range p.Tools {
-		cp.Tools[i] = tool.Wrap(mw)
-	}
-	return &cp
 }
 
 // marker records the starts of one resumption's calls. Calls that start
@@ -291,33 +285,36 @@ func (m *marker) claimed() bool {
 
 // mark records key as started and returns once the record is stored.
 func (m *marker) mark(ctx context.Context, key string) error {
-	done := make(chan error, 1)
 	m.mu.Lock()
 	if m.failed != nil {
 		m.mu.Unlock()
 		return m.failed
 	}
-	m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 	if m.writing {
+		done := make(chan error, 1)
+		m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 		m.mu.Unlock()
 		return <-done
 	}
-	// This caller writes, for itself and for whoever queues meanwhile,
+	// This caller writes its own key, then for whoever queued meanwhile,
 	// until nobody waits.
 	m.writing = true
+	m.mu.Unlock()
+	err := m.write(ctx, []string{key})
+	m.mu.Lock()
 	for len(m.keys) > 0 {
 		keys, waiting := m.keys, m.waiting
 		m.keys, m.waiting = nil, nil
 		m.mu.Unlock()
-		err := m.write(ctx, keys)
+		werr := m.write(ctx, keys)
 		for _, w := range waiting {
-			w <- err
+			w <- werr
 		}
 		m.mu.Lock()
 	}
 	m.writing = false
 	m.mu.Unlock()
-	return <-done
+	return err
 }
 
 // write records keys as started. The first write of a marker with a claim
@@ -340,9 +337,8 @@ func (m *marker) write(ctx context.Context, keys []string) (err error) {
 	if claim == nil {
 		return m.store.MarkStarted(ctx, m.convID, m.pauseID, m.token, keys)
 	}
-	c := *claim
-	c.Started = keys
-	return m.store.ClaimPause(ctx, m.convID, m.pauseID, &c)
+	claim.Started = keys
+	return m.store.ClaimPause(ctx, m.convID, m.pauseID, claim)
 }
 
 // markInterrupted answers the calls of msg whose key the recovered claim

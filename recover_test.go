@@ -130,13 +130,21 @@ func TestResumeRecordsClaim(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	k := toolgate.IdempotencyKey("conv", "pause", "call")
-	if k != toolgate.IdempotencyKey("conv", "pause", "call") {
-		t.Error("IdempotencyKey is not stable")
-	}
 	// The form is pinned: tools may have stored keys of earlier versions.
-	if want := "tg_"; len(k) != 35 || k[:3] != want {
-		t.Errorf("IdempotencyKey = %q, want tg_ and 32 hex digits", k)
+	// Each vector is "tg_" and the first 16 bytes, in hex, of the SHA-256
+	// of the three strings, each preceded by its length in bytes as a
+	// big-endian uint64 (computed independently of the code under test).
+	for _, tt := range []struct {
+		conv, pause, call, want string
+	}{
+		{"conv", "pause", "call", "tg_dd4e78f9f073695949d30f34621a4e47"},
+		{"", "", "", "tg_9d908ecfb6b256def8b49a7c504e6c88"},
+		{"conv_01J", "pause_7", "#0", "tg_2f2d21226d242e9eccf0b2cff0166296"},
+		{"cønv", "p", "k", "tg_24bae49c29735e6f0b54dba464ddd7e4"},
+	} {
+		if got := toolgate.IdempotencyKey(tt.conv, tt.pause, tt.call); got != tt.want {
+			t.Errorf("IdempotencyKey(%q, %q, %q) = %q, want %q", tt.conv, tt.pause, tt.call, got, tt.want)
+		}
 	}
 	seen := map[string]string{}
 	for _, parts := range [][3]string{

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolgate/toolgate/internal/argcheck"
 )
 
 // ToolDefinition is what a model sees of a tool.
@@ -92,11 +94,11 @@ type ToolFunc func(ctx context.Context, req *ToolRequest) (string, error)
 // function that runs it. Build one with [NewTool] (raw tier) or [NewToolFor]
 // (typed tier). A Tool is immutable and safe for concurrent use.
 type Tool struct {
-	def      ToolDefinition
-	meta     ToolMetadata
-	run      ToolFunc // nil for a tool decoded from JSON
-	resolved *jsonschema.Resolved
-	wrapped  bool // run is middleware around the tool's own function
+	def     ToolDefinition
+	meta    ToolMetadata
+	run     ToolFunc            // nil for a tool decoded from JSON
+	check   *argcheck.Validator // typed tier: the compiled input schema
+	wrapped bool                // run is middleware around the tool's own function
 }
 
 // Errors a tool call can end with. Each is wrapped with details and reaches
@@ -197,11 +199,13 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 	if err != nil {
 		panic(fmt.Sprintf("toolgate: NewToolFor(%q): schema: %v", name, err))
 	}
-	t := &Tool{def: def, meta: opts.Metadata, resolved: resolved}
+	check := argcheck.Compile(schema, resolved)
+	t := &Tool{def: def, meta: opts.Metadata, check: check}
+	decode := decoder[In](check)
 	t.run = func(ctx context.Context, req *ToolRequest) (string, error) {
-		in, err := decodeInput[In](resolved, req.Arguments)
+		in, err := decode(req)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
 		out, err := fn(ctx, req, in)
 		if err != nil {
@@ -211,40 +215,50 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 		if err != nil {
 			return "", fmt.Errorf("encoding the output of %s: %w", name, err)
 		}
-		return string(b), nil
+		// b is neither kept nor changed: the string can share its bytes.
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return t
 }
 
-// validateArguments validates args against the schema.
-func validateArguments(resolved *jsonschema.Resolved, args json.RawMessage) error {
-	var instance any
-	if err := json.Unmarshal(args, &instance); err != nil {
-		return err
+// decoder returns the function that validates the arguments of req
+// against the schema and decodes them into an In, in one pass when
+// argcheck can. A pointer input type gets a fresh value to decode into.
+func decoder[In any](check *argcheck.Validator) func(req *ToolRequest) (In, error) {
+	rt := reflect.TypeFor[In]()
+	if rt.Kind() == reflect.Pointer {
+		d := argcheck.NewDecoder(check, rt.Elem())
+		return func(req *ToolRequest) (In, error) {
+			v := reflect.New(rt.Elem())
+			redecode, err := d.Decode(req.Arguments, sameString(req), v.UnsafePointer())
+			if err == nil && redecode {
+				v.Elem().SetZero()
+				err = json.Unmarshal(req.Arguments, v.Interface())
+			}
+			return v.Interface().(In), err
+		}
 	}
-	return resolved.Validate(instance)
+	d := argcheck.NewDecoder(check, rt)
+	return func(req *ToolRequest) (In, error) {
+		var in In
+		redecode, err := d.Decode(req.Arguments, sameString(req), unsafe.Pointer(&in))
+		if err != nil || !redecode {
+			return in, err
+		}
+		var again In
+		err = json.Unmarshal(req.Arguments, &again)
+		return again, err
+	}
 }
 
-// decodeInput validates args against the schema and decodes them into an
-// In. The instance is decoded twice (into any for the validator, into In for
-// the function); that keeps validation exact (json.Number-free) and simple.
-func decodeInput[In any](resolved *jsonschema.Resolved, args json.RawMessage) (In, error) {
-	var in In
-	if err := validateArguments(resolved, args); err != nil {
-		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+// sameString returns the call's arguments as the model sent them when
+// req.Arguments holds the same bytes, so that decoded strings share them,
+// and "" otherwise.
+func sameString(req *ToolRequest) string {
+	if string(req.Arguments) == req.Call.Arguments {
+		return req.Call.Arguments
 	}
-	// A pointer input type gets a fresh value to decode into.
-	if rt := reflect.TypeFor[In](); rt.Kind() == reflect.Pointer {
-		in = reflect.New(rt.Elem()).Interface().(In)
-		if err := json.Unmarshal(args, in); err != nil {
-			return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-		}
-		return in, nil
-	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return in, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	return in, nil
+	return ""
 }
 
 // Name returns the tool's name.
@@ -272,7 +286,14 @@ func (t *Tool) WithMetadata(meta ToolMetadata) *Tool {
 // Call does not consult any confirmation policy: it is the raw way in.
 // Agents should run calls through a [Manager] or a [Client].
 func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
-	if t.run == nil {
+	return t.call(ctx, req, nil)
+}
+
+// call is [Tool.Call] with a hook that runs, when set, after the arguments
+// are normalised and before the function, as the outermost middleware
+// would (see [Tool.Wrap]).
+func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, error) {
+	if t.run == nil && before == nil {
 		return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
 	}
 	args, err := normalizeArguments(req.Call.Arguments)
@@ -280,6 +301,14 @@ func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
 		return "", err
 	}
 	req.Arguments = args
+	if before != nil {
+		if err := before(ctx, req); err != nil {
+			return "", err
+		}
+		if t.run == nil {
+			return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
+		}
+	}
 	return t.run(ctx, req)
 }
 
@@ -290,7 +319,7 @@ func normalizeArguments(s string) (json.RawMessage, error) {
 		return emptyObject, nil
 	}
 	b := []byte(s)
-	if !json.Valid(b) {
+	if !argcheck.Valid(b) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidArguments)
 	}
 	return b, nil

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolgate/toolgate/internal/argdigest"
 )
 
 // Version is the version of the record format this package writes and
@@ -51,16 +50,21 @@ const (
 	// was added after the other kinds: a verifier built before it reports
 	// such a record as [ProblemUnknownKind].
 	KindRevealed Kind = "revealed"
+	// KindRevoked: a person revoked a standing permission, such as a
+	// sticky grant (the reason names it); the actor says who. It was added
+	// after [KindRevealed]: a verifier built before it reports such a
+	// record as [ProblemUnknownKind].
+	KindRevoked Kind = "revoked"
 )
 
 // Kinds returns every event kind, in a fixed order.
 func Kinds() []Kind {
-	return []Kind{KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed}
+	return []Kind{KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed, KindRevoked}
 }
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed:
+	case KindRequested, KindDecided, KindEdited, KindExecuted, KindDenied, KindExpired, KindRefused, KindRevealed, KindRevoked:
 		return true
 	}
 	return false
@@ -222,29 +226,12 @@ func appendField[S string | []byte](b []byte, s S) []byte {
 // who can list the likely arguments of a call (a few thousand account
 // numbers) can find which one was used. Where that matters, use
 // [KeyedDigest].
-func Digest(args []byte) string {
-	sum := sha256.Sum256(canonicalArgs(args))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func Digest(args []byte) string { return argdigest.Digest(args) }
 
 // KeyedDigest is [Digest] with HMAC-SHA-256 under key instead of SHA-256:
 // "hmac-sha256:" followed by lower-case hex. Without the key a digest
 // confirms no guess; with it, an auditor can recompute it.
-func KeyedDigest(key, args []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write(canonicalArgs(args))
-	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
-}
-
-// canonicalArgs returns the RFC 8785 form of args, or args when they are
-// not valid JSON.
-func canonicalArgs(args []byte) []byte {
-	v := jsontext.Value(append([]byte(nil), args...))
-	if err := v.Canonicalize(); err != nil {
-		return args
-	}
-	return v
-}
+func KeyedDigest(key, args []byte) string { return argdigest.Keyed(key, args) }
 
 // ErrInvalidRecord is matched by the error [Log.Append] returns for a
 // record it refuses: an unknown kind or source, invalid UTF-8, a malformed

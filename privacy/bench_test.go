@@ -44,7 +44,39 @@ func benchScan(b *testing.B, text string) {
 	}
 }
 
-func BenchmarkScanProse1MB(b *testing.B)    { benchScan(b, prose(1<<20)) }
+func BenchmarkScanProse1MB(b *testing.B) { benchScan(b, prose(1<<20)) }
+
+// BenchmarkScanProse1MBPatterns is the prose scan with the pattern
+// recognizers only (no embedded recognizer), to compare on the same
+// machine at the same time.
+func BenchmarkScanProse1MBPatterns(b *testing.B) {
+	var rs []Recognizer
+	for _, r := range Builtins() {
+		if _, ok := r.(*entities); !ok {
+			rs = append(rs, r)
+		}
+	}
+	s := NewScanner(&ScannerOptions{Recognizers: rs, Limits: Limits{MaxFindings: 1 << 20}})
+	text := prose(1 << 20)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Scan(context.Background(), text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanChat8KB scans an 8 KB chat message without numbers that
+// names a few people and places.
+func BenchmarkScanChat8KB(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 8<<10 {
+		sb.WriteString(proseSample)
+		sb.WriteString("Thanks, I will ask Maria Lopez and Peter to join us in Lisbon next week. ")
+	}
+	benchScan(b, sb.String()[:8<<10])
+}
 func BenchmarkScanPIIDense1MB(b *testing.B) { benchScan(b, piiDense(1<<20)) }
 func BenchmarkScanMessage8KB(b *testing.B)  { benchScan(b, prose(6<<10)+piiDense(2<<10)) }
 

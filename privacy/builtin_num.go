@@ -34,7 +34,13 @@ func addressBefore(text string, start int) bool {
 	return false
 }
 
-var phoneContext = []string{"phone", "call", "tel", "mobile", "cell", "fax", "reach", "contact", "number", "dial", "answer", "office", "whatsapp", "sms"}
+var phoneContext = []string{"phone", "phones", "telephone", "call", "calling", "tel", "mobile", "cell", "cellphone", "fax",
+	"reach", "contact", "dial", "answer", "answering", "office", "whatsapp", "sms", "text me", "ring"}
+
+// notPhoneContext are words before a number that make it something else
+// than a phone number: a postal code, an order or a reference.
+var notPhoneContext = []string{"zip", "zipcode", "postal", "postcode", "plz", "cep", "order", "invoice", "ticket", "ref",
+	"reference", "id", "sku", "tracking", "case", "build", "version", "serial", "no", "account"}
 
 // phoneShape is a candidate phone number: digit groups with separators.
 type phoneShape struct {
@@ -64,6 +70,18 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 		p++
 	}
 	for ps.n < len(ps.groups) {
+		// A trunk prefix after the country code: "+44 (0)20 7946 0958".
+		if ps.plus && ps.n == 1 && p+3 < len(text) && text[p] == '(' && text[p+1] == '0' && text[p+2] == ')' {
+			p += 3
+			if p+1 < len(text) && (text[p] == ' ' || text[p] == '-') && isDigit(text[p+1]) {
+				p++
+			}
+			if p >= len(text) || !isDigit(text[p]) {
+				break
+			}
+			ps.seps[ps.n-1] = ' '
+			ps.paren = true
+		}
 		if p < len(text) && text[p] == '(' {
 			q := digitRun(text, p+1)
 			if q == p+1 || q-p-1 > 4 || q >= len(text) || text[q] != ')' {
@@ -116,8 +134,12 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 	if !boundaryAfter(text, end) || end < len(text) && (text[end] == ')' || text[end] == ':' && end+1 < len(text) && isDigit(text[end+1])) {
 		return dst, end
 	}
-	// Numbers of a postal address: "Apt. 722 20 40", "Suite 680".
-	if addressBefore(text, ps.start) {
+	// Numbers of a postal address: "Apt. 722 20 40", "Suite 680", a postal
+	// code, a house number before a street; and identifiers ("INV-2024",
+	// "order 12345678").
+	if addressBefore(text, ps.start) || streetAfter(text, end) ||
+		ps.start >= 2 && text[ps.start-1] == '-' && isAlnum(text[ps.start-2]) ||
+		hasContext(text, ps.start, notPhoneContext) && !hasContext(text, ps.start, phoneContext) {
 		return dst, end
 	}
 	score := phoneScore(text, &ps)
@@ -148,9 +170,10 @@ func phoneScore(text string, ps *phoneShape) float64 {
 			sameSep = false
 		}
 	}
-	// Groups after the first have at least two digits.
-	for _, n := range g[1:] {
-		if n < 2 {
+	// Groups after the first have at least two digits, but for a one-digit
+	// area code after the country code ("+33 1 42 68 53 00").
+	for k, n := range g[1:] {
+		if n < 2 && !(ps.plus && k == 0 && len(g) >= 4) {
 			return 0
 		}
 	}
@@ -235,7 +258,7 @@ func isDate(text string, ps *phoneShape) bool {
 	return false
 }
 
-var cardContext = []string{"card", "credit", "debit", "visa", "mastercard", "amex", "cc", "payment"}
+var cardContext = []string{"card", "cards", "credit", "debit", "visa", "mastercard", "amex", "cc", "payment", "paid", "pay", "jcb", "discover", "maestro"}
 
 // findCard finds 12 to 19 digits, optionally in groups separated by single
 // spaces or dashes, that pass the Luhn check and match an issuer's prefix
@@ -259,7 +282,7 @@ func findCard(text string, i int, dst []Finding) ([]Finding, int) {
 		ends[groups], counts[groups] = q, n
 		groups++
 		p = q
-		if p+1 < len(text) && (text[p] == ' ' || text[p] == '-') && isDigit(text[p+1]) && (sep == 0 || sep == text[p]) {
+		if p+1 < len(text) && (text[p] == ' ' || text[p] == '-' || text[p] == '.') && isDigit(text[p+1]) && (sep == 0 || sep == text[p]) {
 			sep = text[p]
 			p++
 			continue
@@ -274,9 +297,18 @@ func findCard(text string, i int, dst []Finding) ([]Finding, int) {
 		if !boundaryAfter(text, e) && !(k < groups-1) {
 			continue
 		}
-		if luhn(digits[:c]) && issuerOK(digits[:c]) {
+		if !luhn(digits[:c]) {
+			continue
+		}
+		// Dotted groups must be groups of four ("4111.1111.1111.1111"),
+		// not a version or an amount.
+		if sep == '.' && k > 0 && !fours(counts[:k+1]) {
+			continue
+		}
+		context := hasContext(text, i, cardContext)
+		if issuerOK(digits[:c]) || context {
 			score := 0.8
-			if hasContext(text, i, cardContext) {
+			if context {
 				score = 1
 			}
 			return append(dst, Finding{Start: i, End: e, Type: CreditCard, Score: score}), e
@@ -317,8 +349,10 @@ func issuerOK(d []byte) bool {
 		return n == 15
 	case p4 == 6011 || p3 >= 644 && p3 <= 649 || p2 == 65: // Discover
 		return n >= 16 && n <= 19
-	case p4 >= 3528 && p4 <= 3589: // JCB
+	case p2 == 35: // JCB (3528-3589) and other 35 ranges
 		return n >= 16 && n <= 19
+	case p4 == 2131 || p4 == 1800: // JCB, legacy 15-digit numbers
+		return n == 15
 	case p2 == 36 || p3 >= 300 && p3 <= 305 || p2 == 38 || p2 == 39: // Diners Club
 		return n >= 14 && n <= 19
 	case p2 == 62: // UnionPay
@@ -599,6 +633,45 @@ func isMAC(s string, sep byte) bool {
 				return false
 			}
 		} else if !isHex(s[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// streetAfter reports whether a street name follows e: up to three
+// capitalised words, the last a street type ("Main Street", "Rue de la
+// Paix" counts by its first word).
+func streetAfter(text string, e int) bool {
+	l := theLexicon()
+	p := e
+	for w := 0; w < 3; w++ {
+		for p < len(text) && text[p] == ' ' {
+			p++
+		}
+		s := p
+		for p < len(text) && (isAlpha(text[p]) || text[p] >= 0x80) {
+			p++
+		}
+		if s == p {
+			return false
+		}
+		f := l.lookup(text[s:p])
+		if f&wStreetType != 0 && w > 0 || f&wStreetPre != 0 && w == 0 {
+			return true
+		}
+		if !(text[s] >= 'A' && text[s] <= 'Z') {
+			return false
+		}
+	}
+	return false
+}
+
+// fours reports whether the cumulative digit counts of groups are those of
+// groups of four digits.
+func fours(counts []int) bool {
+	for k, c := range counts {
+		if c != 4*(k+1) {
 			return false
 		}
 	}

@@ -1,9 +1,78 @@
 package privacy
 
-import "strings"
+import (
+	"net/netip"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 func isLocalChar(c byte) bool {
-	return isAlnum(c) || strings.IndexByte("._%+-'!#$&*/=?^`{|}~", c) >= 0
+	return isAlnum(c) || c >= 0x80 || strings.IndexByte("._%+-'!#$&*/=?^`{|}~", c) >= 0
+}
+
+// hostAtU is hostAt for an e-mail host, which may hold letters outside
+// ASCII (an internationalised domain name): it returns the same values.
+func hostAtU(text string, p int) (end, labels, last int, ok bool) {
+	i := p
+	for {
+		s := i
+		for i < len(text) && (isLabelChar(text[i]) || text[i] >= 0x80) && i-s <= 63 {
+			i++
+		}
+		if i == s || i-s > 63 || text[s] == '-' || text[i-1] == '-' {
+			return 0, 0, 0, false
+		}
+		labels++
+		last = s
+		if i-p > 253 {
+			return 0, 0, 0, false
+		}
+		if i+1 < len(text) && text[i] == '.' && (isLabelChar(text[i+1]) || text[i+1] >= 0x80) {
+			i++
+			continue
+		}
+		return i, labels, last, true
+	}
+}
+
+// lettersOnly reports whether the bytes of s outside ASCII are letters
+// (or marks) of valid UTF-8.
+func lettersOnly(s string) bool {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// ipLiteralEnd returns the end of "[192.0.2.1]" or "[IPv6:2001:db8::1]"
+// at p, or 0.
+func ipLiteralEnd(text string, p int) int {
+	if p >= len(text) || text[p] != '[' {
+		return 0
+	}
+	e := strings.IndexByte(text[p:min(len(text), p+64)], ']')
+	if e < 0 {
+		return 0
+	}
+	lit := text[p+1 : p+e]
+	if len(lit) > 5 && strings.EqualFold(lit[:5], "ipv6:") {
+		a, err := netip.ParseAddr(lit[5:])
+		if err != nil || !a.Is6() {
+			return 0
+		}
+	} else if a, err := netip.ParseAddr(lit); err != nil || !a.Is4() {
+		return 0
+	}
+	return p + e + 1
 }
 
 func isLabelChar(c byte) bool { return isAlnum(c) || c == '-' }
@@ -60,12 +129,23 @@ func findEmail(text string, i int, dst []Finding) ([]Finding, int) {
 	if s == i || i+1 >= len(text) {
 		return dst, i + 1
 	}
-	e, labels, last, ok := hostAt(text, i+1)
-	if !ok || labels < 2 {
+	// The local part begins at a letter or digit of valid text.
+	for s < i && text[s] >= 0x80 && !utf8.RuneStart(text[s]) {
+		s++
+	}
+	if !lettersOnly(text[s:i]) {
+		return dst, i + 1
+	}
+	// A host written as an address: "admin@[192.0.2.1]".
+	if e := ipLiteralEnd(text, i+1); e > 0 {
+		return append(dst, Finding{Start: s, End: e, Type: EmailAddress, Score: 0.95}), e
+	}
+	e, labels, last, ok := hostAtU(text, i+1)
+	if !ok || labels < 2 || !lettersOnly(text[i+1:e]) {
 		return dst, i + 1
 	}
 	tld := text[last:e]
-	if len(tld) < 2 || !allLetters(tld) {
+	if len(tld) < 2 || !allLetters(tld) && !(tld[0] >= 0x80 || strings.HasPrefix(tld, "xn--")) {
 		return dst, i + 1
 	}
 	if e < len(text) && (wordChar(text[e]) || text[e] == '@') {

@@ -29,7 +29,10 @@
 //
 //   - A [Recognizer] finds values of some [EntityType]s. [Builtins] are
 //     hand-written candidate finders with validators (checksums, issuer
-//     tables, invalidation rules); [Rule] wraps a Go regular expression,
+//     tables, invalidation rules, credentials by header, parameter name and
+//     provider format) and the embedded recognizer of names, places,
+//     organisations, addresses, dates, ages and titles ([Embedded]), which
+//     decides with word lists shipped in the module; [Rule] wraps a Go regular expression,
 //     [Dictionary] finds known values with an Aho–Corasick automaton, and
 //     [Analyzer] calls an external analyzer speaking Presidio's /analyze
 //     protocol.

@@ -29,8 +29,8 @@ func TestGuardEditedArguments(t *testing.T) {
 		},
 		{
 			name: "original typed in",
-			edit: func(_, c string) string { return `{"email":"` + other + `","card":"` + c + `","note":"to Grace"}` },
-			want: map[string]string{"email": other, "note": "to Grace"},
+			edit: func(_, c string) string { return `{"email":"` + other + `","card":"` + c + `","note":"window seat"}` },
+			want: map[string]string{"email": other, "note": "window seat"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

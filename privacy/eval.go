@@ -1,48 +1,80 @@
 package privacy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
-// EvalTypes are the types [Evaluate] scores: those the built-in recognizers
-// cover in the labelled dev-set format.
-var EvalTypes = []EntityType{CreditCard, PhoneNumber, EmailAddress, USSSN, IBANCode, IPAddress, DomainName}
+// ErrEvalData is returned (wrapped) by [Evaluate] for data it cannot read
+// as labelled records: malformed JSON, a value that is not a list of
+// records, a record without its text, a span without a type or with
+// offsets outside its text, or no record at all.
+var ErrEvalData = errors.New("privacy: not labelled evaluation data")
 
-// evalAlias maps predicted types to the label the dev set uses for them:
-// the dev set labels whole URLs as DOMAIN_NAME.
-var evalAlias = map[EntityType]EntityType{URL: DomainName}
+// EvalOptions configure [Evaluate]. The zero value (or nil) scores the
+// labels of the file as they are.
+type EvalOptions struct {
+	// Labels maps labels of the data to the types the scanner reports
+	// (for example "GPE" to [Location] for data labelled in spaCy's
+	// scheme). A label mapped to "" is ignored. Labels not in the map are
+	// used as they are. nil means no mapping.
+	Labels map[string]EntityType
+}
 
-// TypeScore is the detection quality for one type.
+// TypeScore is the detection quality for one type. Precision is NaN when
+// nothing of the type was predicted, Recall and F2 are NaN when the data
+// holds no value of the type (no support).
 type TypeScore struct {
 	Type                  EntityType
 	TP, FP, FN            int
 	Precision, Recall, F2 float64
 }
 
+// Support is the number of labelled values of the type.
+func (t *TypeScore) Support() int { return t.TP + t.FN }
+
 func (t *TypeScore) finish() {
+	t.Precision, t.Recall, t.F2 = math.NaN(), math.NaN(), math.NaN()
 	if t.TP+t.FP > 0 {
 		t.Precision = float64(t.TP) / float64(t.TP+t.FP)
 	}
-	if t.TP+t.FN > 0 {
-		t.Recall = float64(t.TP) / float64(t.TP+t.FN)
+	if t.TP+t.FN == 0 {
+		return
 	}
-	if p, r := t.Precision, t.Recall; p+r > 0 {
+	t.Recall = float64(t.TP) / float64(t.TP+t.FN)
+	switch p, r := t.Precision, t.Recall; {
+	case t.TP == 0:
+		t.F2 = 0
+	default:
 		t.F2 = 5 * p * r / (4*p + r)
 	}
 }
 
 // Report is the result of [Evaluate].
 type Report struct {
-	// Types holds one score per type of [EvalTypes], in that order.
+	// Types holds one score per type labelled in the data, most
+	// frequent first; a labelled type the scanner never reports scores
+	// its values as misses.
 	Types []TypeScore
-	// Overall sums the counts of Types (micro average).
+	// Unlabelled holds the predictions of types that the data never
+	// labels: all false positives, also counted in Overall and Agnostic.
+	Unlabelled []TypeScore
+	// Overall sums the counts of Types and Unlabelled (micro average): a
+	// prediction counts only with the right type.
 	Overall TypeScore
+	// Agnostic scores the spans regardless of type: a prediction of any
+	// type matches a labelled value it overlaps enough.
+	Agnostic TypeScore
 	// Records is the number of texts, Bytes their total size.
 	Records int
 	Bytes   int
@@ -50,11 +82,13 @@ type Report struct {
 	ScanTime time.Duration
 }
 
-// Score returns the score of type t, or nil.
+// Score returns the score of type t (labelled or not), or nil.
 func (r *Report) Score(t EntityType) *TypeScore {
-	for i := range r.Types {
-		if r.Types[i].Type == t {
-			return &r.Types[i]
+	for _, list := range [][]TypeScore{r.Types, r.Unlabelled} {
+		for i := range list {
+			if list[i].Type == t {
+				return &list[i]
+			}
 		}
 	}
 	return nil
@@ -68,13 +102,15 @@ func (r *Report) MBPerSecond() float64 {
 	return float64(r.Bytes) / 1e6 / r.ScanTime.Seconds()
 }
 
+type evalSpan struct {
+	EntityType *string `json:"entity_type"`
+	Start      *int    `json:"start_position"`
+	End        *int    `json:"end_position"`
+}
+
 type evalRecord struct {
-	FullText string `json:"full_text"`
-	Spans    []struct {
-		EntityType string `json:"entity_type"`
-		Start      int    `json:"start_position"`
-		End        int    `json:"end_position"`
-	} `json:"spans"`
+	FullText *string    `json:"full_text"`
+	Spans    []evalSpan `json:"spans"`
 }
 
 type cpSpan struct {
@@ -83,33 +119,73 @@ type cpSpan struct {
 	matched    bool
 }
 
+// evalAlias maps predicted types to the label that presidio-research's
+// data uses for them when the data has no label of their own: it labels
+// whole URLs as DOMAIN_NAME.
+var evalAlias = map[EntityType]EntityType{URL: DomainName}
+
 // Evaluate scores s on labelled data: a JSON array of records
 // {"full_text": ..., "spans": [{"entity_type", "start_position",
 // "end_position"}]} with offsets in Unicode code points (the format of
-// Presidio's evaluation data).
+// Presidio's evaluation data). opts may be nil.
 //
-// A prediction matches a gold span of the same type when their
-// intersection covers at least 90% of the gold span and at least 90% of
-// the prediction (both measured in code points); each gold span and each
-// prediction matches at most once. Unmatched predictions are false
-// positives, unmatched gold spans false negatives. Only [EvalTypes] are
-// scored; predicted URLs count as DOMAIN_NAME, the dev set's label for
-// them. F2 weighs recall twice as much as precision.
-func Evaluate(r io.Reader, s *Scanner) (*Report, error) {
+// A prediction matches a labelled span when their intersection covers at
+// least 90% of each (measured in code points); each labelled span and each
+// prediction matches at most once. Every type labelled in the data is
+// scored: a type the scanner never predicts scores its values as misses.
+// Predictions of types the data never labels are false positives, listed
+// in [Report.Unlabelled]. A predicted URL counts as DOMAIN_NAME when the
+// data labels no URL. F2 weighs recall twice as much as precision.
+//
+// Data that is not a list of such records is an error wrapping
+// [ErrEvalData]; so is a list without records.
+func Evaluate(r io.Reader, s *Scanner, opts *EvalOptions) (*Report, error) {
+	var o EvalOptions
+	if opts != nil {
+		o = *opts
+	}
 	var recs []evalRecord
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&recs); err != nil {
-		return nil, fmt.Errorf("privacy: reading evaluation data: %w", err)
+		return nil, fmt.Errorf("%w: %v", ErrEvalData, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: no records", ErrEvalData)
+	}
+	labelled := map[EntityType]bool{}
+	for i, rec := range recs {
+		if rec.FullText == nil {
+			return nil, fmt.Errorf("%w: record %d has no full_text", ErrEvalData, i)
+		}
+		n := utf8.RuneCountInString(*rec.FullText)
+		for j, sp := range rec.Spans {
+			if sp.EntityType == nil || *sp.EntityType == "" || sp.Start == nil || sp.End == nil {
+				return nil, fmt.Errorf("%w: record %d, span %d lacks entity_type, start_position or end_position", ErrEvalData, i, j)
+			}
+			if *sp.Start < 0 || *sp.Start >= *sp.End || *sp.End > n {
+				return nil, fmt.Errorf("%w: record %d, span %d: offsets %d..%d outside a text of %d code points", ErrEvalData, i, j, *sp.Start, *sp.End, n)
+			}
+			if t := o.label(*sp.EntityType); t != "" {
+				labelled[t] = true
+			}
+		}
 	}
 	rep := &Report{Records: len(recs)}
 	scores := map[EntityType]*TypeScore{}
-	for _, t := range EvalTypes {
-		scores[t] = &TypeScore{Type: t}
+	score := func(t EntityType) *TypeScore {
+		if scores[t] == nil {
+			scores[t] = &TypeScore{Type: t}
+		}
+		return scores[t]
 	}
+	for t := range labelled {
+		score(t)
+	}
+	rep.Agnostic.Type = "ANY"
 	ctx := context.Background()
 	var byteAt []int
 	for _, rec := range recs {
-		text := rec.FullText
+		text := *rec.FullText
 		rep.Bytes += len(text)
 		t0 := time.Now()
 		fs, err := s.Scan(ctx, text)
@@ -117,79 +193,172 @@ func Evaluate(r io.Reader, s *Scanner) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Code point index of every byte offset.
-		byteAt = byteAt[:0]
-		cp := 0
-		for i := range text {
-			for len(byteAt) < i {
-				byteAt = append(byteAt, cp)
-			}
-			byteAt = append(byteAt, cp)
-			cp++
-		}
-		for len(byteAt) <= len(text) {
-			byteAt = append(byteAt, cp)
-		}
+		byteAt = codePoints(text, byteAt)
 		var gold, pred []cpSpan
 		for _, g := range rec.Spans {
-			t := EntityType(g.EntityType)
-			if scores[t] != nil {
-				gold = append(gold, cpSpan{start: g.Start, end: g.End, typ: t})
+			if t := o.label(*g.EntityType); t != "" {
+				gold = append(gold, cpSpan{start: *g.Start, end: *g.End, typ: t})
 			}
 		}
 		for _, f := range fs {
 			t := f.Type
-			if a, ok := evalAlias[t]; ok {
+			if a, ok := evalAlias[t]; ok && !labelled[t] {
 				t = a
 			}
-			if scores[t] != nil {
-				pred = append(pred, cpSpan{start: byteAt[f.Start], end: byteAt[f.End], typ: t})
-			}
+			pred = append(pred, cpSpan{start: byteAt[f.Start], end: byteAt[f.End], typ: t})
 		}
-		for gi := range gold {
-			g := &gold[gi]
-			for pi := range pred {
-				p := &pred[pi]
-				if p.matched || p.typ != g.typ {
-					continue
-				}
-				inter := min(g.end, p.end) - max(g.start, p.start)
-				if inter > 0 && float64(inter) >= 0.9*float64(g.end-g.start) && float64(inter) >= 0.9*float64(p.end-p.start) {
-					p.matched, g.matched = true, true
-					break
-				}
-			}
+		match(gold, pred, true)
+		for _, g := range gold {
 			if g.matched {
-				scores[g.typ].TP++
+				score(g.typ).TP++
 			} else {
-				scores[g.typ].FN++
+				score(g.typ).FN++
 			}
 		}
 		for _, p := range pred {
 			if !p.matched {
-				scores[p.typ].FP++
+				score(p.typ).FP++
 			}
 		}
+		tp, fp, fn := match(gold, pred, false)
+		rep.Agnostic.TP += tp
+		rep.Agnostic.FP += fp
+		rep.Agnostic.FN += fn
 	}
 	rep.Overall.Type = "ALL"
-	for _, t := range EvalTypes {
-		sc := scores[t]
+	for _, sc := range scores {
 		sc.finish()
-		rep.Types = append(rep.Types, *sc)
+		if labelled[sc.Type] {
+			rep.Types = append(rep.Types, *sc)
+		} else {
+			rep.Unlabelled = append(rep.Unlabelled, *sc)
+		}
 		rep.Overall.TP += sc.TP
 		rep.Overall.FP += sc.FP
 		rep.Overall.FN += sc.FN
 	}
+	bySupport := func(a, b TypeScore) int {
+		if c := cmp.Compare(b.Support(), a.Support()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.FP, a.FP); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Type, b.Type)
+	}
+	slices.SortFunc(rep.Types, bySupport)
+	slices.SortFunc(rep.Unlabelled, bySupport)
 	rep.Overall.finish()
+	rep.Agnostic.finish()
 	return rep, nil
 }
 
-// WriteText writes the report as a table.
+func (o *EvalOptions) label(l string) EntityType {
+	if t, ok := o.Labels[l]; ok {
+		return t
+	}
+	return EntityType(l)
+}
+
+// codePoints returns, for every byte offset of text (and its end), the
+// index of the code point it falls in.
+func codePoints(text string, byteAt []int) []int {
+	byteAt = byteAt[:0]
+	cp := 0
+	for i := range text {
+		for len(byteAt) < i {
+			byteAt = append(byteAt, cp-1)
+		}
+		byteAt = append(byteAt, cp)
+		cp++
+	}
+	for len(byteAt) <= len(text) {
+		byteAt = append(byteAt, cp)
+	}
+	return byteAt
+}
+
+// match pairs gold and predicted spans one to one (same type when typed)
+// and marks them; it returns the counts of matched pairs, unmatched
+// predictions and unmatched gold spans. The marks are reset first.
+func match(gold, pred []cpSpan, typed bool) (tp, fp, fn int) {
+	for i := range gold {
+		gold[i].matched = false
+	}
+	for i := range pred {
+		pred[i].matched = false
+	}
+	for gi := range gold {
+		g := &gold[gi]
+		for pi := range pred {
+			p := &pred[pi]
+			if p.matched || typed && p.typ != g.typ {
+				continue
+			}
+			inter := min(g.end, p.end) - max(g.start, p.start)
+			if inter > 0 && float64(inter) >= 0.9*float64(g.end-g.start) && float64(inter) >= 0.9*float64(p.end-p.start) {
+				p.matched, g.matched = true, true
+				tp++
+				break
+			}
+		}
+		if !g.matched {
+			fn++
+		}
+	}
+	for _, p := range pred {
+		if !p.matched {
+			fp++
+		}
+	}
+	return tp, fp, fn
+}
+
+// ParseLabels parses a label map written as "GPE=LOCATION,PER=PERSON"
+// (the form of the --labels flag of toolgate eval pii). An empty target
+// ("MISC=") makes [Evaluate] ignore that label.
+func ParseLabels(s string) (map[string]EntityType, error) {
+	m := map[string]EntityType{}
+	if strings.TrimSpace(s) == "" {
+		return m, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("privacy: label map entry %q is not LABEL=TYPE", kv)
+		}
+		m[k] = EntityType(v)
+	}
+	return m, nil
+}
+
+func fmtScore(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", f)
+}
+
+// WriteText writes the report as a table: the labelled types, the
+// overall (typed) and type-agnostic scores, then the predictions of types
+// the data does not label.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "type\tTP\tFP\tFN\tprecision\trecall\tF2\t\n")
-	for _, t := range append(slices.Clone(r.Types), r.Overall) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", t.Type, t.TP, t.FP, t.FN, t.Precision, t.Recall, t.F2)
+	fmt.Fprintf(tw, "type\tsupport\tTP\tFP\tFN\tprecision\trecall\tF2\t\n")
+	row := func(t TypeScore) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", t.Type, t.Support(), t.TP, t.FP, t.FN, fmtScore(t.Precision), fmtScore(t.Recall), fmtScore(t.F2))
+	}
+	for _, t := range r.Types {
+		row(t)
+	}
+	row(r.Overall)
+	row(r.Agnostic)
+	if len(r.Unlabelled) > 0 {
+		fmt.Fprintf(tw, "predicted, not labelled in the data:\t\t\t\t\t\t\t\t\n")
+		for _, t := range r.Unlabelled {
+			row(t)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

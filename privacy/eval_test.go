@@ -1,8 +1,10 @@
 package privacy
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -11,25 +13,159 @@ import (
 // devSet is the labelled dev set, outside the repository.
 const devSet = "../../shared/data/pii/generated_large.json"
 
-func TestEvaluateDevSet(t *testing.T) {
-	f, err := os.Open(devSet)
+// heldOut reports whether a dev-set template is held out: tuning looks at
+// the other templates only, so these sentences are unseen in form as well
+// as in values.
+func heldOut(templateID int) bool { return templateID%5 == 2 }
+
+// devSplit reads the dev set and returns it whole, the tuning part and the
+// held-out part, each as JSON. It fails the test when CI is set and the
+// file is absent, and skips otherwise.
+func devSplit(t *testing.T) (all, tune, held string) {
+	t.Helper()
+	b, err := os.ReadFile(devSet)
 	if errors.Is(err, fs.ErrNotExist) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("dev set %s is absent; CI needs it", devSet)
+		}
 		t.Skipf("dev set %s not present; it lives in the shared data folder next to the repository", devSet)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rep, err := Evaluate(f, NewScanner(nil))
+	var recs []json.RawMessage
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatal(err)
+	}
+	var a, h []json.RawMessage
+	for _, r := range recs {
+		var meta struct {
+			TemplateID int `json:"template_id"`
+		}
+		if err := json.Unmarshal(r, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if heldOut(meta.TemplateID) {
+			h = append(h, r)
+		} else {
+			a = append(a, r)
+		}
+	}
+	enc := func(v []json.RawMessage) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	return string(b), enc(a), enc(h)
+}
+
+func evalString(t *testing.T, data string, opts *EvalOptions) *Report {
+	t.Helper()
+	rep, err := Evaluate(strings.NewReader(data), NewScanner(nil), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	rep.WriteText(&b)
-	t.Logf("\n%s", b.String())
-	for _, typ := range []EntityType{CreditCard, IBANCode} {
-		if s := rep.Score(typ); s.F2 < 0.95 {
-			t.Errorf("%s: F2 %.3f, want >= 0.95", typ, s.F2)
+	return rep
+}
+
+// devThresholds are the lowest F2 scores accepted on the dev set, for
+// every type the default scanner claims that the dev set labels, and for
+// the type-agnostic score ("ANY"). .ci/run checks the same ones through
+// toolgate eval pii.
+var devThresholds = map[EntityType]float64{
+	"ANY": 0.86, Person: 0.87, Address: 0.81, Location: 0.83, Organization: 0.58, DateTime: 0.95, Title: 0.85,
+	CreditCard: 0.98, PhoneNumber: 0.96, EmailAddress: 0.98, USSSN: 0.98, IBANCode: 0.98, IPAddress: 0.98, DomainName: 0.98,
+}
+
+// heldOutThresholds guard the held-out templates against regressions; they
+// are below the targets (see docs/PRIVACY.md for the scores).
+var heldOutThresholds = map[EntityType]float64{
+	"ANY": 0.80, Person: 0.83, Address: 0.74, Location: 0.65, CreditCard: 0.98, PhoneNumber: 0.9, EmailAddress: 0.98,
+	IBANCode: 0.98, IPAddress: 0.98, DateTime: 0.95,
+}
+
+func TestEvaluateDevSet(t *testing.T) {
+	all, tune, held := devSplit(t)
+	for _, part := range []struct {
+		name, data string
+		min        map[EntityType]float64
+	}{{"full dev set", all, devThresholds}, {"tuning templates", tune, nil}, {"held-out templates", held, heldOutThresholds}} {
+		rep := evalString(t, part.data, nil)
+		var b strings.Builder
+		rep.WriteText(&b)
+		t.Logf("%s:\n%s", part.name, b.String())
+		for typ, min := range part.min {
+			s := &rep.Agnostic
+			if typ != "ANY" {
+				s = rep.Score(typ)
+			}
+			if s == nil || !(s.F2 >= min) {
+				t.Errorf("%s: %s F2 below %.2f", part.name, typ, min)
+			}
 		}
 	}
+}
+
+// TestEvaluateScoring checks the scoring on hand-made records: every
+// labelled type is scored, predictions of unlabelled types are listed
+// apart, labels can be mapped, bad data is refused.
+func TestEvaluateScoring(t *testing.T) {
+	data := `[{"full_text":"Mail ann@example.com or call Anna Schmidt.","spans":[
+		{"entity_type":"EMAIL_ADDRESS","start_position":5,"end_position":20},
+		{"entity_type":"PER","start_position":29,"end_position":41},
+		{"entity_type":"BADGE","start_position":0,"end_position":4}]},
+		{"full_text":"nothing here","spans":[]}]`
+	rep := evalString(t, data, nil)
+	if s := rep.Score("BADGE"); s == nil || s.FN != 1 || s.TP != 0 || s.F2 != 0 || !math.IsNaN(s.Precision) {
+		t.Errorf("BADGE (never predicted) = %+v, want one miss, F2 0, precision n/a", s)
+	}
+	if s := rep.Score(Person); s == nil || s.FP != 1 || s.Support() != 0 || !math.IsNaN(s.F2) || !slicesContainType(rep.Unlabelled, Person) {
+		t.Errorf("PERSON (not labelled) = %+v, want an unlabelled false positive with F2 n/a", s)
+	}
+	if rep.Agnostic.TP != 2 || rep.Agnostic.FN != 1 {
+		t.Errorf("type-agnostic = %+v, want 2 matched, 1 missed", rep.Agnostic)
+	}
+	mapped := evalString(t, data, &EvalOptions{Labels: map[string]EntityType{"PER": Person, "BADGE": ""}})
+	if s := mapped.Score(Person); s == nil || s.TP != 1 || s.F2 != 1 {
+		t.Errorf("PER mapped to PERSON = %+v, want one match", s)
+	}
+	if mapped.Score("BADGE") != nil {
+		t.Errorf("BADGE mapped to nothing is still scored")
+	}
+	for _, bad := range []string{`{}`, `[]`, `[{"text":"x"}]`, `[{"full_text":"ab","spans":[{"entity_type":"X","start_position":1,"end_position":5}]}]`,
+		`[{"full_text":"ab","spans":[{"start_position":0,"end_position":1}]}]`, `not json`} {
+		if _, err := Evaluate(strings.NewReader(bad), NewScanner(nil), nil); !errors.Is(err, ErrEvalData) {
+			t.Errorf("Evaluate(%s) = %v, want ErrEvalData", bad, err)
+		}
+	}
+}
+
+func slicesContainType(ts []TypeScore, t EntityType) bool {
+	for _, s := range ts {
+		if s.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func FuzzEvaluate(f *testing.F) {
+	f.Add(`[{"full_text":"mail ann@example.com","spans":[{"entity_type":"EMAIL_ADDRESS","start_position":5,"end_position":20}]}]`)
+	f.Add(`[{"full_text":"é","spans":[{"entity_type":"X","start_position":0,"end_position":1}]}]`)
+	f.Add(`[{"full_text":null}]`)
+	f.Add(`{}`)
+	s := NewScanner(nil)
+	f.Fuzz(func(t *testing.T, data string) {
+		rep, err := Evaluate(strings.NewReader(data), s, nil)
+		if err != nil {
+			return
+		}
+		for _, ts := range append(rep.Types, rep.Unlabelled...) {
+			if ts.TP < 0 || ts.FP < 0 || ts.FN < 0 || ts.TP+ts.FP+ts.FN == 0 {
+				t.Fatalf("bad score %+v", ts)
+			}
+		}
+	})
 }

@@ -80,3 +80,13 @@ func ExampleRule() {
 	// Output:
 	// [EMPLOYEE_ID_1] works for [ACCOUNT_1].
 }
+
+func ExampleEmbedded() {
+	ctx := context.Background()
+	r := privacy.NewRewriter(privacy.NewScanner(nil), privacy.NewVault())
+	msg, _ := r.Tokenize(ctx, "Please send the contract to Anna Schmidt, 12 Rue de la Paix, Paris. "+
+		"She was born on 4/17/1986; her colleague Dr. Tomasz Nowak at Wexford Analytics Group has a copy.")
+	fmt.Println(msg)
+	// Output:
+	// Please send the contract to [PERSON_1], [ADDRESS_1] [ADDRESS_2], [LOCATION_1]. She was born on [DATE_TIME_1]; her colleague [PERSON_2] [PERSON_3] at [ORGANIZATION_1] has a copy.
+}

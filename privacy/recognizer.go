@@ -99,17 +99,26 @@ var builtins = []*builtin{
 	{name: "ipv6_mac", types: []EntityType{IPAddress, MACAddress}, triggers: ":-", find: findColon},
 	{name: "crypto", types: []EntityType{Crypto}, triggers: digitBytes, find: findCrypto},
 	{name: "secret", types: []EntityType{Secret}, triggers: "AJ_-", find: findSecret},
+	{name: "credential", types: []EntityType{Secret}, triggers: ":=-._", find: findCredential},
 }
 
 // Builtins returns the built-in recognizers that find at least one of the
-// given types, or all of them when no type is given. The returned
-// recognizers are fused into one pass by a [Scanner].
+// given types, or all of them when no type is given: the pattern
+// recognizers, which a [Scanner] fuses into one pass, and the embedded
+// recognizer of names, places, organisations, addresses, dates, ages and
+// titles ([Embedded]), limited to the given types.
 func Builtins(types ...EntityType) []Recognizer {
 	var out []Recognizer
 	for _, b := range builtins {
 		if len(types) == 0 || anyOf(b.types, types) {
 			out = append(out, b)
 		}
+	}
+	if len(types) == 0 {
+		return append(out, Embedded())
+	}
+	if anyOf(EmbeddedTypes, types) {
+		out = append(out, Embedded(types...))
 	}
 	return out
 }
@@ -179,8 +188,8 @@ func boundaryAfter(text string, e int) bool {
 const contextWindow = 40
 
 // hasContext reports whether one of words (lower case ASCII) occurs in
-// the contextWindow bytes before start, case-insensitively, at a word
-// start.
+// the contextWindow bytes before start, case-insensitively, as a whole
+// word.
 func hasContext(text string, start int, words []string) bool {
 	lo := max(0, start-contextWindow)
 	for j := lo; j < start; j++ {
@@ -196,7 +205,8 @@ func hasContext(text string, start int, words []string) bool {
 			for k < len(w) && lower(text[j+k]) == w[k] {
 				k++
 			}
-			if k == len(w) {
+			// Whole words only: "offices" is not "office".
+			if k == len(w) && (j+k == len(text) || !isAlpha(text[j+k])) {
 				return true
 			}
 		}

@@ -304,6 +304,17 @@ func merge(fs []Finding, min float64) []Finding {
 	return out
 }
 
+// readsCase reports whether the scanner holds the embedded recognizer,
+// whose reading of a text depends on whether it has capital letters.
+func (s *Scanner) readsCase() bool {
+	for _, r := range s.others {
+		if _, ok := r.(*entities); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // holdback returns how much of the end of text a recognizer needs to see
 // continued before it can decide (a dictionary term cut short).
 func (s *Scanner) holdback(text string) int {

@@ -31,6 +31,7 @@ type Stream struct {
 	grant   Grant
 	pending string
 	history string
+	cased   bool // the text so far holds a capital letter
 	err     error
 }
 
@@ -45,6 +46,11 @@ func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
 		return "", s.err
 	}
 	s.pending += chunk
+	// The embedded recognizer reads text without capitals case by case:
+	// hold such text until a capital shows the text is cased, or to the end.
+	if !s.cased && !hasUpper(s.pending) && s.r.scanner.readsCase() && len(s.pending) < maxHold {
+		return "", nil
+	}
 	cut := safeCut(s.pending[:len(s.pending)-s.r.scanner.holdback(s.pending)])
 	if cut == 0 {
 		return "", nil
@@ -60,6 +66,7 @@ func (s *Stream) Flush(ctx context.Context) (string, error) {
 	}
 	out, err := s.emit(ctx, len(s.pending))
 	s.history = ""
+	s.cased = false
 	return out, err
 }
 
@@ -67,6 +74,9 @@ func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 	seg := s.pending[:cut]
 	text := s.history + seg
 	s.r.vault.reserve(seg)
+	if s.cased = s.cased || hasUpper(s.pending); s.cased {
+		ctx = context.WithValue(ctx, casedText{}, true)
+	}
 	fs, err := s.r.find(ctx, text)
 	if err != nil {
 		s.err = err

@@ -122,7 +122,7 @@ func TestStreamDictionaryHoldback(t *testing.T) {
 func TestStreamBlock(t *testing.T) {
 	r := newRewriter()
 	st := r.Stream(ModeBlock, NoTypes())
-	if out, err := st.Write(ctx, "fine text "); err != nil || out != "fine text " {
+	if out, err := st.Write(ctx, "Some fine text here "); err != nil || out != "Some fine text here " {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	_, err := st.Write(ctx, "mail ann@example.com now")

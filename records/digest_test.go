@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -16,6 +18,8 @@ func TestArgumentsDigest(t *testing.T) {
 			"flight": "VX205" }`},
 		{`{"a":{"y":1,"x":[1,2]}}`, `{"a":{"x":[1, 2],"y":1}}`},
 		{`"<&>"`, `"\u003c\u0026\u003e"`},
+		{`{"n":1}`, `{"n":1.0}`}, // RFC 8785: numbers as IEEE 754 values
+		{`{"n":100}`, `{"n":1e2}`},
 	}
 	for _, p := range same {
 		if records.ArgumentsDigest(p[0]) != records.ArgumentsDigest(p[1]) {
@@ -24,7 +28,6 @@ func TestArgumentsDigest(t *testing.T) {
 	}
 	differ := [][2]string{
 		{`{"flight":"VX205"}`, `{"flight":"VX206"}`},
-		{`{"n":1}`, `{"n":1.0}`}, // numbers as written
 		{`{"n":1}`, `{"n":"1"}`}, // types matter
 		{`{"a":1}`, `{"a":1,"b":null}`},
 		{`{`, `"{"`},              // invalid JSON never matches a JSON string
@@ -36,6 +39,19 @@ func TestArgumentsDigest(t *testing.T) {
 	for _, p := range differ {
 		if records.ArgumentsDigest(p[0]) == records.ArgumentsDigest(p[1]) {
 			t.Errorf("digests of %q and %q are equal, want different", p[0], p[1])
+		}
+	}
+}
+
+// TestArgumentsDigestVectors pins the stored form (sha256sum of the
+// canonical text).
+func TestArgumentsDigestVectors(t *testing.T) {
+	for args, want := range map[string]string{
+		`{ "flight" : "VX205" }`:   "sha256:492a3f94503c9c6ca1e372bf32dd4335e8081475405b8b14798f93e71b0abc9d",
+		`{"n":1.0,"m":1e2,"k":-0}`: "sha256:cd6aeaf7795e3cff9e2758186ed5552a960ed5bc0ce189d65115dfe1f8ea5b29",
+	} {
+		if got := records.ArgumentsDigest(args); got != want {
+			t.Errorf("ArgumentsDigest(%s) = %s, want %s", args, got, want)
 		}
 	}
 }
@@ -56,6 +72,8 @@ func TestGrantCovers(t *testing.T) {
 		{"expired", any, "bookFlight", `{}`, now.Add(time.Minute), false},
 		{"same arguments", same, "bookFlight", `{ "flight" : "VX205" }`, now, true},
 		{"other arguments", same, "bookFlight", `{"flight":"VX206"}`, now, false},
+		{"a digest of the old form", &records.Grant{Tool: "bookFlight", ExpiresAt: now.Add(time.Minute),
+			ArgumentsDigest: strings.TrimPrefix(records.ArgumentsDigest(`{"flight":"VX205"}`), "sha256:")}, "bookFlight", `{"flight":"VX205"}`, now, false},
 	} {
 		if got := tc.g.Covers(tc.tool, tc.args, tc.at); got != tc.want {
 			t.Errorf("%s: Covers = %v, want %v", tc.name, got, tc.want)
@@ -72,11 +90,15 @@ func FuzzArgumentsDigest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d := records.ArgumentsDigest(s)
-		if len(d) != 64 {
-			t.Fatalf("digest %q is not 64 hex digits", d)
+		if hex, ok := strings.CutPrefix(d, "sha256:"); !ok || len(hex) != 64 {
+			t.Fatalf("digest %q is not sha256: and 64 hex digits", d)
+		}
+		if d != audit.Digest([]byte(s)) {
+			t.Fatalf("digest %q is not the audit log's %q", d, audit.Digest([]byte(s)))
 		}
 		var v any
-		if !utf8.ValidString(s) || json.Unmarshal([]byte(s), &v) != nil || repeatsKey(s) {
+		// Only JSON RFC 8785 takes (no lone surrogates either).
+		if !utf8.ValidString(s) || !jsontext.Value(s).IsValid() || json.Unmarshal([]byte(s), &v) != nil || repeatsKey(s) {
 			return
 		}
 		if _, err := json.MarshalIndent(v, "", "  "); err != nil {

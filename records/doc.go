@@ -6,8 +6,8 @@
 //
 //	rs := records.NewMemory()
 //	// or, sharing the conversation store's database:
-//	//   rs := sqliteStore.Records()
-//	//   rs := postgresStore.Records()
+//	//   rs, err := sqliteStore.Records(ctx)
+//	//   rs, err := postgresStore.Records(ctx)
 //	srv, err := server.New(&server.Config{Agents: agents, Records: rs})
 //
 // [Store] is the interface the server uses and the SQL stores implement;

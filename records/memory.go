@@ -323,3 +323,20 @@ func (m *Memory) Grants(ctx context.Context, conversationID string, t time.Time)
 	}
 	return out, nil
 }
+
+// RevokeGrant implements [Store].
+func (m *Memory) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, g := range m.grants {
+		if g.ID == id && g.ConversationID == conversationID && t.Before(g.ExpiresAt) {
+			old := *g
+			g.ExpiresAt = t
+			return &old, nil
+		}
+	}
+	return nil, fmt.Errorf("records: grant %q of %q: %w", id, conversationID, ErrNotFound)
+}

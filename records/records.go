@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/argdigest"
 )
 
 // Store keeps the records of the approval service: who owns each
@@ -76,6 +77,11 @@ type Store interface {
 	// Grants returns the grants of a conversation still live at t
 	// (ExpiresAt after t), in the order they were added.
 	Grants(ctx context.Context, conversationID string, t time.Time) ([]Grant, error)
+	// RevokeGrant ends the grant with the id in the conversation at t: it
+	// is no longer live from t on (its ExpiresAt becomes t), and it returns
+	// the grant as it was. It fails with [ErrNotFound], and changes
+	// nothing, when the conversation has no such grant live at t.
+	RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*Grant, error)
 }
 
 // Errors of a [Store]; implementations wrap them.
@@ -231,7 +237,7 @@ type Grant struct {
 // Covers reports whether g allows a call of tool with arguments at time t.
 func (g *Grant) Covers(tool, arguments string, t time.Time) bool {
 	return g.Tool == tool && t.Before(g.ExpiresAt) &&
-		(g.ArgumentsDigest == "" || g.ArgumentsDigest == ArgumentsDigest(arguments))
+		(g.ArgumentsDigest == "" || argdigest.Current(g.ArgumentsDigest) && g.ArgumentsDigest == ArgumentsDigest(arguments))
 }
 
 // ListParams select a page of a listing. A nil *ListParams means the

@@ -65,6 +65,10 @@ type Transactional interface {
 	// AuditLog returns the audit log in the store's database, the one
 	// [Tx.Audit] appends to. It returns the same value on every call.
 	AuditLog() audit.Log
+	// ConversationStore returns the conversation store whose writes run
+	// the hooks given for this store: the one that made it. It returns the
+	// same value on every call.
+	ConversationStore() toolgate.ConversationStore
 }
 
 type hookKey struct{}

@@ -80,7 +80,7 @@ func grantOut(g *records.Grant) grantJSON {
 // tool.
 func (s *Server) authorizing(p *toolgate.Principal, c *conversation, tool string) []*ApprovalRule {
 	rules := s.cfg.Agents[c.Agent].Approvals
-	self := c.Owner.ID == p.ID
+	self := s.sameIdentity(c.Owner.ID, p.ID)
 	var out []*ApprovalRule
 	for i := range rules {
 		r := &rules[i]
@@ -123,6 +123,17 @@ func (s *Server) needsSecondApprover(c *conversation, reply *toolgate.AssistantM
 	return false
 }
 
+// decisionOf returns the decision of decisions for the call with key, or
+// the zero decision.
+func decisionOf(decisions []toolgate.Decision, key string) toolgate.Decision {
+	for _, d := range decisions {
+		if d.Key == key {
+			return d
+		}
+	}
+	return toolgate.Decision{}
+}
+
 // verdictOf returns the verdict decisions give the call with key.
 func verdictOf(decisions []toolgate.Decision, key string) toolgate.Verdict {
 	for _, d := range decisions {
@@ -160,6 +171,13 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *toolgate.Pri
 		errorJSON
 		Approval *approvalJSON `json:"approval"`
 	}
+	shown := func(a *records.Approval) *approvalJSON {
+		out := approvalOut(a)
+		if err := s.viewApproval(r.Context(), c, p, out, false); err != nil {
+			out.Decisions = nil
+		}
+		return out
+	}
 	switch {
 	case err != nil:
 		s.internal(w, r, err)
@@ -169,13 +187,13 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *toolgate.Pri
 			PauseID        string        `json:"pause_id"`
 			Status         string        `json:"status"`
 			Approval       *approvalJSON `json:"approval"`
-		}{c.ID, pauseID, statusAwaitingSecond, approvalOut(a)})
-	case prior.By == p.ID:
+		}{c.ID, pauseID, statusAwaitingSecond, shown(a)})
+	case s.sameIdentity(prior.By, p.ID):
 		writeJSON(w, http.StatusConflict, body{errorJSON{Error: codeSameApprover,
-			Message: "you already approved this pause; a second, different approver must decide it"}, approvalOut(prior)})
+			Message: "you already approved this pause; a second, different approver must decide it"}, shown(prior)})
 	case !sameDecisions(prior.Decisions, decisions):
 		writeJSON(w, http.StatusConflict, body{errorJSON{Error: codeDecisionsDiffer,
-			Message: "the first approver decided otherwise; send the same decisions to approve, or deny"}, approvalOut(prior)})
+			Message: "the first approver decided otherwise; send the same decisions to approve, or deny"}, shown(prior)})
 	default:
 		return prior.By, false
 	}
@@ -232,7 +250,12 @@ func (s *Server) stickyGrants(p *toolgate.Principal, c *conversation, reply *too
 		g := &records.Grant{ConversationID: c.ID, Tool: call.Name, GrantedBy: p.ID, GrantedAt: t,
 			ExpiresAt: t.Add(time.Duration(in.Minutes) * time.Minute)}
 		if in.SameArguments {
-			g.ArgumentsDigest = records.ArgumentsDigest(call.Arguments)
+			// The arguments that run: the approver's edit, if any.
+			args := call.Arguments
+			if edited, ok := editedArguments(decisionOf(decisions, keys[i])); ok {
+				args = edited
+			}
+			g.ArgumentsDigest = records.ArgumentsDigest(args)
 		}
 		if !slices.ContainsFunc(grants, func(x *records.Grant) bool { return x.Tool == g.Tool && x.ArgumentsDigest == g.ArgumentsDigest }) {
 			g.ID = "grant_" + rand.Text()
@@ -267,6 +290,10 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	if !s.sticky(c.Agent) {
 		return nil, nil, nil
 	}
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		return nil, nil, nil // the pause waits for a person
+	}
 	t := now()
 	grants, err := s.cfg.Records.Grants(ctx, c.ID, t)
 	if err != nil || len(grants) == 0 {
@@ -279,7 +306,7 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		if !call.Awaiting {
 			continue
 		}
-		i := slices.IndexFunc(grants, func(g records.Grant) bool { return g.Covers(call.Tool, call.Arguments, t) })
+		i := slices.IndexFunc(grants, func(g records.Grant) bool { return g.Covers(call.Tool, call.Arguments, t) && s.honoured(c, &g) })
 		if i < 0 {
 			return nil, nil, nil
 		}
@@ -297,7 +324,7 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
 		return nil, nil, err
 	}
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, actor, params)
 	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, params)
 	audited(err)
@@ -343,4 +370,22 @@ func (s *Server) stickyMinutes(p *toolgate.Principal, c *conversation, reply *to
 		}
 	}
 	return max(out, 0)
+}
+
+// honoured reports whether grant g of conversation c may still stand in
+// for a person: the rules in force now would let its granter, with the
+// roles they hold now, grant it — a rule covering the tool lets them
+// decide it, its sticky_max is at least the grant's length, and no rule
+// asks two approvers for the tool. A granter the server cannot resolve now
+// (see identity.go) honours nothing.
+func (s *Server) honoured(c *conversation, g *records.Grant) bool {
+	granter := s.principalNow(g.GrantedBy)
+	if granter == nil || s.approversFor(c.Agent, g.Tool) >= 2 {
+		return false
+	}
+	var limit time.Duration
+	for _, r := range s.authorizing(granter, c, g.Tool) {
+		limit = max(limit, r.StickyMax)
+	}
+	return limit > 0 && g.ExpiresAt.Sub(g.GrantedAt) <= limit
 }

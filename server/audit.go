@@ -532,9 +532,12 @@ type verificationJSON struct {
 	Records uint64 `json:"records"`
 	// Head is the last intact record, "SEQ:HASH"; "" for none.
 	Head string `json:"head"`
-	// Anchor is the record the log had to hold, "SEQ:HASH": the caller's,
-	// or the last this server appended; "" for none.
+	// Anchor is the record the log had to hold, "SEQ:HASH": the last
+	// this server appended; "" for none.
 	Anchor string `json:"anchor,omitempty"`
+	// CallerAnchor is the record the caller's ?anchor= named, which the
+	// log had to hold too; "" for none.
+	CallerAnchor string `json:"caller_anchor,omitempty"`
 	// Problem, Seq and Detail describe the first broken record.
 	Problem audit.Problem `json:"problem,omitempty"`
 	Seq     uint64        `json:"seq,omitempty"`
@@ -554,14 +557,17 @@ func (s *Server) conversationAudit(w http.ResponseWriter, r *http.Request, p *to
 		writeError(w, http.StatusNotFound, codeNoAudit, "this service keeps no audit log")
 		return
 	}
+	// The log must hold the server's own anchor and, besides, the
+	// caller's: a caller's anchor adds a check, never replaces one.
 	anchor := a.anchor()
+	var callers *audit.Anchor
 	if q := r.URL.Query().Get("anchor"); q != "" {
 		an, err := audit.ParseAnchor(q)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, codeInvalidRequest, "anchor: "+err.Error())
 			return
 		}
-		anchor = &an
+		callers = &an
 	}
 	out := auditJSON{ConversationID: c.ID, Records: []audit.Record{}, Verified: true}
 	var re *audit.RecordError
@@ -582,6 +588,12 @@ func (s *Server) conversationAudit(w http.ResponseWriter, r *http.Request, p *to
 		out.Verification.Anchor = anchor.String()
 	}
 	rep, err := audit.Verify(ctx, a.log, &audit.VerifyOptions{Anchor: anchor})
+	if callers != nil {
+		out.Verification.CallerAnchor = callers.String()
+		if err == nil {
+			rep, err = audit.Verify(ctx, a.log, &audit.VerifyOptions{Anchor: callers})
+		}
+	}
 	switch {
 	case errors.As(err, &re):
 		out.Verified = false

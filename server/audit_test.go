@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -70,7 +71,7 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 		t.Cleanup(func() { s.Close() })
 		f.store = s
 		if o.inStore {
-			f.records, f.log, f.path = s.Records(), s.AuditLog(), filepath.Join(dir, "toolgate.db")
+			f.records, f.log, f.path = mustRecords(t, s), s.AuditLog(), filepath.Join(dir, "toolgate.db")
 		}
 		if f.log == nil {
 			f.path = filepath.Join(dir, "toolgate.audit.db")
@@ -288,7 +289,10 @@ func TestAuditRefused(t *testing.T) {
 		x.refuse.Store(true)
 		f := newAuditFixture(t, auditOptions{authorizer: x})
 		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
-		f.must(500, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
+		out := f.must(403, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
+		if out["error"] != "authorization_denied" || out["denial"] != "EXECUTION_DENIED" || out["tool"] != "bookFlight" {
+			t.Errorf("a denied turn: %v, want 403 authorization_denied EXECUTION_DENIED for bookFlight", out)
+		}
 		f.check(conv,
 			"refused - call_status rule:authorization denied by authorization: EXECUTION_DENIED: no bookings today",
 			"refused - call_book rule:authorization denied by authorization: EXECUTION_DENIED: no bookings today",
@@ -441,6 +445,28 @@ func TestAuditEndpointCatchesTampering(t *testing.T) {
 	}
 }
 
+// TestAuditCallerAnchorAddsACheck: a caller's older anchor does not stand
+// in for the server's own, so records deleted at the end are still found.
+func TestAuditCallerAnchorAddsACheck(t *testing.T) {
+	f := newAuditFixture(t, auditOptions{})
+	conv, pause := f.pause(travellerKey)
+	f.must(200, "POST", decisionsPath(conv, pause), approverKey, allowBook)
+	old := auditRecords(t, f.log, conv)[0].Anchor().String()
+	db, err := sql.Open("sqlite", f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM audit_records WHERE seq = 4`); err != nil {
+		t.Fatal(err)
+	}
+	out := f.must(200, "GET", "/v1/conversations/"+conv+"/audit?anchor="+old, travellerKey, "")
+	v := out["verification"].(map[string]any)
+	if out["verified"] != false || v["problem"] != "anchor_mismatch" || v["caller_anchor"] != old {
+		t.Errorf("%v, want not verified (anchor_mismatch) with the caller's anchor %s", out, old)
+	}
+}
+
 func TestAuditConfigProblems(t *testing.T) {
 	client := toolgate.NewClient(flightdemo.Model(), nil, nil)
 	for _, tc := range []struct {
@@ -482,7 +508,7 @@ func TestBuildAuditLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, strings.Replace(validConfig, "store:\n", tc.audit+"store:\n", 1))
-			fc, err := server.LoadConfig(path)
+			fc, err := serve.LoadConfig(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/confcheck"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/telemetry"
@@ -119,7 +120,34 @@ type Config struct {
 	// like any API call, as a principal holding one of the roles. nil:
 	// /metrics needs no authentication, as Prometheus expects by default.
 	MetricsRoles []string `json:"metrics_roles,omitempty" yaml:"metrics_roles,omitempty"`
+	// Identities maps principal ids to the person they are, for the
+	// checks that compare people: the two-person rule's distinct
+	// approvers and the requester who may not decide their own calls. Map
+	// the id of a person's API key principal and the subject of their OIDC
+	// tokens to one name so that they count once. nil: every id is its
+	// own person.
+	Identities map[string]string `json:"identities,omitempty" yaml:"identities,omitempty"`
+	// CaseInsensitiveIDs compares the ids of those checks without regard
+	// to case (after Identities), for identity providers whose ids are
+	// case-insensitive: "Bob" and "bob" are then one person. false: ids
+	// compare byte for byte.
+	CaseInsensitiveIDs bool `json:"case_insensitive_ids,omitempty" yaml:"case_insensitive_ids,omitempty"`
+	// MaxDenyMessage bounds the length of a deny message, in characters
+	// (Unicode code points); a longer one is refused with 422
+	// "message_too_long". 0: [DefaultMaxDenyMessage].
+	MaxDenyMessage int `json:"max_deny_message,omitempty" yaml:"max_deny_message,omitempty"`
+	// MaxEditedArguments bounds the size of one call's edited arguments,
+	// in bytes; larger ones are refused with 422 "arguments_too_large".
+	// 0: [DefaultMaxEditedArguments].
+	MaxEditedArguments int `json:"max_edited_arguments,omitempty" yaml:"max_edited_arguments,omitempty"`
 }
+
+// The bounds of a decision when [Config.MaxDenyMessage] and
+// [Config.MaxEditedArguments] are 0.
+const (
+	DefaultMaxDenyMessage     = 2000
+	DefaultMaxEditedArguments = 16 << 10
+)
 
 // The timeouts when [Config.RequestTimeout] and [Config.TurnTimeout] are 0.
 const (
@@ -187,22 +215,9 @@ type ApprovalRule struct {
 	StickyMax time.Duration `json:"sticky_max,omitempty" yaml:"sticky_max,omitempty"`
 }
 
-// ruleProblem is a problem of an [ApprovalRule]'s field.
-type ruleProblem struct{ field, msg string }
-
 // problems returns what is wrong with the rule's settings.
-func (r *ApprovalRule) problems() []ruleProblem {
-	var out []ruleProblem
-	if r.Approvers < 0 || r.Approvers > 2 {
-		out = append(out, ruleProblem{"approvers", fmt.Sprintf("approvers %d: want 1 or 2", r.Approvers)})
-	}
-	if r.StickyMax < 0 {
-		out = append(out, ruleProblem{"sticky_max", fmt.Sprintf("sticky_max %v is negative", r.StickyMax)})
-	}
-	if r.StickyMax > 0 && r.Approvers == 2 {
-		out = append(out, ruleProblem{"sticky_max", "sticky_max with approvers 2: a sticky grant would let one approval stand in for two"})
-	}
-	return out
+func (r *ApprovalRule) problems() []confcheck.FieldProblem {
+	return confcheck.ApprovalRule(r.Approvers, r.StickyMax)
 }
 
 // covers reports whether the rule applies to calls of tool.
@@ -228,8 +243,8 @@ func HashAPIKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// validate checks the configuration and returns the API keys by hash.
-func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
+// validate checks the configuration and returns the API key table.
+func (c *Config) validate() (*keyTable, error) {
 	var errs []error
 	if len(c.Agents) == 0 {
 		errs = append(errs, errors.New("no agents"))
@@ -249,37 +264,24 @@ func (c *Config) validate() (map[[sha256.Size]byte]*toolgate.Principal, error) {
 		if a := c.Agents[name]; a != nil {
 			for i, r := range a.Approvals {
 				for _, p := range r.problems() {
-					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.msg))
+					errs = append(errs, fmt.Errorf("agent %q: approvals[%d]: %s", name, i, p.Msg))
 				}
 			}
 		}
 	}
 	errs = append(errs, c.opsProblems()...)
 	errs = append(errs, c.OIDCLogin.problems()...)
+	if c.MaxDenyMessage < 0 {
+		errs = append(errs, fmt.Errorf("max_deny_message %d is negative", c.MaxDenyMessage))
+	}
+	if c.MaxEditedArguments < 0 {
+		errs = append(errs, fmt.Errorf("max_edited_arguments %d is negative", c.MaxEditedArguments))
+	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
 	}
-	keys := make(map[[sha256.Size]byte]*toolgate.Principal, len(c.APIKeys))
-	for i, k := range c.APIKeys {
-		b, err := hex.DecodeString(k.SHA256)
-		if err != nil || len(b) != sha256.Size {
-			errs = append(errs, fmt.Errorf("api_keys[%d]: sha256 is not a hex-encoded SHA-256 hash", i))
-			continue
-		}
-		if k.Principal.ID == "" {
-			errs = append(errs, fmt.Errorf("api_keys[%d]: empty principal id", i))
-			continue
-		}
-		h := [sha256.Size]byte(b)
-		if keys[h] != nil {
-			errs = append(errs, fmt.Errorf("api_keys[%d]: the same key as another entry", i))
-			continue
-		}
-		p := k.Principal
-		p.Roles = slices.Clone(p.Roles)
-		p.Attributes = maps.Clone(p.Attributes)
-		keys[h] = &p
-	}
+	keys, kerrs := newKeyTable(c.APIKeys)
+	errs = append(errs, kerrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("server: invalid config: %w", err)
 	}
@@ -308,6 +310,13 @@ func (c *Config) clone() *Config {
 	out.AuditDigestKey = slices.Clone(c.AuditDigestKey)
 	out.MetricsRoles = slices.Clone(c.MetricsRoles)
 	out.OIDCLogin = c.OIDCLogin.clone()
+	out.Identities = maps.Clone(c.Identities)
+	if out.MaxDenyMessage == 0 {
+		out.MaxDenyMessage = DefaultMaxDenyMessage
+	}
+	if out.MaxEditedArguments == 0 {
+		out.MaxEditedArguments = DefaultMaxEditedArguments
+	}
 	if out.MaxBodyBytes <= 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
 	}

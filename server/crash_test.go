@@ -46,9 +46,6 @@ import (
 // binary run with it serves instead of testing.
 const crashChildEnv = "TOOLGATE_SERVER_CRASH_CHILD"
 
-// crashSeedEnv overrides the seed of TestServerCrashRandom.
-const crashSeedEnv = "TOOLGATE_CRASH_SEED"
-
 // crashChildConfig configures a child.
 type crashChildConfig struct {
 	DB    string // the SQLite file of conversations and records
@@ -177,6 +174,10 @@ func runCrashChild(v string) {
 	if err != nil {
 		fail(err)
 	}
+	recs, err := store.Records(ctx)
+	if err != nil {
+		fail(err)
+	}
 	auditLog, err := auditsqlite.Open(ctx, cfg.Audit, nil)
 	if err != nil {
 		fail(err)
@@ -221,7 +222,7 @@ func runCrashChild(v string) {
 			{SHA256: server.HashAPIKey(approverKey), Principal: toolgate.Principal{ID: "bob", Roles: []string{"approver"}}},
 		},
 		AuditRoles: []string{"approver"},
-		Records:    &hookedRecords{Store: store.Records(), h: hooks},
+		Records:    &hookedRecords{Store: recs, h: hooks},
 		Audit:      auditLog,
 		ClaimLease: cfg.Lease,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -601,7 +602,7 @@ func crashState(t *testing.T, path, conv, pause string) crashLeft {
 	if c.Pause != nil && c.Pause.ID == pause {
 		left.pause, left.started = c.Pause, c.Pause.Started
 	}
-	rec, err := store.Records().Decision(t.Context(), conv, pause)
+	rec, err := mustRecords(t, store).Decision(t.Context(), conv, pause)
 	if err != nil && !errors.Is(err, records.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -670,21 +671,13 @@ func TestServerCrash(t *testing.T) {
 }
 
 // TestServerCrashRandom kills the service at random points of resumptions
-// whose calls run in parallel (the seed is logged; set
-// TOOLGATE_CRASH_SEED to repeat a run).
+// whose calls run in parallel (the seed is logged; -seed repeats a run).
 func TestServerCrashRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two processes per point")
 	}
 	t.Parallel()
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(crashSeedEnv); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("%s: %v", crashSeedEnv, err)
-		}
-	}
-	t.Logf("seed %d (%s=%d repeats this run)", seed, crashSeedEnv, seed)
+	seed := testSeed(t, uint64(time.Now().UnixNano()))
 	rng := rand.New(rand.NewPCG(seed, seed))
 	for i := range 5 {
 		stop, concurrency := 1+rng.IntN(crashPoints), 1+rng.IntN(3)

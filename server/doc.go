@@ -38,9 +38,9 @@
 // serve" runs the server with timeouts and graceful shutdown.
 //
 // A [Config] can also come from a YAML file (see examples/serve.yaml):
-// [LoadConfig] reads and checks it, reporting every problem with its line
-// and column as a [*ConfigError], and [Build] opens its store, connects
-// to its agents' MCP servers (package mcptool) and builds its agents. Besides API keys, [Config.Tokens] can accept JWT bearer
+// package serve reads and checks it and builds the Config, with the model
+// providers, stores, Cedar policies and MCP servers it names; this package
+// links none of them. Besides API keys, [Config.Tokens] can accept JWT bearer
 // tokens of an OpenID Connect provider, verified by an [OIDC].
 //
 // Exactly once: a decision first takes the pause in the server's records

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
@@ -17,7 +18,7 @@ type EditRecord = records.Edit
 // ([toolgate.CheckDecisions]), so that a bad edit gets 422
 // invalid_decisions with its problem.
 func (d decisionIn) decision() toolgate.Decision {
-	args := d.Arguments
+	args := json.RawMessage(d.Arguments)
 	if string(bytes.TrimSpace(args)) == "null" {
 		args = nil
 	}

@@ -50,9 +50,11 @@ func TestEditOnApprove(t *testing.T) {
 	}
 }
 
-// TestInvalidEdit: an edit that is not an object, breaks the tool's schema,
-// repeats a name or comes with a denial is refused with 422; nothing runs
-// and the pause can still be decided.
+// TestInvalidEdit: an edit that is not an object, breaks the tool's schema
+// or comes with a denial is refused with 422; nothing runs and the pause
+// can still be decided. (An edit that repeats a name is refused with the
+// body, 400 invalid_json, and an edit of a call that awaited no decision
+// with 403 not_decidable: see the attack tests.)
 func TestInvalidEdit(t *testing.T) {
 	f := newFixture(t, nil)
 	conv, pause := f.pause(travellerKey)
@@ -64,9 +66,7 @@ func TestInvalidEdit(t *testing.T) {
 		{"wrong type", `{"key":"call_book","verdict":"allow","arguments":{"flight":206}}`, "invalid_arguments", "flight"},
 		{"missing flight", `{"key":"call_book","verdict":"allow","arguments":{"email":"a@example.com"}}`, "invalid_arguments", "flight"},
 		{"unknown property", `{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206","price":0}}`, "invalid_arguments", "price"},
-		{"repeated name", `{"key":"call_book","verdict":"allow","arguments":{"flight":"VX205","flight":"VX206"}}`, "invalid_arguments", "twice"},
 		{"on deny", `{"key":"call_book","verdict":"deny","arguments":{"flight":"VX206"}}`, "arguments_on_deny", ""},
-		{"edit of the ungated call", `{"key":"call_book","verdict":"allow"},{"key":"call_status","verdict":"allow","arguments":{"flight":true}}`, "invalid_arguments", "flight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := f.do("POST", decisionsPath(conv, pause), approverKey, `{"decisions":[`+tc.decision+`]}`)

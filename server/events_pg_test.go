@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
-	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/serve"
 )
 
 // postgresConfig returns validConfig on the PostgreSQL store named by
@@ -69,7 +69,7 @@ func TestEventsAcrossPostgresInstances(t *testing.T) {
 	path := postgresConfig(t)
 	var a, b *fixture
 	for _, f := range []**fixture{&a, &b} {
-		fc, err := server.LoadConfig(path)
+		fc, err := serve.LoadConfig(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/internal/loadgen"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -48,11 +49,11 @@ func loadInstance(b *testing.B, store string) string {
 	b.Helper()
 	text := strings.Replace(loadConfig, "STORE\n", store, 1)
 	text = strings.Replace(text, "AUDIT\n", "audit:\n\tsqlite: "+b.TempDir()+"/audit.db\n", 1)
-	fc, err := server.LoadConfig(writeConfig(b, text))
+	fc, err := serve.LoadConfig(writeConfig(b, text))
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+	cfg, closeStore, err := serve.Build(context.Background(), fc, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -42,6 +44,10 @@ var ErrInvalidToken = errors.New("server: invalid bearer token")
 // DefaultClockSkew is the leeway of [OIDCOptions.ClockSkew] when it is 0.
 const DefaultClockSkew = time.Minute
 
+// DefaultKeysRefreshInterval is [OIDCOptions.KeysRefreshInterval] when it
+// is 0.
+const DefaultKeysRefreshInterval = 30 * time.Second
+
 // DefaultAlgorithms are the signature algorithms [OIDC] accepts when
 // [OIDCOptions.Algorithms] is nil: asymmetric ones only.
 var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -69,6 +75,14 @@ type OIDCOptions struct {
 	// nil: [DefaultAlgorithms]. "none" and symmetric algorithms are never
 	// accepted.
 	Algorithms []string `yaml:"algorithms"`
+	// KeysRefreshInterval is the shortest time between two fetches of
+	// the key set once it was fetched: a token naming an unknown key id, or
+	// failing its signature, within it is checked against the cached keys
+	// only, so that a flood of such tokens costs the issuer nothing. A key
+	// the issuer adds is then used at most this long after its first
+	// token. A fetch that failed does not count (the next token fetches
+	// again). 0: [DefaultKeysRefreshInterval]; negative: no limit.
+	KeysRefreshInterval time.Duration `yaml:"keys_refresh_interval"`
 	// HTTPClient fetches the key set. nil: a client with a 10-second
 	// timeout.
 	HTTPClient *http.Client `yaml:"-"`
@@ -148,26 +162,60 @@ func NewOIDC(opts *OIDCOptions) (*OIDC, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	hc = &http.Client{Transport: keySetTransport{hc}, Timeout: hc.Timeout}
+	every := opts.KeysRefreshInterval
+	if every == 0 {
+		every = DefaultKeysRefreshInterval
+	}
+	hc = &http.Client{Transport: &keySetTransport{c: hc, every: every}, Timeout: hc.Timeout}
 	v.keys = oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), hc), opts.JWKSURL)
 	return v, nil
 }
 
 // keySetTransport marks every failure to fetch the key set with
-// [ErrKeySetUnavailable], so that it is told apart from a bad token.
-type keySetTransport struct{ c *http.Client }
+// [ErrKeySetUnavailable], so that it is told apart from a bad token, and
+// answers a fetch within every of the last successful one with the body
+// that fetch got, without asking the issuer (go-oidc fetches again on
+// every token its cached keys do not verify).
+//
+// A keySetTransport is safe for concurrent use.
+type keySetTransport struct {
+	// fixed at creation
+	c     *http.Client
+	every time.Duration // <= 0: no limit
 
-func (t keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	mu   sync.Mutex
+	last time.Time // guarded by mu: the last successful fetch
+	body []byte    // guarded by mu: its body
+}
+
+// maxKeySetBytes bounds the key set read.
+const maxKeySetBytes = 1 << 20
+
+func (t *keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.every > 0 && t.body != nil && time.Since(t.last) < t.every {
+		return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(t.body)),
+			ContentLength: int64(len(t.body)), Request: r}, nil
+	}
 	resp, err := t.c.Do(r)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, err)
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		resp.Body.Close()
 		return nil, fmt.Errorf("%w: %s answered %s", ErrKeySetUnavailable, r.URL.Redacted(), resp.Status)
 	}
-	return resp, nil
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxKeySetBytes))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, err)
+	}
+	t.last, t.body = time.Now(), body
+	out := *resp
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return &out, nil
 }
 
 // looksLikeJWT reports whether token has the shape of a JWS in compact
@@ -264,6 +312,7 @@ func rolesClaim(payload []byte, path []string) ([]string, error) {
 func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request, token string) *toolgate.Principal {
 	p, err := s.cfg.Tokens.VerifyToken(r.Context(), token)
 	if err == nil && p != nil && p.ID != "" {
+		s.seen.note(p, time.Now().Add(tokenIdentityTTL))
 		return p
 	}
 	switch {

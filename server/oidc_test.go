@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -259,6 +260,38 @@ func TestOIDCVerifyToken(t *testing.T) {
 	_, err = v.VerifyToken(context.Background(), is.sign(jose.RS256, is.other, "rsa-9", claims()))
 	if !errors.Is(err, server.ErrInvalidToken) {
 		t.Errorf("unknown kid: got %v, want ErrInvalidToken", err)
+	}
+}
+
+// TestOIDCKeySetRefreshThrottled: tokens the cached keys do not verify
+// (an unknown key id, a bad signature by a known one) do not fetch the key
+// set again within the refresh interval.
+func TestOIDCKeySetRefreshThrottled(t *testing.T) {
+	is := newIssuer(t)
+	v, err := server.NewOIDC(&server.OIDCOptions{Issuer: testIssuer, Audience: testAudience, JWKSURL: is.srv.URL,
+		KeysRefreshInterval: time.Hour, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.VerifyToken(t.Context(), is.rs(claims())); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		for _, tok := range []string{
+			is.sign(jose.RS256, is.other, fmt.Sprintf("flood-%d", i), claims()), // unknown kid
+			is.sign(jose.RS256, is.other, "rsa-1", claims()),                    // known kid, bad signature
+		} {
+			if _, err := v.VerifyToken(t.Context(), tok); !errors.Is(err, server.ErrInvalidToken) {
+				t.Fatalf("a bad token: %v, want ErrInvalidToken", err)
+			}
+		}
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of the JWKS for 40 bad tokens, want 1", n)
+	}
+	// Good tokens still verify from the cache.
+	if _, err := v.VerifyToken(t.Context(), is.rs(claims())); err != nil {
+		t.Error(err)
 	}
 }
 

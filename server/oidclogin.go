@@ -13,7 +13,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"github.com/toolgate/toolgate/internal/confcheck"
 )
 
 // Sign-in to the web pages through an OpenID Connect provider: the
@@ -91,7 +92,7 @@ const loginTTL = 10 * time.Minute
 const maxLoginCookie = 2048
 
 // loginCallbackPath is the path of [OIDCLogin.RedirectURL].
-const loginCallbackPath = "/signin/oidc/callback"
+const loginCallbackPath = confcheck.LoginCallbackPath
 
 // clone returns a copy of l; nil for nil.
 func (l *OIDCLogin) clone() *OIDCLogin {
@@ -113,17 +114,17 @@ func (l *OIDCLogin) problems() []error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("oidc login: "+format, args...))
 	}
-	if !isHTTPURL(l.Issuer) {
+	if !confcheck.HTTPURL(l.Issuer) {
 		bad("issuer %q is not an http or https URL", l.Issuer)
 	}
 	if l.ClientID == "" {
 		bad("no client id")
 	}
-	if msg := redirectProblem(l.RedirectURL); msg != "" {
+	if msg := confcheck.RedirectProblem(l.RedirectURL); msg != "" {
 		bad("redirect URL %q: %s", l.RedirectURL, msg)
 	}
 	for _, sc := range l.Scopes {
-		if msg := scopeProblem(sc); msg != "" {
+		if msg := confcheck.ScopeProblem(sc); msg != "" {
 			bad("scope %q: %s", sc, msg)
 		}
 	}
@@ -136,112 +137,6 @@ func (l *OIDCLogin) problems() []error {
 		bad("no algorithms")
 	}
 	return errs
-}
-
-func isHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
-}
-
-// redirectProblem says what is wrong with a redirect URL; "" when nothing.
-func redirectProblem(s string) string {
-	u, err := url.Parse(s)
-	switch {
-	case s == "":
-		return "required"
-	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
-		return "not an http or https URL"
-	case u.Path != loginCallbackPath || u.RawQuery != "" || u.Fragment != "":
-		return "want the address of " + loginCallbackPath + ", such as https://toolgate.example.com" + loginCallbackPath
-	}
-	return ""
-}
-
-// scopeProblem says what is wrong with a scope; "" when nothing.
-func scopeProblem(s string) string {
-	if s == "" {
-		return "empty"
-	}
-	for _, c := range s {
-		// RFC 6749, 3.3: %x21 / %x23-5B / %x5D-7E.
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return "not a scope token (printable ASCII, no spaces, quotes or backslashes)"
-		}
-	}
-	return ""
-}
-
-// OIDCSpec is authentication.oidc in a configuration file: the options of
-// the bearer-token verifier [OIDC] and, with Login, the sign-in of the web
-// pages through the same provider.
-type OIDCSpec struct {
-	OIDCOptions `yaml:",inline"`
-	// Login lets browsers sign in through the provider (see [OIDCLogin]);
-	// it shares Issuer, RolesClaim, ClockSkew and Algorithms. With Login,
-	// Audience and JWKSURL may both be left out: bearer tokens are then
-	// not accepted. nil: browsers sign in with API keys only.
-	Login *OIDCLoginSpec `yaml:"login"`
-}
-
-// bearer reports whether the spec configures the bearer-token verifier:
-// always without Login, otherwise when it gives an audience or a JWKS URL.
-func (o *OIDCSpec) bearer() bool {
-	return o.Login == nil || o.Audience != "" || o.JWKSURL != ""
-}
-
-// OIDCLoginSpec is authentication.oidc.login in a configuration file.
-type OIDCLoginSpec struct {
-	// ClientID is [OIDCLogin.ClientID]. Required.
-	ClientID string `yaml:"client_id"`
-	// ClientSecretEnv names the environment variable holding
-	// [OIDCLogin.ClientSecret]. "": a public client.
-	ClientSecretEnv string `yaml:"client_secret_env"`
-	// RedirectURL is [OIDCLogin.RedirectURL]. Required.
-	RedirectURL string `yaml:"redirect_url"`
-	// Scopes is [OIDCLogin.Scopes].
-	Scopes []string `yaml:"scopes"`
-	// ProviderName is [OIDCLogin.ProviderName].
-	ProviderName string `yaml:"provider_name"`
-}
-
-// check adds the problems of the login spec at path p.
-func (ls *OIDCLoginSpec) check(p, issuer string, bad func(path, format string, args ...any), env func(path, name string)) {
-	if issuer != "" && !isHTTPURL(issuer) {
-		bad(strings.TrimSuffix(p, ".login")+".issuer", "the login flow needs an http or https URL")
-	}
-	if ls.ClientID == "" {
-		bad(p+".client_id", "required")
-	}
-	if ls.ClientSecretEnv != "" {
-		env(p+".client_secret_env", ls.ClientSecretEnv)
-	}
-	if msg := redirectProblem(ls.RedirectURL); msg != "" {
-		bad(p+".redirect_url", "%s", msg)
-	}
-	for i, sc := range ls.Scopes {
-		if msg := scopeProblem(sc); msg != "" {
-			bad(fmt.Sprintf("%s.scopes[%d]", p, i), "%s", msg)
-		}
-	}
-}
-
-// login returns the [OIDCLogin] of the spec, which has a Login.
-func (o *OIDCSpec) login() *OIDCLogin {
-	ls := o.Login
-	l := &OIDCLogin{
-		Issuer:       o.Issuer,
-		ClientID:     ls.ClientID,
-		RedirectURL:  ls.RedirectURL,
-		Scopes:       slices.Clone(ls.Scopes),
-		ProviderName: ls.ProviderName,
-		RolesClaim:   o.RolesClaim,
-		ClockSkew:    o.ClockSkew,
-		Algorithms:   slices.Clone(o.Algorithms),
-	}
-	if ls.ClientSecretEnv != "" {
-		l.ClientSecret = os.Getenv(ls.ClientSecretEnv)
-	}
-	return l
 }
 
 // oidcLogin runs the login flow. It is safe for concurrent use.
@@ -523,7 +418,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
 		return
 	}
-	s.startSession(w, r, p)
+	s.startSession(w, r, p, nil)
 	// Not a redirect: the browser came from the provider's site, and a
 	// redirect would carry that over to the next request, which browsers
 	// then send without the SameSite=Strict session cookie. The page's

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,7 +250,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	// Every body is limited, whether or not its handler reads it.
 	r.Body = http.MaxBytesReader(rw, r.Body, s.cfg.MaxBodyBytes)
-	s.serve(rw, r)
+	s.serveRecovering(rw, r)
 
 	status := rw.status
 	if status == 0 {
@@ -354,9 +355,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		failing = append(failing, "server")
 	}
 	pinged := map[any]error{} // by store, for comparable stores shared by agents
+	// Agents' names are told only to authenticated callers; others get
+	// one check, "stores", for all of them.
+	named := s.readyCaller(r)
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.Agents)) {
 		check := "store:" + name
-		checks[check] = "ok"
+		if !named {
+			check = "stores"
+		}
+		if checks[check] == "" {
+			checks[check] = "ok"
+		}
 		st := s.cfg.Agents[name].Client.Store()
 		p, ok := st.(pinger)
 		if !ok {
@@ -381,8 +390,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
+			if checks[check] != "failed" {
+				failing = append(failing, check)
+			}
 			checks[check] = "failed"
-			failing = append(failing, check)
 		}
 	}
 	if wp, ok := s.cfg.Audit.(writeProber); ok && reflect.TypeOf(wp).Comparable() {
@@ -504,4 +515,39 @@ func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+// serveRecovering is [Server.serve], turning a panic of code the request
+// runs (a policy, an authorizer, a model, a middleware of the agent's
+// client) into 500 "internal" when nothing was answered yet: the process
+// keeps serving, and the panic is logged at ERROR with its stack. A call
+// of the turn that had not started when the panic came does not run; the
+// store's claim of a resumed pause, if one was taken, is recovered after
+// the lease like any resumption that stopped. [http.ErrAbortHandler]
+// panics on, as net/http expects.
+func (s *Server) serveRecovering(rw *responseWriter, r *http.Request) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		s.logger.ErrorContext(r.Context(), "server: a request panicked", "method", r.Method, "path", capped(r.URL.Path),
+			"panic", capped(fmt.Sprint(v)), "stack", string(debug.Stack()))
+		if rw.status == 0 {
+			writeError(rw, http.StatusInternalServerError, codeInternal, "internal error")
+		}
+	}()
+	s.serve(rw, r)
+}
+
+// readyCaller reports whether the request to /readyz carries a valid API
+// key or session: such callers see the checks by agent.
+func (s *Server) readyCaller(r *http.Request) bool {
+	if key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && key != "" {
+		return s.keyPrincipal(key) != nil
+	}
+	return s.sessionPrincipal(r) != nil
 }

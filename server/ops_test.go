@@ -296,10 +296,21 @@ func (s *pingStore) Ping(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// readyz returns the status and the checks of GET /readyz.
+// readyz returns the status and the checks of GET /readyz, as an
+// authenticated caller sees them.
 func readyz(t *testing.T, f *fixture) (int, map[string]any) {
 	t.Helper()
-	rec := f.serve(httptest.NewRequest("GET", "/readyz", nil))
+	return readyzAs(t, f, travellerKey)
+}
+
+// readyzAs is readyz with the API key key ("" for none).
+func readyzAs(t *testing.T, f *fixture, key string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/readyz", nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := f.serve(req)
 	var out struct {
 		Error  string         `json:"error"`
 		Status string         `json:"status"`
@@ -356,6 +367,23 @@ func TestReadyz(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "the store does not answer") {
 			t.Errorf("the failed ping is not logged: %s", logs.String())
+		}
+	})
+	t.Run("no agent names without authentication", func(t *testing.T) {
+		store := &pingStore{MemoryStore: toolgate.NewMemoryStore()}
+		f, _ := newOpsFixture(t, opsOptions{store: store, config: func(c *server.Config) {
+			second := *c.Agents["flights"]
+			c.Agents["trains"] = &second
+		}})
+		for _, key := range []string{"", "key-unknown"} {
+			code, checks := readyzAs(t, f, key)
+			if code != 200 || len(checks) != 2 || checks["stores"] != "ok" || checks["server"] != "ok" {
+				t.Errorf("key %q: %d %v, want 200 with server and stores only", key, code, checks)
+			}
+		}
+		store.fail.Store(true)
+		if code, checks := readyzAs(t, f, ""); code != 503 || checks["stores"] != "failed" || len(checks) != 2 {
+			t.Errorf("failing store: %d %v, want 503 naming stores", code, checks)
 		}
 	})
 	t.Run("closing", func(t *testing.T) {

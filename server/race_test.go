@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/telemetry"
 )
@@ -46,12 +47,12 @@ type instance struct {
 // buildInstance builds a server from the configuration file at path.
 func buildInstance(t *testing.T, path string) instance {
 	t.Helper()
-	fc, err := server.LoadConfig(path)
+	fc, err := serve.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tel := telemetry.New(nil)
-	cfg, closeAll, err := server.Build(context.Background(), fc, &server.BuildOptions{
+	cfg, closeAll, err := serve.Build(context.Background(), fc, &serve.BuildOptions{
 		Telemetry: tel,
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

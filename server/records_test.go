@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -26,7 +27,7 @@ import (
 // records, as both SQL stores do.
 type sharedStore interface {
 	toolgate.ConversationStore
-	Records() records.Store
+	Records(context.Context) (records.Store, error)
 	Close() error
 }
 
@@ -232,15 +233,15 @@ func TestTwoPersonRule(t *testing.T) {
 		t.Errorf("second approver's inbox: %v", inbox)
 	}
 	// The same approver again, whatever they send.
-	for _, body := range []string{allowBook, `{"decisions":[{"key":"call_book","verdict":"allow"},{"key":"call_status","verdict":"deny"}]}`} {
+	for _, body := range []string{allowBook, `{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206"}}]}`} {
 		out = f.must(409, "POST", path, approverKey, body)
 		if out["error"] != "same_approver" || out["approval"].(map[string]any)["by"] != "bob" {
 			t.Errorf("same approver: %v", out)
 		}
 	}
-	// A second approver with other decisions (here, also denying the
-	// status call, which the first let run).
-	out = f.must(409, "POST", path, approver2Key, `{"decisions":[{"key":"call_book","verdict":"allow"},{"key":"call_status","verdict":"deny"}]}`)
+	// A second approver with other decisions (here, an edit the first
+	// did not make).
+	out = f.must(409, "POST", path, approver2Key, `{"decisions":[{"key":"call_book","verdict":"allow","arguments":{"flight":"VX206"}}]}`)
 	if out["error"] != "decisions_differ" || out["approval"].(map[string]any)["by"] != "bob" {
 		t.Errorf("differing decisions: %v", out)
 	}
@@ -512,11 +513,11 @@ func TestListConversationsPages(t *testing.T) {
 func TestBuildKeepsRecords(t *testing.T) {
 	path := writeConfig(t, strings.Replace(validConfig, "\t\t\t\troles: [approver]\n", "\t\t\t\troles: [approver]\n\t\t\t\tsticky_max: 30m\n", 1))
 	start := func() (*fixture, func()) {
-		fc, err := server.LoadConfig(path)
+		fc, err := serve.LoadConfig(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+		cfg, closeStore, err := serve.Build(context.Background(), fc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

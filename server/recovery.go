@@ -16,7 +16,9 @@ import (
 // claimed. A background goroutine looks at the conversations the server
 // knows, at start and then at least once per lease, and recovers every
 // pause claimed longer than [Config.ClaimLease] ago with
-// [toolgate.Client.RecoverPause], for the conversation's owner: calls
+// [toolgate.Client.RecoverPause], for the conversation's owner as resolved
+// now (see identity.go; an owner the server cannot resolve postpones the
+// recovery, which nothing then runs of, until the next sweep): calls
 // recorded as started answer "interrupted" and never run again, the others
 // run, and the turn continues. Pauses this server is still deciding are
 // left to their decision. With several instances on one store, the first to
@@ -171,7 +173,14 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 // as loaded.
 func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, conv *toolgate.Conversation, lease time.Duration) {
 	pauseID := conv.Pause.ID
-	res, err := a.Client.RecoverPause(ctx, &toolgate.RecoverParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Lease: lease})
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		// Fail closed: the claim stays, and is tried again on the next
+		// sweep, once the owner is known again.
+		s.logger.WarnContext(ctx, "server: recovery postponed: the conversation's owner is unknown now or may not use the agent", "conversation", c.ID, "pause", pauseID)
+		return
+	}
+	res, err := a.Client.RecoverPause(ctx, &toolgate.RecoverParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Lease: lease})
 	switch {
 	case err == nil:
 		interrupted := 0
@@ -212,13 +221,18 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	case time.Now().Before(rec.DecidedAt.Add(lease)):
 		return rec.DecidedAt.Add(lease)
 	}
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		s.logger.WarnContext(ctx, "server: recovery postponed: the conversation's owner is unknown now or may not use the agent", "conversation", c.ID, "pause", pr.ID)
+		return time.Now().Add(lease)
+	}
 	if err := s.auditDecidedOnce(ctx, c, conv, recordActor(rec), rec.Decisions); err != nil {
 		if ctx.Err() == nil {
 			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", err)
 		}
 		return time.Now().Add(lease)
 	}
-	resp, err := s.resume(ctx, c, pr.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: &c.Owner, Decisions: rec.Decisions})
+	resp, err := s.resume(ctx, c, pr.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: owner, Decisions: rec.Decisions})
 	switch {
 	case err == nil:
 		s.logger.WarnContext(ctx, "server: resumed a pause whose decider stopped before claiming it", "conversation", c.ID, "pause", pr.ID)

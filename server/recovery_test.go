@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -261,11 +262,11 @@ func TestRecoveryOff(t *testing.T) {
 }
 
 func TestConfigClaimLease(t *testing.T) {
-	fc, err := server.LoadConfig(writeConfig(t, validConfig+"claim_lease: 90s\n"))
+	fc, err := serve.LoadConfig(writeConfig(t, validConfig+"claim_lease: 90s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, closeStore, err := server.Build(context.Background(), fc, nil)
+	cfg, closeStore, err := serve.Build(context.Background(), fc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestConfigClaimLease(t *testing.T) {
 	if cfg.ClaimLease != 90*time.Second {
 		t.Errorf("ClaimLease = %v, want 90s", cfg.ClaimLease)
 	}
-	_, err = server.LoadConfig(writeConfig(t, validConfig+"claim_lease: soon\n"))
+	_, err = serve.LoadConfig(writeConfig(t, validConfig+"claim_lease: soon\n"))
 	if err == nil || !strings.Contains(err.Error(), "claim_lease") {
 		t.Errorf("claim_lease: soon: got error %v, want one naming claim_lease", err)
 	}

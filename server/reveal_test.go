@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -83,7 +84,7 @@ func holdsPrivate(s string) []string {
 
 func TestReveal(t *testing.T) {
 	path := privacyConfig(t)
-	fc, err := server.LoadConfig(path)
+	fc, err := serve.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}

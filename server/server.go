@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,8 +27,11 @@ import (
 // A Server is safe for concurrent use.
 type Server struct {
 	// fixed at creation
-	cfg    *Config
-	keys   map[[sha256.Size]byte]*toolgate.Principal
+	cfg *Config
+	// keys is the current API key table (see identity.go).
+	keys atomic.Pointer[keyTable]
+	// seen holds the latest token principals (see identity.go).
+	seen   seenIdentities
 	mux    *http.ServeMux
 	logger *slog.Logger
 	routes []string // the patterns registered, "METHOD /path"
@@ -62,7 +65,8 @@ func New(cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg.clone(), keys: keys, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg.clone(), mux: http.NewServeMux()}
+	s.keys.Store(keys)
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
 	s.audit = newAuditor(s.cfg)
@@ -76,6 +80,8 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
 	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
 	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
+	s.handle("GET /v1/conversations/{id}/grants", s.auth(s.listGrants))
+	s.handle("POST /v1/conversations/{id}/grants/{grant}/revoke", s.auth(s.revokeGrant))
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
 	s.startEvents()
@@ -158,7 +164,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *toolgate.Princ
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, "an Authorization: Bearer API key is required")
 			return
 		}
-		p := s.keys[sha256.Sum256([]byte(key))]
+		p := s.keyPrincipal(key)
 		if p == nil && s.cfg.Tokens != nil && looksLikeJWT(key) {
 			p = s.verifyToken(w, r, key)
 			if p == nil {
@@ -297,6 +303,10 @@ type pauseJSON struct {
 	// Approval is the first approval of a pause that waits for a second
 	// approver (two-person rule); nil otherwise.
 	Approval *approvalJSON `json:"approval,omitempty"`
+	// KeysConfusable is true when a call's id looks like a positional key
+	// ("#1") or is another call's key: a client that decides by id could
+	// decide the wrong call, so decide by the keys of Calls.
+	KeysConfusable bool `json:"keys_confusable,omitempty"`
 }
 
 // openPause returns the conversation's open pause and its reply, or nils.
@@ -314,7 +324,24 @@ func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMess
 	for i, c := range reply.ToolCalls {
 		out.Calls = append(out.Calls, callJSON{Key: keys[i], Tool: c.Name, Arguments: c.Arguments, Awaiting: slices.Contains(pr.Awaiting, keys[i])})
 	}
+	out.KeysConfusable = keysConfusable(reply, keys)
 	return out, reply
+}
+
+// keysConfusable reports whether a call id of reply looks like a
+// positional key or names another call's key (keys are reply's).
+func keysConfusable(reply *toolgate.AssistantMessage, keys []string) bool {
+	for i, c := range reply.ToolCalls {
+		if strings.HasPrefix(c.ID, "#") {
+			return true
+		}
+		for j, k := range keys {
+			if j != i && c.ID != "" && c.ID == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -349,6 +376,12 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		msgs = []toolgate.Message{}
 	}
 	decisions, err := s.cfg.Records.Decisions(r.Context(), c.ID)
+	if err == nil {
+		decisions, err = s.viewRecords(r.Context(), c, p, decisions, reveal)
+	}
+	if err == nil && pause != nil {
+		err = s.viewApproval(r.Context(), c, p, pause.Approval, reveal)
+	}
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -450,10 +483,11 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 	}
 	r = r.WithContext(s.withTx(r.Context(), c, nil))
 	if wantsEvents(r) {
-		s.streamMessage(w, r, c, a, in.Input)
+		s.streamMessage(w, r, c, a, p, in.Input)
 		return
 	}
-	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: in.Input})
+	// The turn runs with the principal as this request authenticated it.
+	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: in.Input})
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
 		s.reindex(r.Context(), c)
@@ -464,6 +498,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		return
 	case err != nil:
 		s.publish(r.Context(), c.ID, EventAppended, "")
+		if status, body, ok := s.denial(r, err); ok {
+			writeJSON(w, status, body)
+			return
+		}
 		s.internal(w, r, err)
 		return
 	}
@@ -480,7 +518,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 // or the error code and message of a refusal.
 func (s *Server) mayDecide(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) (code, msg string) {
 	rules := s.cfg.Agents[c.Agent].Approvals
-	self := c.Owner.ID == p.ID
+	self := s.sameIdentity(c.Owner.ID, p.ID)
 	keys := toolgate.ToolCallKeys(reply)
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) {
@@ -544,6 +582,11 @@ type inboxItem struct {
 	// MayReveal is true when the caller holds a reveal role of the agent
 	// (?reveal=true shows them the originals).
 	MayReveal bool `json:"may_reveal,omitempty"`
+	// KeysConfusable is [pauseJSON.KeysConfusable].
+	KeysConfusable bool `json:"keys_confusable,omitempty"`
+	// MaxDenyMessage is the longest deny message accepted, in characters
+	// ([Config.MaxDenyMessage]).
+	MaxDenyMessage int `json:"max_deny_message"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -568,11 +611,27 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		}
 		params.After = page.Next
 	}
+	// Only the agents whose pauses p could decide are read: those where p
+	// holds a role of an approval rule, or where a rule lets requesters
+	// decide their own calls (then only p's own conversations).
+	own := map[string]bool{} // agent → only p's own conversations
+	for name, a := range s.cfg.Agents {
+		switch {
+		case s.approver(p, name):
+			own[name] = false
+		case slices.ContainsFunc(a.Approvals, func(r ApprovalRule) bool { return r.RequesterMayDecide }):
+			own[name] = true
+		}
+	}
 	for _, e := range entries {
-		if s.cfg.Agents[e.Agent] == nil {
-			continue // another server's agent on a shared database
+		onlyOwn, ok := own[e.Agent]
+		if !ok {
+			continue // nothing p may decide, or another server's agent on a shared database
 		}
 		c, err := s.conversation(r.Context(), e.ConversationID)
+		if err == nil && c != nil && onlyOwn && !s.sameIdentity(c.Owner.ID, p.ID) {
+			continue
+		}
 		if err != nil {
 			s.internal(w, r, err)
 			return
@@ -614,13 +673,17 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 			return
 		}
 		revealed, err := s.showInboxPause(r.Context(), c, p, pause, reply, reveal)
+		if err == nil {
+			err = s.viewApproval(r.Context(), c, p, pause.Approval, revealed)
+		}
 		if err != nil {
 			s.internal(w, r, err)
 			return
 		}
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
 			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval,
-			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent)})
+			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent),
+			KeysConfusable: pause.KeysConfusable, MaxDenyMessage: s.cfg.MaxDenyMessage})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -633,7 +696,7 @@ type decisionIn struct {
 	Verdict toolgate.Verdict `json:"verdict"`
 	Message string           `json:"message,omitempty"`
 	// Arguments, on an allow, are the approver's edit (see edit.go).
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Arguments jsontext.Value `json:"arguments,omitempty"`
 }
 
 // decisionRequest is the body of a decision request.
@@ -668,7 +731,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			return
 		}
 		if rec != nil || (pause != nil && pause.ID == pauseID) {
-			s.alreadyDecided(w, rec)
+			s.conflict(w, r, p, c, rec, conv)
 			return
 		}
 		writeError(w, http.StatusNotFound, codePauseNotFound, fmt.Sprintf("pause %q is not the conversation's open pause", pauseID))
@@ -687,11 +750,22 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.internal(w, r, err)
 			return
 		}
-		s.alreadyDecided(w, rec)
+		s.conflict(w, r, p, c, rec, conv)
 		return
 	}
 	if code, msg := s.mayDecide(p, c, reply, pause.Awaiting); code != "" {
 		writeError(w, http.StatusForbidden, code, msg)
+		return
+	}
+	if ref := s.checkRights(p, c, reply, pause, in.Decisions); ref != nil {
+		s.refuseDecision(w, r, c, conv, p, ref)
+		return
+	}
+	// The turn resumes for the conversation's owner as they are now.
+	owner := s.runnableOwner(c)
+	if owner == nil {
+		s.refuseDecision(w, r, c, conv, p, &refusal{status: http.StatusForbidden, code: codeOwnerUnavailable,
+			msg: "the conversation's owner may no longer run turns of this agent (or is not known to this server now); nothing ran"})
 		return
 	}
 	decisions := make([]toolgate.Decision, 0, len(reply.ToolCalls))
@@ -730,7 +804,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			s.internal(w, r, err)
 			return
 		}
-		s.alreadyDecided(w, old)
+		s.conflict(w, r, p, c, old, conv)
 		return
 	}
 	if err := s.auditDecided(ctx, c, conv, person(p), decisions); err != nil {
@@ -741,10 +815,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	// The turn runs for the conversation's owner; the decider is recorded.
 	ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
 	r = r.WithContext(ctx)
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: &c.Owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
-		s.streamDecision(w, r, c, a, rec, params, grants, audited)
+		s.streamDecision(w, r, c, a, p, rec, params, grants, audited)
 		return
 	}
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
@@ -761,7 +835,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		s.decisionError(w, r, err)
 		return
 	}
-	out, err := s.decided(ctx, c, rec, grants, resp)
+	out, err := s.decided(ctx, c, p, rec, grants, resp)
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -773,7 +847,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 // pause into resp: the outcome (which also takes the pause out of the
 // index), the event, the sticky grants it makes, and the turn's outcome
 // with the decision record and the grants.
-func (s *Server) decided(ctx context.Context, c *conversation, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
+func (s *Server) decided(ctx context.Context, c *conversation, decider *toolgate.Principal, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
 	finished := finishedInTx(ctx) || s.finish(ctx, c.ID, rec.PauseID, outcomeDecided) == nil
 	s.publish(ctx, c.ID, EventDecided, rec.PauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
@@ -797,6 +871,9 @@ func (s *Server) decided(ctx context.Context, c *conversation, rec *DecisionReco
 	}
 	for _, g := range grants {
 		out.Grants = append(out.Grants, grantOut(g))
+	}
+	if out.Decision, err = s.viewRecord(ctx, c, decider, out.Decision, false); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -857,7 +934,8 @@ func (s *Server) alreadyDecided(w http.ResponseWriter, rec *DecisionRecord) {
 	}{errorJSON{Error: codeAlreadyDecided, Message: "the pause was already decided; nothing ran for this request"}, rec})
 }
 
-// decisionError answers 422 for invalid decisions and 500 otherwise.
+// decisionError answers 422 for invalid decisions, 403 or 422 for an
+// authorization denial, and 500 otherwise.
 func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *toolgate.DecisionError
 	if errors.As(err, &de) {
@@ -868,11 +946,16 @@ func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error
 		}{errorJSON{Error: codeInvalidDecisions, Message: de.Error()}, de.Problem, de.Key})
 		return
 	}
+	if status, body, ok := s.denial(r, err); ok {
+		writeJSON(w, status, body)
+		return
+	}
 	s.internal(w, r, err)
 }
 
-// decode reads a JSON body into v strictly: one value, no unknown fields,
-// within the size limit. An empty body is accepted when emptyOK. It
+// decode reads a JSON body into v strictly: one value, in valid UTF-8, no
+// unknown members, no member twice, names matched exactly (a case variant
+// such as "Agent" is an unknown member), within the size limit. An empty body is accepted when emptyOK. It
 // answers the error itself and returns false on failure.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -887,18 +970,13 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 	case len(body) == 0 && emptyOK:
 		return true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			writeError(w, http.StatusBadRequest, codeUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
+		var se *json.SemanticError
+		if errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName) {
+			writeError(w, http.StatusBadRequest, codeUnknownField, fmt.Sprintf("unknown field %s", se.JSONPointer))
 			return false
 		}
 		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body is not the JSON object expected: "+strings.TrimPrefix(err.Error(), "json: "))
-		return false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		writeError(w, http.StatusBadRequest, codeInvalidJSON, "the body holds more than one JSON value")
 		return false
 	}
 	return true

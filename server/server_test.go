@@ -61,8 +61,10 @@ func newFixtureWith(t testing.TB, store toolgate.ConversationStore, model toolga
 	}
 	// A SQL store keeps the server's records too, as Build sets it up.
 	var rs records.Store
-	if r, ok := store.(interface{ Records() records.Store }); ok {
-		rs = r.Records()
+	if r, ok := store.(interface {
+		Records(context.Context) (records.Store, error)
+	}); ok {
+		rs = mustRecords(t, r)
 	}
 	cfg := &server.Config{
 		Agents: map[string]*server.Agent{"flights": {

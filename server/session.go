@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"net/http"
 	"sync"
 	"time"
@@ -34,15 +35,20 @@ type sessions struct {
 
 type session struct {
 	principal *toolgate.Principal
-	expires   time.Time
+	// key is the hash of the API key the browser signed in with; nil for
+	// an OIDC sign-in. Such a session runs as the key's principal in the
+	// current key table, and ends when the key is removed.
+	key     *[sha256.Size]byte
+	expires time.Time
 }
 
 func newSessions(ttl time.Duration) *sessions {
 	return &sessions{ttl: ttl, byID: make(map[string]*session)}
 }
 
-// create starts a session for p and returns its id and expiry.
-func (ss *sessions) create(p *toolgate.Principal) (id string, expires time.Time) {
+// create starts a session for p, signed in with the API key whose hash is
+// key (nil: an OIDC sign-in), and returns its id and expiry.
+func (ss *sessions) create(p *toolgate.Principal, key *[sha256.Size]byte) (id string, expires time.Time) {
 	now := time.Now()
 	id, expires = rand.Text(), now.Add(ss.ttl)
 	ss.mu.Lock()
@@ -63,13 +69,13 @@ func (ss *sessions) create(p *toolgate.Principal) (id string, expires time.Time)
 	if held >= maxSessionsPerPrincipal {
 		delete(ss.byID, first)
 	}
-	ss.byID[id] = &session{principal: p, expires: expires}
+	ss.byID[id] = &session{principal: p, key: key, expires: expires}
 	return id, expires
 }
 
-// get returns the principal of the session id, or nil when there is no
-// such session or it has expired.
-func (ss *sessions) get(id string) *toolgate.Principal {
+// get returns the session id, or nil when there is no such session or it
+// has expired.
+func (ss *sessions) get(id string) *session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s := ss.byID[id]
@@ -80,7 +86,27 @@ func (ss *sessions) get(id string) *toolgate.Principal {
 		delete(ss.byID, id)
 		return nil
 	}
-	return s.principal
+	return s
+}
+
+// sessionUser returns the principal the session id runs as now, or nil
+// when it ended: the current key table's principal for a session signed
+// in with an API key, the sign-in's principal otherwise (which then counts
+// as its holder's identity, see identity.go).
+func (s *Server) sessionUser(id string) *toolgate.Principal {
+	ses := s.web.sessions.get(id)
+	switch {
+	case ses == nil:
+		return nil
+	case ses.key != nil:
+		p := s.keys.Load().byHash[*ses.key]
+		if p == nil {
+			s.web.sessions.end(id)
+		}
+		return p
+	}
+	s.seen.note(ses.principal, ses.expires)
+	return ses.principal
 }
 
 // end ends the session id, if there is one.
@@ -90,10 +116,14 @@ func (ss *sessions) end(id string) {
 	delete(ss.byID, id)
 }
 
-// startSession signs the browser of r in as p: it starts a session and
-// sets its cookie, SameSite=Strict so that no other site's page sends it.
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	id, expires := s.web.sessions.create(p)
+// startSession signs the browser of r in as p, with the API key whose hash
+// is key (nil: an OIDC sign-in): it starts a session and sets its cookie,
+// SameSite=Strict so that no other site's page sends it.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, key *[sha256.Size]byte) {
+	id, expires := s.web.sessions.create(p, key)
+	if key == nil {
+		s.seen.note(p, expires)
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
 		Value:    id,

@@ -44,7 +44,7 @@ func newEventsFixture(t testing.TB, ec eventsConfig) *eventsFixture {
 		ec.store = toolgate.NewMemoryStore()
 	}
 	if st, ok := ec.store.(*sqlite.Store); ok && ec.records == nil {
-		ec.records = st.Records()
+		ec.records = mustRecords(t, st)
 	}
 	tools := &flightdemo.Tools{}
 	opts := &toolgate.ClientOptions{Store: ec.store, SystemPrompt: flightdemo.SystemPrompt}

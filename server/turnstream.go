@@ -3,13 +3,16 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -39,6 +42,9 @@ func zeroQuality(q string) bool {
 	return q != "" && strings.Trim(q, "0.") == "" && strings.Count(q, ".") <= 1
 }
 
+// errTurnPanicked ends a streamed turn whose code panicked.
+var errTurnPanicked = errors.New("server: the turn panicked")
+
 // chunkJSON is the data of a "chunk" event.
 type chunkJSON struct {
 	Text string `json:"text"`
@@ -62,6 +68,16 @@ func (s *Server) pumpTurn(w http.ResponseWriter, r *http.Request, turn iter.Seq2
 	items := make(chan turnItem)
 	go func() {
 		defer close(items)
+		// A panic of code the turn runs ends the turn with an error
+		// (an "error" event, or 500 before the first chunk) instead of
+		// the process.
+		defer func() {
+			if v := recover(); v != nil {
+				s.logger.ErrorContext(r.Context(), "server: a streamed turn panicked", "path", capped(r.URL.Path),
+					"panic", capped(fmt.Sprint(v)), "stack", string(debug.Stack()))
+				items <- turnItem{err: fmt.Errorf("%w: %v", errTurnPanicked, capped(fmt.Sprint(v)))}
+			}
+		}()
 		for c, err := range turn {
 			items <- turnItem{c, err}
 		}
@@ -133,6 +149,10 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
 	case errors.As(err, &de):
 		code, msg = codeInvalidDecisions, de.Error()
+	case errors.As(err, new(*authz.DenialError)):
+		_, body, _ := s.denial(r, err)
+		sw.event("", "error", body)
+		return
 	default:
 		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -140,9 +160,9 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 }
 
 // streamMessage runs the turn of a posted message as a stream.
-func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, input string) {
+func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, p *toolgate.Principal, input string) {
 	ctx := context.WithoutCancel(r.Context())
-	sw, resp, err := s.pumpTurn(w, r, a.Client.Stream(ctx, &toolgate.CallParams{ConversationID: c.ID, Principal: &c.Owner, Input: input}))
+	sw, resp, err := s.pumpTurn(w, r, a.Client.Stream(ctx, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: input}))
 	switch {
 	case sw == nil && errors.Is(err, toolgate.ErrPauseOpen):
 		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")
@@ -172,7 +192,7 @@ func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conver
 // a stream: rec is the decision's record, grants the sticky grants the
 // decision makes once it succeeds, and audited writes the audit records of
 // the resolution (see [Server.auditResolution]).
-func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, rec *DecisionRecord, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
+func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, p *toolgate.Principal, rec *DecisionRecord, params *toolgate.ResumeTurnParams, grants []*records.Grant, audited func(error)) {
 	ctx := context.WithoutCancel(r.Context())
 	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
 	audited(err)
@@ -191,7 +211,7 @@ func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conve
 		s.streamError(sw, r, err)
 		return
 	}
-	out, err := s.decided(ctx, c, rec, grants, resp)
+	out, err := s.decided(ctx, c, p, rec, grants, resp)
 	if err != nil {
 		s.streamError(sw, r, err)
 		return

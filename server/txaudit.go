@@ -13,7 +13,7 @@ import (
 // One transaction per step. When an agent's conversation store keeps the
 // server's records in its own database ([records.Transactional]: the
 // stores of packages store/sqlite and store/postgres, with Config.Records
-// set to the store's Records() and Config.Audit to its AuditLog(), or
+// set to the store's Records(ctx) and Config.Audit to its AuditLog(), or
 // nil), the server writes its records and audit records inside the
 // transactions of the conversation store's own writes, through a
 // [records.Hook]:
@@ -45,8 +45,7 @@ func (s *Server) txAgents() map[string]bool {
 	}
 	out := map[string]bool{}
 	for name, a := range s.cfg.Agents {
-		st, ok := a.Client.Store().(interface{ Records() records.Store })
-		if ok && st.Records() == s.cfg.Records {
+		if a.Client.Store() == t.ConversationStore() {
 			out[name] = true
 		}
 	}

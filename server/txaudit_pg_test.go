@@ -64,7 +64,7 @@ func TestAuditInStorePostgresTwoInstances(t *testing.T) {
 				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}}},
 			}},
 			APIKeys: []server.APIKey{key(travellerKey, "ada", "traveller"), key(approverKey, "bob", "approver")},
-			Records: st.Records(),
+			Records: mustRecords(t, st),
 			Audit:   st.AuditLog(),
 		})
 		if err != nil {
@@ -118,7 +118,7 @@ func TestAuditInStorePostgresTwoInstances(t *testing.T) {
 			t.Errorf("records of %s:\n%v\nwant\n%v", conv, got, want)
 		}
 	}
-	page, err := stores[0].Records().ListPending(t.Context(), nil)
+	page, err := mustRecords(t, stores[0]).ListPending(t.Context(), nil)
 	if err != nil || len(page.Pending) != 0 {
 		t.Errorf("index after every decision: %v, %v; want empty", page, err)
 	}

@@ -128,7 +128,7 @@ func (s *Server) cookieAuth(w http.ResponseWriter, r *http.Request, h func(http.
 	if err != nil {
 		return false
 	}
-	p := s.web.sessions.get(c.Value)
+	p := s.sessionUser(c.Value)
 	if p == nil {
 		writeError(w, http.StatusUnauthorized, codeUnauthorized, "the session has expired or ended; sign in again")
 		return true
@@ -143,7 +143,7 @@ func (s *Server) sessionPrincipal(r *http.Request) *toolgate.Principal {
 	if err != nil {
 		return nil
 	}
-	return s.web.sessions.get(c.Value)
+	return s.sessionUser(c.Value)
 }
 
 // signedIn wraps a page for signed-in browsers: others are sent to the
@@ -223,12 +223,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	next := safeNext(r.PostForm.Get("next"))
 	key := strings.TrimSpace(r.PostForm.Get("key"))
-	p := s.keys[sha256.Sum256([]byte(key))]
+	p := s.keyPrincipal(key)
 	if key == "" || p == nil {
 		s.render(w, r, http.StatusUnauthorized, "signin", &pageData{Title: "Sign in", Next: next, Error: "That API key is not valid."})
 		return
 	}
-	s.startSession(w, r, p)
+	h := sha256.Sum256([]byte(key))
+	s.startSession(w, r, p, &h)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -36,11 +37,11 @@ authentication:
 	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fc, err := server.LoadConfig(cfgPath)
+	fc, err := serve.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, closeAll, err := server.Build(context.Background(), fc, nil)
+	cfg, closeAll, err := serve.Build(context.Background(), fc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"
@@ -70,7 +71,7 @@ func runServe(ctx context.Context, args []string, e *env) int {
 	if *config != "" {
 		err = serveConfig(ctx, *addr, *config, e)
 	} else {
-		err = serve(ctx, *addr, *data, e)
+		err = serveDemo(ctx, *addr, *data, e)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolgate serve: %v\n", err)
@@ -85,7 +86,8 @@ type demoUser struct {
 	key       string
 }
 
-func serve(ctx context.Context, addr, data string, e *env) error {
+// serveDemo serves the flight demo on a SQLite store in data.
+func serveDemo(ctx context.Context, addr, data string, e *env) error {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
 	}
@@ -95,6 +97,10 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		return err
 	}
 	defer store.Close()
+	recs, err := store.Records(ctx)
+	if err != nil {
+		return err
+	}
 	auditPath := filepath.Join(data, "toolgate.audit.db")
 	auditLog, err := auditsqlite.Open(ctx, auditPath, nil)
 	if err != nil {
@@ -124,7 +130,7 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil)),
 		Audit:  auditLog,
 		// The server's records are in the same file: a restart keeps them.
-		Records:   store.Records(),
+		Records:   recs,
 		Telemetry: tel,
 	}
 	for _, u := range users {
@@ -143,12 +149,12 @@ func serve(ctx context.Context, addr, data string, e *env) error {
 
 // serveConfig runs the service the configuration file at path describes.
 func serveConfig(ctx context.Context, addr, path string, e *env) error {
-	fc, err := server.LoadConfig(path)
+	fc, err := serve.LoadConfig(path)
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	cfg, closeAll, err := server.Build(ctx, fc, &server.BuildOptions{Logger: logger})
+	cfg, closeAll, err := serve.Build(ctx, fc, &serve.BuildOptions{Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -373,13 +373,18 @@ func TestStreamCut(t *testing.T) {
 
 func TestStreamBreakClosesConnection(t *testing.T) {
 	closed := make(chan struct{})
+	stop := make(chan struct{}) // ends the handler if the test gave up
 	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, sse(streamCalls[0]))
 		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the client went away
-		close(closed)
+		select {
+		case <-r.Context().Done(): // the client went away
+			close(closed)
+		case <-stop:
+		}
 	}})
+	t.Cleanup(func() { close(stop) }) // before the server's Close
 	for ch, err := range f.model(t).Stream(t.Context(), hi) {
 		if err != nil {
 			t.Fatal(err)
@@ -388,7 +393,11 @@ func TestStreamBreakClosesConnection(t *testing.T) {
 			break
 		}
 	}
-	<-closed // hangs (and the test times out) if the stream stayed open
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
+	}
 }
 
 func TestContextCanceled(t *testing.T) {

@@ -230,16 +230,20 @@ func TestStreamBreakClosesConnection(t *testing.T) {
 }
 
 // holdOpen sends one event and then keeps the stream open until the client
-// goes away; it then closes gone (when not nil).
+// goes away; it then closes gone (when not nil). It gives up after a
+// minute, so that a test that failed does not hang in the server's Close.
 func holdOpen(event string, gone chan struct{}) reply {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(sseEvent(event)))
 		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		if gone != nil {
-			close(gone)
+		select {
+		case <-r.Context().Done():
+			if gone != nil {
+				close(gone)
+			}
+		case <-time.After(time.Minute):
 		}
 	}
 }
@@ -367,8 +371,13 @@ func TestConcurrent(t *testing.T) {
 					}()
 				}
 				for range n {
-					if err := <-errs; err != nil {
-						t.Error(err)
+					select {
+					case err := <-errs:
+						if err != nil {
+							t.Error(err)
+						}
+					case <-time.After(30 * time.Second):
+						t.Fatal("a concurrent call has not returned after 30s")
 					}
 				}
 			})
@@ -394,7 +403,10 @@ func TestGenerateCanceled(t *testing.T) {
 			})
 			ctx, cancel := context.WithCancel(t.Context())
 			go func() {
-				<-started
+				select {
+				case <-started:
+				case <-time.After(30 * time.Second): // Generate has failed otherwise
+				}
 				cancel()
 			}()
 			_, err := s.model(api).Generate(ctx, fullPrompt(false))

@@ -481,6 +481,33 @@ func testGrants(t *testing.T, s records.Store) {
 			t.Errorf("Grants at %v (-want +got):\n%s", tc.at, diff)
 		}
 	}
+
+	// Revocation ends a live grant at the time given, and only in its
+	// conversation.
+	_, err := s.RevokeGrant(ctx, "conv_2", "grant_2", at)
+	wantErr(t, "RevokeGrant in another conversation", err, records.ErrNotFound)
+	_, err = s.RevokeGrant(ctx, "conv_1", "grant_1", at.Add(10*time.Minute))
+	wantErr(t, "RevokeGrant of an expired grant", err, records.ErrNotFound)
+	_, err = s.RevokeGrant(ctx, "conv_1", "grant_9", at)
+	wantErr(t, "RevokeGrant of an unknown grant", err, records.ErrNotFound)
+	old, err := s.RevokeGrant(ctx, "conv_1", "grant_2", at.Add(time.Minute))
+	must(t, "RevokeGrant", err)
+	if diff := cmp.Diff(&g2, old); diff != "" {
+		t.Errorf("RevokeGrant returned (-want +got):\n%s", diff)
+	}
+	got, err := s.Grants(ctx, "conv_1", at.Add(time.Minute))
+	must(t, "Grants", err)
+	if diff := cmp.Diff([]records.Grant{g1}, got); diff != "" {
+		t.Errorf("Grants after the revocation (-want +got):\n%s", diff)
+	}
+	got, err = s.Grants(ctx, "conv_1", at)
+	must(t, "Grants", err)
+	g2.ExpiresAt = at.Add(time.Minute)
+	if diff := cmp.Diff([]records.Grant{g1, g2}, got); diff != "" {
+		t.Errorf("Grants before the revocation (-want +got):\n%s", diff)
+	}
+	_, err = s.RevokeGrant(ctx, "conv_1", "grant_2", at.Add(time.Minute))
+	wantErr(t, "RevokeGrant again", err, records.ErrNotFound)
 }
 
 func testCanceled(t *testing.T, s records.Store) {

@@ -327,6 +327,9 @@ func testHookRefused(t *testing.T, open TxOpener) {
 
 func testHookOther(t *testing.T, open TxOpener) {
 	cs, rs := open(t)
+	if rs.ConversationStore() != cs {
+		t.Errorf("ConversationStore() = %v, want the conversation store that made the record store", rs.ConversationStore())
+	}
 	var ran int
 	other := records.NewMemory()
 	ctx := records.WithHook(t.Context(), other, func(context.Context, records.Tx, *records.Write) error { ran++; return errors.New("not mine") })

@@ -62,7 +62,10 @@
 // apply the missing migrations in one transaction holding an advisory lock
 // on the schema's name, so several instances starting together migrate it
 // once, and refuse a schema whose version they do not know with an error
-// wrapping [toolgate.ErrCorrupt]. Version 1 has four tables:
+// wrapping [toolgate.ErrCorrupt]. The approval service's records
+// (server_* tables, [Store.Records]) have a version of their own, the
+// largest in server_schema_version; Open and New do not create them,
+// [Store.Records] does. Version 1 has four tables:
 //
 //   - conversations (id): one row per conversation, the lock of its appends.
 //   - messages (conversation_id, seq, format, body): one row per message,

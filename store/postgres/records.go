@@ -10,14 +10,32 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
 
-// recordsMigration creates the tables of the approval service's records.
-// Times are Unix nanoseconds; seq columns keep insertion order.
-const recordsMigration = `CREATE TABLE S.server_conversations (
+// grantDigestMigration ends the sticky grants limited to the same
+// arguments whose digest is of the form before the one canonical digest
+// (records.ArgumentsDigest): that digest cannot be converted, and such a
+// grant could cover calls the new form tells apart (or miss the ones it
+// was for). A person is asked again instead.
+const grantDigestMigration = `UPDATE S.server_grants SET expires_at = granted_at
+	WHERE arguments_digest <> '' AND arguments_digest NOT LIKE 'sha256:%'`
+
+// recordsMigrations bring the schema of the approval service's records
+// from version i to i+1 (the largest version in the schema's
+// server_schema_version table), apart from the conversations' schema
+// ([SchemaVersion]): [Store.Records] applies them, [Open] and [New] do
+// not. S. stands for the schema. Append to the list; never change an
+// entry. Times are Unix nanoseconds; seq columns keep insertion order.
+var recordsMigrations = []string{
+	// 1: conversations, decisions, pending pauses, approvals and grants.
+	// Schemas written by builds before the records had a version of their
+	// own got these tables from the conversations' migration 2;
+	// [Store.Records] counts them as version 1.
+	`CREATE TABLE S.server_conversations (
 		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		id text NOT NULL UNIQUE,
 		agent text NOT NULL,
@@ -59,7 +77,15 @@ const recordsMigration = `CREATE TABLE S.server_conversations (
 		granted_at bigint NOT NULL,
 		expires_at bigint NOT NULL
 	);
-	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`
+	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`,
+	// 2: sticky grants with a digest of the old form end.
+	grantDigestMigration,
+}
+
+// RecordsSchemaVersion is the version of the records' schema this package
+// writes (the largest version in the schema's server_schema_version
+// table). [Store.Records] upgrades an older one and refuses a newer one.
+const RecordsSchemaVersion = 2
 
 // recordQueries are the statements of the record store, with the schema
 // filled in.
@@ -69,7 +95,7 @@ type recordQueries struct {
 	resolveDecision                                                               string
 	upsertPending, deletePending, pendingCursor, listPending                      string
 	insertApproval, selectApproval                                                string
-	insertGrant, listGrants                                                       string
+	insertGrant, listGrants, revokeGrant                                          string
 }
 
 func newRecordQueries(schema string) recordQueries {
@@ -108,6 +134,10 @@ func newRecordQueries(schema string) recordQueries {
 		selectApproval: r.Replace("SELECT conversation_id, pause_id, approver, approved_at, decisions FROM S.server_approvals WHERE conversation_id = $1 AND pause_id = $2"),
 		insertGrant: r.Replace(`INSERT INTO S.server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`),
+		revokeGrant: r.Replace(`WITH old AS (SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+				FROM S.server_grants WHERE id = $1 AND conversation_id = $2 AND expires_at > $3 FOR UPDATE)
+			UPDATE S.server_grants g SET expires_at = $3 FROM old WHERE g.id = old.id
+			RETURNING old.id, old.conversation_id, old.tool, old.arguments_digest, old.granted_by, old.granted_at, old.expires_at`),
 		listGrants: r.Replace(`SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
 			FROM S.server_grants WHERE conversation_id = $1 AND expires_at > $2 ORDER BY seq`),
 	}
@@ -115,23 +145,107 @@ func newRecordQueries(schema string) recordQueries {
 
 // Records returns the approval service's record store (a
 // [records.Store]) kept in the same schema as the conversations, for
-// server.Config.Records. It shares s's connection pool: it is usable
-// until s is closed. Every Store on the same database and schema, in any
-// process, shares the records; [records.Store.Begin] and
-// [records.Store.Approve] are one INSERT … ON CONFLICT DO NOTHING each, so
-// of concurrent callers exactly one wins.
+// server.Config.Records. The first call creates the records' tables, or
+// upgrades them to [RecordsSchemaVersion], in one transaction holding an
+// advisory lock on the schema's name, so that instances starting together
+// migrate one after the other; [Open] and [New] leave them alone, so a
+// schema used only for conversations has none. A schema whose records are
+// newer than this package knows gives an error wrapping
+// [toolgate.ErrCorrupt].
+//
+// The record store shares s's connection pool: it is usable until s is
+// closed. Every Store on the same database and schema, in any process,
+// shares the records; [records.Store.Begin] and [records.Store.Approve]
+// are one INSERT … ON CONFLICT DO NOTHING each, so of concurrent callers
+// exactly one wins. Later calls return the same store.
 //
 // It is a [records.Transactional]: a [records.Hook] given to
 // [records.WithHook] for it runs inside the transactions of s's Append,
-// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog]. It
-// returns the same value on every call.
-func (s *Store) Records() records.Store { return s.recs }
+// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog].
+func (s *Store) Records(ctx context.Context) (records.Store, error) {
+	if r := s.rec.Load(); r != nil {
+		return r, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.rec.Load(); r != nil {
+		return r, nil
+	}
+	if err := migrateRecords(ctx, s.pool, s.schema); err != nil {
+		return nil, fmt.Errorf("postgres: records: schema %q: %w", s.schema, err)
+	}
+	r := &recordStore{s}
+	s.rec.Store(r)
+	return r, nil
+}
+
+// hookFor returns the hook ctx carries for s's record store, with the
+// store, or nil when there is none (as before the first Records).
+func (s *Store) hookFor(ctx context.Context) (records.Hook, *recordStore) {
+	r := s.rec.Load()
+	if r == nil {
+		return nil, nil
+	}
+	return records.HookFor(ctx, r), r
+}
+
+// migrateRecords creates or upgrades the records' tables in schema.
+func migrateRecords(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "toolgate records "+schema); err != nil {
+			return dbErr(err)
+		}
+		var haveVersions, haveTables bool
+		err := tx.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'server_schema_version'),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'server_conversations')`,
+			schema).Scan(&haveVersions, &haveTables)
+		if err != nil {
+			return dbErr(err)
+		}
+		if !haveVersions {
+			if _, err := tx.Exec(ctx, r.Replace(`CREATE TABLE S.server_schema_version (
+				version integer PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now()
+			)`)); err != nil {
+				return dbErr(err)
+			}
+			if haveTables {
+				// Created by the conversations' migration 2 of an
+				// earlier build: version 1.
+				if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.server_schema_version (version) VALUES (1)")); err != nil {
+					return dbErr(err)
+				}
+			}
+		}
+		var v int
+		if err := tx.QueryRow(ctx, r.Replace("SELECT coalesce(max(version), 0) FROM S.server_schema_version")).Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(recordsMigrations) {
+			return fmt.Errorf("%w: records schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(recordsMigrations))
+		}
+		for i := v; i < len(recordsMigrations); i++ {
+			if _, err := tx.Exec(ctx, r.Replace(recordsMigrations[i])); err != nil {
+				return fmt.Errorf("migrating the records schema to version %d: %w", i+1, dbErr(err))
+			}
+			if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.server_schema_version (version) VALUES ($1)"), i+1); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
 
 // recordStore is the [records.Store] of a [Store].
 type recordStore struct{ s *Store }
 
 // AuditLog implements [records.Transactional].
 func (r *recordStore) AuditLog() audit.Log { return r.s.audit }
+
+// ConversationStore implements [records.Transactional].
+func (r *recordStore) ConversationStore() toolgate.ConversationStore { return r.s }
 
 // querier runs statements: the pool, or a connection in a transaction.
 type querier interface {
@@ -611,4 +725,27 @@ func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.
 		return nil, recErr("grants", err)
 	}
 	return out, nil
+}
+
+func (r *recordStore) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*records.Grant, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		g                  records.Grant
+		granted, expiresAt int64
+	)
+	// The old row's values: a CTE reads the row before the update.
+	err := r.s.pool.QueryRow(ctx, r.s.rq.revokeGrant, id, conversationID, recordrows.Nanos(t)).
+		Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, recErr("revoke grant", fmt.Errorf("grant %q of %q: %w", id, conversationID, records.ErrNotFound))
+	}
+	if err != nil {
+		return nil, recErr("revoke grant", err)
+	}
+	g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+	return &g, nil
 }

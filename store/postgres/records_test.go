@@ -7,12 +7,23 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/records/recordstest"
+	"github.com/toolgate/toolgate/store/postgres"
 )
+
+// recs returns the record store of s.
+func recs(t testing.TB, s *postgres.Store) records.Store {
+	t.Helper()
+	rs, err := s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
 
 func TestRecords(t *testing.T) {
 	recordstest.Run(t, func(t *testing.T) records.Store {
 		s, _ := open(t)
-		return s.Records()
+		return recs(t, s)
 	})
 }
 
@@ -23,12 +34,12 @@ func TestRecordsShared(t *testing.T) {
 	other := openIn(t, schema)
 	ctx := t.Context()
 	d := &records.Decision{ConversationID: "c", PauseID: "p", Source: records.SourcePerson, DecidedBy: "bob", Outcome: records.OutcomeDeciding, Decisions: []toolgate.Decision{}}
-	if prior, err := a.Records().Begin(ctx, d); err != nil || prior != nil {
+	if prior, err := recs(t, a).Begin(ctx, d); err != nil || prior != nil {
 		t.Fatalf("Begin on a: %v, %v", prior, err)
 	}
 	d2 := *d
 	d2.DecidedBy = "cy"
-	prior, err := other.Records().Begin(ctx, &d2)
+	prior, err := recs(t, other).Begin(ctx, &d2)
 	if err != nil || prior == nil || prior.DecidedBy != "bob" {
 		t.Fatalf("Begin on b: %+v, %v; want bob's record", prior, err)
 	}
@@ -38,12 +49,12 @@ func TestRecordsShared(t *testing.T) {
 // toolgate.ErrCorrupt, never a panic or a different record.
 func TestRecordsCorrupt(t *testing.T) {
 	s, schema := open(t)
+	rs := recs(t, s)
 	db := raw(t, schema)
 	mustExec(t, db, `INSERT INTO server_conversations (id, agent, owner_id, owner, created_at) VALUES ('c1', 'a', 'ada', '{"id":"bob"}', 1)`)
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p1', 'decided', '{"source":"robot"}')`)
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p2', 'won', '{"source":"person"}')`)
 	mustExec(t, db, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions) VALUES ('c1', 'p1', 'bob', 1, '{')`)
-	rs := s.Records()
 	ctx := t.Context()
 	check := func(what string, err error) {
 		t.Helper()
@@ -68,7 +79,7 @@ func TestRecordsCorrupt(t *testing.T) {
 func BenchmarkRecords(b *testing.B) {
 	recordstest.Benchmark(b, func(b *testing.B) records.Store {
 		s, _ := open(b)
-		return s.Records()
+		return recs(b, s)
 	})
 }
 
@@ -80,7 +91,7 @@ func TestRecordsInTransactions(t *testing.T) {
 		schema := newSchema(t)
 		return func(t *testing.T) (toolgate.ConversationStore, records.Transactional) {
 			s := openIn(t, schema)
-			return s, s.Records().(records.Transactional)
+			return s, recs(t, s).(records.Transactional)
 		}
 	})
 }

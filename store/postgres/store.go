@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,9 +62,14 @@ type Store struct {
 	q       queries
 	rq      recordQueries
 	schema  string
-	recs    *recordStore
 	audit   *auditpg.Log  // the audit log in the same schema
 	timeout time.Duration // of each operation; 0: none
+
+	// mu serializes the first Records calls, which migrate the records'
+	// schema; rec is the record store the first successful one made, read
+	// without mu by the writes that run its hooks.
+	mu  sync.Mutex
+	rec atomic.Pointer[recordStore]
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -137,9 +144,11 @@ var migrations = []string{
 		conversation_id text PRIMARY KEY,
 		sealed bytea NOT NULL
 	);`,
-	// 2: the approval service's records (package records), in
-	// tables of their own; see records.go.
-	recordsMigration,
+	// 2: none. Builds before this one created the approval service's
+	// records here; [Store.Records] creates them now, with a version of
+	// their own (see records.go), so that a schema that keeps only
+	// conversations has no tables of the service.
+	"",
 	// 3: the claim of a pause: its token, time and decisions, and the keys
 	// of the calls started under it. A claim made before has none of them.
 	`ALTER TABLE S.pauses
@@ -206,7 +215,6 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
 	s := &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema, audit: al, timeout: timeout}
-	s.recs = &recordStore{s}
 	return s, nil
 }
 
@@ -251,8 +259,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 			return fmt.Errorf("%w: schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(migrations))
 		}
 		for i := v; i < len(migrations); i++ {
-			if _, err := tx.Exec(ctx, r.Replace(migrations[i])); err != nil {
-				return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
+			// An empty migration is recorded all the same: the versions
+			// are consecutive.
+			if m := migrations[i]; m != "" {
+				if _, err := tx.Exec(ctx, r.Replace(m)); err != nil {
+					return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
+				}
 			}
 			if _, err := tx.Exec(ctx, r.Replace("INSERT INTO S.toolgate_schema_version (version) VALUES ($1)"), i+1); err != nil {
 				return dbErr(err)
@@ -551,7 +563,7 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if encErr != nil {
 		return encErr
 	}
-	hook := records.HookFor(ctx, s.recs)
+	hook, rs := s.hookFor(ctx)
 	b = pgx.Batch{}
 	if p.Resolves != "" {
 		b.Queue(s.q.deletePause, id)
@@ -579,7 +591,7 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if p.Pause != nil {
 		w.PauseCreatedAt = created
 	}
-	if err := hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, w); err != nil {
+	if err := hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w); err != nil {
 		return err
 	}
 	return commit(ctx, conn)
@@ -724,7 +736,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 // which runs when the UPDATE changed a row. A refusal (no row changed)
 // is reported as such, with nothing of the hook's written.
 func (s *Store) hooked(ctx context.Context, query string, args []any, w *records.Write) (pgconn.CommandTag, error) {
-	hook := records.HookFor(ctx, s.recs)
+	hook, rs := s.hookFor(ctx)
 	if hook == nil {
 		return s.pool.Exec(ctx, query, args...)
 	}
@@ -738,7 +750,7 @@ func (s *Store) hooked(ctx context.Context, query string, args []any, w *records
 		if tag.RowsAffected() == 0 {
 			return errRefused
 		}
-		return hook(ctx, &recordTx{ctx: ctx, r: s.recs, conn: conn}, w)
+		return hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w)
 	})
 	if err == errRefused {
 		return tag, nil

@@ -31,7 +31,7 @@ func BenchmarkDecideParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	recs := store.Records()
+	rs := recs(b, store)
 	model, tools, decisions := noopCalls(2)
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Store: store})
 	ctx := context.Background()
@@ -65,14 +65,14 @@ func BenchmarkDecideParallel(b *testing.B) {
 			}
 			d := &records.Decision{ConversationID: id, PauseID: c.Pause.ID, Source: records.SourcePerson,
 				DecidedBy: "bob", DecidedAt: time.Now(), Decisions: decisions, Outcome: records.OutcomeDeciding}
-			if prior, err := recs.Begin(ctx, d); err != nil || prior != nil {
+			if prior, err := rs.Begin(ctx, d); err != nil || prior != nil {
 				b.Fatalf("begin %s: %v (prior %v)", id, err, prior)
 			}
 			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: decisions}); err != nil {
 				b.Fatal(err)
 			}
 			// The outcome, and the pause out of the index, in one write.
-			if err := recs.Finish(ctx, id, c.Pause.ID, records.OutcomeDecided); err != nil {
+			if err := rs.Finish(ctx, id, c.Pause.ID, records.OutcomeDecided); err != nil {
 				b.Fatal(err)
 			}
 		}

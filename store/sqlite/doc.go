@@ -68,6 +68,11 @@
 //     created_at_nanos): the unresolved pause of a conversation, if any;
 //     awaiting is a JSON array of keys, created_at Unix seconds.
 //
+// The approval service's records (server_* tables, [Store.Records]) have
+// a version of their own, the largest in server_schema_version; Open does
+// not create them, [Store.Records] does, so a database used for
+// conversations only holds none of the service's tables.
+//
 // A row that cannot be read back (a body that is not a message, an unknown
 // format, messages not numbered 0, 1, 2, …, a pause that points at no
 // paused reply) makes Load fail with an error wrapping [toolgate.ErrCorrupt];

@@ -7,14 +7,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
 
-// recordsMigration creates the tables of the approval service's records.
-// Times are Unix nanoseconds; seq columns keep insertion order.
-const recordsMigration = `CREATE TABLE server_conversations (
+// recordsMigrations bring the schema of the approval service's records
+// from version i to i+1 (the largest version in server_schema_version),
+// apart from the conversations' schema ([SchemaVersion]): [Store.Records]
+// applies them, [Open] does not. Append to the list; never change an
+// entry. Times are Unix nanoseconds; seq columns keep insertion order.
+var recordsMigrations = []string{
+	// 1: conversations, decisions, pending pauses, approvals and grants.
+	// Databases written by builds before the records had a version of
+	// their own got these tables from the conversations' migration 3;
+	// [Store.Records] counts them as version 1.
+	`CREATE TABLE server_conversations (
 		seq INTEGER PRIMARY KEY AUTOINCREMENT,
 		id TEXT NOT NULL UNIQUE,
 		agent TEXT NOT NULL,
@@ -56,7 +65,23 @@ const recordsMigration = `CREATE TABLE server_conversations (
 		granted_at INTEGER NOT NULL,
 		expires_at INTEGER NOT NULL
 	);
-	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`
+	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`,
+	// 2: sticky grants with a digest of the old form end.
+	grantDigestMigration,
+}
+
+// RecordsSchemaVersion is the version of the records' schema this package
+// writes (the largest version in the database's server_schema_version
+// table). [Store.Records] upgrades an older one and refuses a newer one.
+const RecordsSchemaVersion = 2
+
+// grantDigestMigration ends the sticky grants limited to the same
+// arguments whose digest is of the form before the one canonical digest
+// (records.ArgumentsDigest): that digest cannot be converted, and such a
+// grant could cover calls the new form tells apart (or miss the ones it
+// was for). A person is asked again instead.
+const grantDigestMigration = `UPDATE server_grants SET expires_at = granted_at
+	WHERE arguments_digest <> '' AND arguments_digest NOT LIKE 'sha256:%'`
 
 // recordStmts are the prepared statements of the records: on read,
 // the reads outside a transaction; on write, the writes.
@@ -85,9 +110,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 )
 
-// recordStmtSpecs lists the statements of s.rec for [Store.prepare].
-func (s *Store) recordStmtSpecs() []stmtSpec {
-	r := &s.rec
+// recordStmtSpecs lists the statements of r for [Store.prepareAll].
+func (s *Store) recordStmtSpecs(r *recordStmts) []stmtSpec {
 	return []stmtSpec{
 		{s.read, &r.conversation, selectConversationRecordSQL},
 		{s.read, &r.decision, selectDecisionOfSQL},
@@ -104,23 +128,93 @@ func (s *Store) recordStmtSpecs() []stmtSpec {
 
 // Records returns the approval service's record store (a
 // [records.Store]) kept in the same database file as the conversations,
-// for server.Config.Records. It shares s's connections: it is usable
-// until s is closed. Several Stores on one file, in one process or
-// several, share the records; [records.Store.Begin] and
-// [records.Store.Approve] run in a write transaction, so of concurrent
-// callers exactly one wins.
+// for server.Config.Records. The first call creates the records' tables,
+// or upgrades them to [RecordsSchemaVersion], in one write transaction;
+// [Open] leaves them alone, so a database used only for conversations
+// has none. A database whose records are newer than this package knows
+// gives an error wrapping [toolgate.ErrCorrupt]. Later calls return the
+// same store.
 //
 // It is a [records.Transactional]: a [records.Hook] given to
 // [records.WithHook] for it runs inside the transactions of s's Append,
-// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog]. It
-// returns the same value on every call.
-func (s *Store) Records() records.Store { return s.recs }
+// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog].
+//
+// The record store shares s's connections: it is usable until s is
+// closed. Several Stores on one file, in one process or several, share
+// the records; [records.Store.Begin] and [records.Store.Approve] run in a
+// write transaction, so of concurrent callers exactly one wins.
+func (s *Store) Records(ctx context.Context) (records.Store, error) {
+	if r := s.rec.Load(); r != nil {
+		return r, nil
+	}
+	if err := s.migrateRecords(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: records: %w", err)
+	}
+	r := &recordStore{s: s}
+	if err := s.prepareAll(ctx, s.recordStmtSpecs(&r.stmts)); err != nil {
+		return nil, fmt.Errorf("sqlite: records: %w", err)
+	}
+	// Of concurrent first calls one store is kept; the others'
+	// statements are closed with s.
+	s.rec.CompareAndSwap(nil, r)
+	return s.rec.Load(), nil
+}
+
+// migrateRecords creates or upgrades the records' tables.
+func (s *Store) migrateRecords(ctx context.Context) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var haveVersions, haveTables bool
+		err := tx.QueryRowContext(ctx, `SELECT
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'server_schema_version'),
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'server_conversations')`).Scan(&haveVersions, &haveTables)
+		if err != nil {
+			return dbErr(err)
+		}
+		if !haveVersions {
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE server_schema_version (
+				version INTEGER NOT NULL PRIMARY KEY,
+				applied_at INTEGER NOT NULL
+			)`); err != nil {
+				return dbErr(err)
+			}
+			if haveTables {
+				// Created by the conversations' migration 3 of an
+				// earlier build: version 1.
+				if _, err := tx.ExecContext(ctx, "INSERT INTO server_schema_version (version, applied_at) VALUES (1, ?)", time.Now().UnixNano()); err != nil {
+					return dbErr(err)
+				}
+			}
+		}
+		var v int
+		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM server_schema_version").Scan(&v); err != nil {
+			return dbErr(err)
+		}
+		if v < 0 || v > len(recordsMigrations) {
+			return fmt.Errorf("%w: records schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(recordsMigrations))
+		}
+		for i := v; i < len(recordsMigrations); i++ {
+			if _, err := tx.ExecContext(ctx, recordsMigrations[i]); err != nil {
+				return fmt.Errorf("migrating the records schema to version %d: %w", i+1, dbErr(err))
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO server_schema_version (version, applied_at) VALUES (?, ?)", i+1, time.Now().UnixNano()); err != nil {
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+}
 
 // recordStore is the [records.Store] of a [Store].
-type recordStore struct{ s *Store }
+type recordStore struct {
+	s     *Store
+	stmts recordStmts // prepared by Records
+}
 
 // AuditLog implements [records.Transactional].
 func (r *recordStore) AuditLog() audit.Log { return r.s.audit }
+
+// ConversationStore implements [records.Transactional].
+func (r *recordStore) ConversationStore() toolgate.ConversationStore { return r.s }
 
 // recordTx is the [records.Tx] of a write transaction of a [Store].
 type recordTx struct {
@@ -152,12 +246,12 @@ func (t *recordTx) AddPending(p *records.Pending) error {
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := t.tx.StmtContext(t.ctx, t.r.s.rec.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
 	return recErr("add pending", err)
 }
 
 func (t *recordTx) RemovePending(conversationID, pauseID string) error {
-	_, err := t.tx.StmtContext(t.ctx, t.r.s.rec.removePending).ExecContext(t.ctx, conversationID, pauseID)
+	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.removePending).ExecContext(t.ctx, conversationID, pauseID)
 	return recErr("remove pending", err)
 }
 
@@ -167,11 +261,15 @@ func (t *recordTx) Audit(recs ...*audit.Record) error {
 
 // runHook runs the hook ctx carries for s's records, if any, inside tx.
 func (s *Store) runHook(ctx context.Context, tx *sql.Tx, w *records.Write) error {
-	h := records.HookFor(ctx, s.recs)
+	r := s.rec.Load()
+	if r == nil {
+		return nil // no record store yet, so no hook for one
+	}
+	h := records.HookFor(ctx, r)
 	if h == nil {
 		return nil
 	}
-	return h(ctx, &recordTx{ctx: ctx, r: s.recs.(*recordStore), tx: tx}, w)
+	return h(ctx, &recordTx{ctx: ctx, r: r, tx: tx}, w)
 }
 
 // recErr wraps err, a failure of operation what, in the package's error
@@ -204,7 +302,7 @@ func (r *recordStore) CreateConversation(ctx context.Context, c *records.Convers
 	if err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, r.s.rec.createConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
+	res, err := r.s.exec(ctx, r.stmts.createConversation, c.ID, c.Agent, c.Owner.ID, owner, recordrows.Nanos(c.CreatedAt))
 	if err != nil {
 		return recErr("create conversation", err)
 	}
@@ -247,7 +345,7 @@ func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Con
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := scanConversation(r.s.rec.conversation.QueryRowContext(ctx, id))
+	c, err := scanConversation(r.stmts.conversation.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: conversation %q: %w", id, records.ErrNotFound)
 	}
@@ -339,14 +437,14 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 
 // beginTx is Begin inside tx, with d's encoded record.
 func (r *recordStore) beginTx(ctx context.Context, tx *sql.Tx, d *records.Decision, body string) (*records.Decision, error) {
-	res, err := tx.StmtContext(ctx, r.s.rec.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
+	res, err := tx.StmtContext(ctx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
 	if err != nil {
 		return nil, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 1 {
 		return nil, err
 	}
-	return scanDecision(tx.StmtContext(ctx, r.s.rec.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
+	return scanDecision(tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
 }
 
 func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
@@ -369,9 +467,9 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 		err error
 	)
 	if outcome == records.OutcomeNone {
-		res, err = tx.StmtContext(ctx, r.s.rec.deleteDecision).ExecContext(ctx, conversationID, pauseID)
+		res, err = tx.StmtContext(ctx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
 	} else {
-		res, err = tx.StmtContext(ctx, r.s.rec.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
+		res, err = tx.StmtContext(ctx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
 	}
 	if err != nil {
 		return err
@@ -380,7 +478,7 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 		return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
 	}
 	if outcome.Resolves() {
-		_, err = tx.StmtContext(ctx, r.s.rec.removePending).ExecContext(ctx, conversationID, pauseID)
+		_, err = tx.StmtContext(ctx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
 	}
 	return err
 }
@@ -389,7 +487,7 @@ func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID stri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d, err := scanDecision(r.s.rec.decision.QueryRowContext(ctx, conversationID, pauseID))
+	d, err := scanDecision(r.stmts.decision.QueryRowContext(ctx, conversationID, pauseID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: records: decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound)
 	}
@@ -432,7 +530,7 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, r.s.rec.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := r.s.exec(ctx, r.stmts.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
 	return recErr("add pending", err)
 }
 
@@ -440,7 +538,7 @@ func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, r.s.rec.removePending, conversationID, pauseID)
+	_, err := r.s.exec(ctx, r.stmts.removePending, conversationID, pauseID)
 	return recErr("remove pending", err)
 }
 
@@ -563,7 +661,7 @@ func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
 	if err := records.CheckGrant(g); err != nil {
 		return err
 	}
-	res, err := r.s.exec(ctx, r.s.rec.addGrant,
+	res, err := r.s.exec(ctx, r.stmts.addGrant,
 		g.ID, g.ConversationID, g.Tool, g.ArgumentsDigest, g.GrantedBy, recordrows.Nanos(g.GrantedAt), recordrows.Nanos(g.ExpiresAt))
 	if err != nil {
 		return recErr("add grant", err)
@@ -603,4 +701,40 @@ func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.
 		return nil, recErr("grants", err)
 	}
 	return out, nil
+}
+
+func (r *recordStore) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*records.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var old *records.Grant
+	err := r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		old = nil
+		var (
+			g                  records.Grant
+			granted, expiresAt int64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at
+			FROM server_grants WHERE id = ? AND conversation_id = ? AND expires_at > ?`, id, conversationID, recordrows.Nanos(t)).
+			Scan(&g.ID, &g.ConversationID, &g.Tool, &g.ArgumentsDigest, &g.GrantedBy, &granted, &expiresAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE server_grants SET expires_at = ? WHERE id = ?", recordrows.Nanos(t), id); err != nil {
+			return err
+		}
+		g.GrantedAt, g.ExpiresAt = recordrows.Time(granted), recordrows.Time(expiresAt)
+		old = &g
+		return nil
+	})
+	if err != nil {
+		return nil, recErr("revoke grant", err)
+	}
+	if old == nil {
+		return nil, recErr("revoke grant", fmt.Errorf("grant %q of %q: %w", id, conversationID, records.ErrNotFound))
+	}
+	return old, nil
 }

@@ -2,6 +2,9 @@ package sqlite_test
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,13 +22,24 @@ func openRecords(t testing.TB) (*sqlite.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	recs(t, s) // the records' tables, for the tests that write rows
 	return s, path
+}
+
+// recs returns the record store of s.
+func recs(t testing.TB, s *sqlite.Store) records.Store {
+	t.Helper()
+	rs, err := s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 func TestRecords(t *testing.T) {
 	recordstest.Run(t, func(t *testing.T) records.Store {
 		s, _ := openRecords(t)
-		return s.Records()
+		return recs(t, s)
 	})
 }
 
@@ -40,12 +54,12 @@ func TestRecordsShared(t *testing.T) {
 	defer b.Close()
 	ctx := t.Context()
 	d := &records.Decision{ConversationID: "c", PauseID: "p", Source: records.SourcePerson, DecidedBy: "bob", Outcome: records.OutcomeDeciding, Decisions: []toolgate.Decision{}}
-	if prior, err := a.Records().Begin(ctx, d); err != nil || prior != nil {
+	if prior, err := recs(t, a).Begin(ctx, d); err != nil || prior != nil {
 		t.Fatalf("Begin on a: %v, %v", prior, err)
 	}
 	d2 := *d
 	d2.DecidedBy = "cy"
-	prior, err := b.Records().Begin(ctx, &d2)
+	prior, err := recs(t, b).Begin(ctx, &d2)
 	if err != nil || prior == nil || prior.DecidedBy != "bob" {
 		t.Fatalf("Begin on b: %+v, %v; want bob's record", prior, err)
 	}
@@ -62,7 +76,7 @@ func TestRecordsCorrupt(t *testing.T) {
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p2', 'won', '{"source":"person"}')`)
 	mustExec(t, db, `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record) VALUES ('c1', 'p3', 'decided', '{"source":"person","decisions":[{"key":"k","verdict":"maybe"}]}')`)
 	mustExec(t, db, `INSERT INTO server_approvals (conversation_id, pause_id, approver, approved_at, decisions) VALUES ('c1', 'p1', 'bob', 1, '{')`)
-	rs := s.Records()
+	rs := recs(t, s)
 	ctx := t.Context()
 	check := func(what string, err error) {
 		t.Helper()
@@ -89,7 +103,7 @@ func TestRecordsCorrupt(t *testing.T) {
 func BenchmarkRecords(b *testing.B) {
 	recordstest.Benchmark(b, func(b *testing.B) records.Store {
 		s, _ := openRecords(b)
-		return s.Records()
+		return recs(b, s)
 	})
 }
 
@@ -104,7 +118,60 @@ func TestRecordsInTransactions(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			return s, s.Records().(records.Transactional)
+			return s, recs(t, s).(records.Transactional)
 		}
 	})
+}
+
+// TestGrantDigestMigration: a sticky grant stored with a digest of the
+// form before the canonical one ends when the schema is upgraded; a grant
+// for any arguments and one of the current form stay.
+func TestGrantDigestMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolgate.db")
+	s, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0).UTC()
+	current := records.ArgumentsDigest(`{"flight":"VX205"}`)
+	for _, g := range []records.Grant{
+		{ID: "old", ArgumentsDigest: strings.Repeat("ab", 32)},
+		{ID: "any"},
+		{ID: "current", ArgumentsDigest: current},
+	} {
+		g.ConversationID, g.Tool, g.GrantedBy, g.GrantedAt, g.ExpiresAt = "conv_1", "bookFlight", "bob", at, at.Add(time.Hour)
+		if err := rs.AddGrant(t.Context(), &g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db := raw(t, path)
+	// The records' schema as the build before the canonical digest left it.
+	mustExec(t, db, "DELETE FROM server_schema_version WHERE version > 1")
+	db.Close()
+
+	s, err = sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs, err = s.Records(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rs.Grants(t.Context(), "conv_1", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, g := range got {
+		ids = append(ids, g.ID)
+	}
+	if fmt.Sprint(ids) != "[any current]" {
+		t.Errorf("live grants after the upgrade: %v, want [any current]", ids)
+	}
 }

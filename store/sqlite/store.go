@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate"
@@ -49,12 +51,16 @@ type Store struct {
 	readConversation                                                   *sql.Stmt
 	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
 	claimPause, markStarted, claimState                                *sql.Stmt
-	rec                                                                recordStmts
-	stmts                                                              []*sql.Stmt // all of them, to close
 
-	// Fixed at creation: the record store, and the audit log in the same
-	// file, whose writes run on write.
-	recs  records.Store
+	mu    sync.Mutex
+	stmts []*sql.Stmt // guarded by mu: every prepared statement, to close
+	// The record store, made by the first successful Records: read
+	// without mu by the writes that run its hooks, which must not wait
+	// for a Records preparing its statements on the writing connection.
+	rec atomic.Pointer[recordStore]
+
+	// Fixed at creation: the audit log in the same file, whose writes run
+	// on write.
 	audit *auditsqlite.Log
 }
 
@@ -108,9 +114,11 @@ var migrations = []string{
 		conversation_id TEXT NOT NULL PRIMARY KEY,
 		sealed BLOB NOT NULL
 	) WITHOUT ROWID;`,
-	// 3: the approval service's records (package records), in
-	// tables of their own; see records.go.
-	recordsMigration,
+	// 3: none. Builds before this one created the approval service's
+	// records here; [Store.Records] creates them now, with a version of
+	// their own (see records.go), so that a database that keeps only
+	// conversations has no tables of the service.
+	"",
 	// 4: the claim of a pause: its token, time and decisions, and the keys
 	// of the calls started under it. A claim made before has none of them.
 	`ALTER TABLE pauses ADD COLUMN claim_token TEXT NOT NULL DEFAULT '';
@@ -168,7 +176,6 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr)}
-	s.recs = &recordStore{s}
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -186,7 +193,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 
 // prepare prepares the statements of s.
 func (s *Store) prepare(ctx context.Context) error {
-	for _, st := range append([]stmtSpec{
+	return s.prepareAll(ctx, []stmtSpec{
 		{s.read, &s.readConversation, selectConversationSQL},
 		{s.write, &s.writePause, selectPauseSQL},
 		{s.write, &s.countMessages, countMessagesSQL},
@@ -196,7 +203,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.write, &s.claimPause, claimPauseSQL},
 		{s.write, &s.markStarted, markStartedSQL},
 		{s.write, &s.claimState, claimStateSQL},
-	}, s.recordStmtSpecs()...) {
+	})
+}
+
+// prepareAll prepares the statements of specs, which it adds to those
+// [Store.Close] closes.
+func (s *Store) prepareAll(ctx context.Context, specs []stmtSpec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range specs {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
 		if err != nil {
 			return dbErr(err)
@@ -232,6 +247,9 @@ func (s *Store) setup(ctx context.Context) error {
 			return fmt.Errorf("%w: schema version %d is not one this build knows (it knows 0 to %d)", toolgate.ErrCorrupt, v, len(migrations))
 		}
 		for i := v; i < len(migrations); i++ {
+			if migrations[i] == "" {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 				return fmt.Errorf("migrating the schema to version %d: %w", i+1, dbErr(err))
 			}
@@ -287,9 +305,11 @@ func (s *Store) Close() error {
 	if s.audit != nil {
 		errs = append(errs, s.audit.Close())
 	}
+	s.mu.Lock()
 	for _, stmt := range s.stmts {
 		errs = append(errs, stmt.Close())
 	}
+	s.mu.Unlock()
 	errs = append(errs, s.read.Close(), s.write.Close())
 	return errors.Join(errs...)
 }

@@ -308,6 +308,43 @@
 
   // ---- inbox and decisions -------------------------------------------------
 
+  // grantsList returns a list of the live sticky grants of conversation
+  // convID, filled in when they are read, each with a Revoke button when
+  // the user may revoke it.
+  function grantsList(convID) {
+    const box = el('div', { class: 'grants' });
+    const load = async () => {
+      const r = await api('GET', apiConv(convID) + '/grants');
+      box.replaceChildren();
+      const grants = (r.status === 200 && r.data.grants) || [];
+      if (grants.length === 0) return;
+      const list = el('ul', { class: 'plain', 'aria-label': 'Sticky grants in this conversation' });
+      for (const g of grants) {
+        const row = el('li', { class: 'grant' }, 'Sticky grant: ', el('code', {}, g.tool),
+          g.same_arguments ? ' (same arguments)' : '', ' by ', el('strong', {}, g.granted_by), ' until ',
+          timeEl(g.expires_at, new Date(g.expires_at).toLocaleTimeString()));
+        if (g.may_revoke) {
+          const btn = el('button', { type: 'button', class: 'revoke' }, 'Revoke');
+          btn.addEventListener('click', async () => {
+            btn.disabled = true;
+            const rr = await api('POST', apiConv(convID) + '/grants/' + encodeURIComponent(g.id) + '/revoke');
+            if (rr.status !== 200) {
+              row.append(el('p', { class: 'error', role: 'alert' }, errorText(rr)));
+              btn.disabled = false;
+              return;
+            }
+            await load();
+          });
+          row.append(' ', btn);
+        }
+        list.append(row);
+      }
+      box.append(list);
+    };
+    load();
+    return box;
+  }
+
   // pauseCard returns the inbox entry of item with its decision form.
   function pauseCard(item, onDone) {
     const id = 'p-' + item.pause_id.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -325,26 +362,39 @@
       meta.append(' · does not expire');
     }
     card.append(meta);
+    if (Number.isInteger(item.sticky_max_minutes) && item.sticky_max_minutes > 0) {
+      card.append(grantsList(item.conversation_id));
+    }
 
     const form = el('form', { novalidate: true });
+    if (item.keys_confusable) {
+      // A call id that looks like another call's key: a client deciding
+      // by id could decide the wrong call. Decisions here use the keys
+      // shown next to each call.
+      form.append(el('p', { class: 'error', role: 'note' },
+        'Warning: the agent gave these calls ids that look like the keys of other calls. Check each call\'s key before you decide.'));
+    }
     const rows = [];
     for (const call of item.calls || []) {
       const cid = id + '-' + rows.length;
+      const keyTag = el('span', { class: 'meta' }, ' key ', el('code', { class: 'call-key' }, call.key));
       if (!call.awaiting) {
         form.append(el('div', { class: 'call' },
-          el('code', {}, call.tool), ' ', el('span', { class: 'badge' }, 'runs unless denied'), argsBlock(call.arguments)));
+          el('code', {}, call.tool), keyTag, ' ', el('span', { class: 'badge' }, 'runs unless denied'), argsBlock(call.arguments)));
         continue;
       }
       const fs = el('fieldset', { class: 'call' });
       fs.append(el('legend', {}, 'Call of ' + call.tool));
+      fs.append(el('p', { class: 'meta' }, keyTag));
       fs.append(argsBlock(call.arguments));
       const allow = el('input', { type: 'radio', name: cid + '-verdict', value: 'allow', id: cid + '-allow' });
       const deny = el('input', { type: 'radio', name: cid + '-verdict', value: 'deny', id: cid + '-deny' });
       fs.append(el('div', { role: 'radiogroup', 'aria-label': 'Decision on ' + call.tool },
         allow, el('label', { class: 'inline', for: cid + '-allow' }, 'Allow'),
         deny, el('label', { class: 'inline', for: cid + '-deny' }, 'Deny')));
-      const msg = el('input', { type: 'text', id: cid + '-message', maxlength: 1000 });
-      const msgRow = el('div', { class: 'deny-message' }, el('label', { for: cid + '-message' }, 'Message to the agent (why it is denied)'), msg);
+      const maxMessage = Number.isInteger(item.max_deny_message) && item.max_deny_message > 0 ? item.max_deny_message : 2000;
+      const msg = el('input', { type: 'text', id: cid + '-message', maxlength: maxMessage });
+      const msgRow = el('div', { class: 'deny-message' }, el('label', { for: cid + '-message' }, 'Message to the agent (why it is denied; at most ' + maxMessage + ' characters)'), msg);
       msgRow.hidden = true;
       fs.append(msgRow);
       const original = pretty(call.arguments);

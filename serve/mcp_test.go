@@ -1,4 +1,4 @@
-package server_test
+package serve_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -80,7 +81,7 @@ store:
 func TestConfigMCPFilesystem(t *testing.T) {
 	t.Setenv("TG_TEST_MCP_DIR", mcpServersDir(t))
 	root := t.TempDir()
-	fc, err := server.LoadConfig(writeConfig(t, filesAgent(root)))
+	fc, err := serve.LoadConfig(writeConfig(t, filesAgent(root)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestConfigMCPFilesystem(t *testing.T) {
 		write("w_allowed", "allowed.txt"), scripted.Reply{Text: "written"},
 		write("w_denied", "denied.txt"), scripted.Reply{Text: "not written"},
 	)
-	cfg, closeAll, err := server.Build(context.Background(), fc, &server.BuildOptions{
+	cfg, closeAll, err := serve.Build(context.Background(), fc, &serve.BuildOptions{
 		Models: map[string]toolgate.Model{"files": model}, MCPStderr: io.Discard,
 	})
 	if err != nil {
@@ -169,12 +170,12 @@ func TestConfigMCPBuildErrors(t *testing.T) {
 			if !strings.Contains(text, tt.old) {
 				t.Fatalf("%q is not in the config", tt.old)
 			}
-			fc, err := server.LoadConfig(writeConfig(t, strings.Replace(text, tt.old, tt.new, 1)))
+			fc, err := serve.LoadConfig(writeConfig(t, strings.Replace(text, tt.old, tt.new, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, err = server.Build(context.Background(), fc, &server.BuildOptions{MCPStderr: io.Discard})
-			var ce *server.ConfigError
+			_, _, err = serve.Build(context.Background(), fc, &serve.BuildOptions{MCPStderr: io.Discard})
+			var ce *serve.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a *ConfigError", err)
 			}
@@ -201,7 +202,7 @@ func TestConfigMCPInvalid(t *testing.T) {
 	t.Setenv("TG_TEST_SET", "x")
 	t.Setenv("TG_TEST_UNSET", "")
 	base := strings.Replace(validConfig, "\t\ttools: [flightStatus, bookFlight]\n", mcpEntry, 1)
-	if _, err := server.LoadConfig(writeConfig(t, base)); err != nil {
+	if _, err := serve.LoadConfig(writeConfig(t, base)); err != nil {
 		t.Fatalf("the base config: %v", err)
 	}
 	tests := []struct {
@@ -235,8 +236,8 @@ func TestConfigMCPInvalid(t *testing.T) {
 				t.Fatalf("%q is not in the base config", tt.old)
 			}
 			path := writeConfig(t, strings.Replace(base, tt.old, tt.new, 1))
-			_, err := server.LoadConfig(path)
-			var ce *server.ConfigError
+			_, err := serve.LoadConfig(path)
+			var ce *serve.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a *ConfigError", err)
 			}
@@ -259,13 +260,13 @@ func TestExampleMCPConfig(t *testing.T) {
 	t.Setenv("TOOLGATE_MCP_SERVERS", mcpServersDir(t))
 	t.Setenv("TOOLGATE_NOTES_DIR", t.TempDir())
 	t.Setenv("OPENAI_API_KEY", "sk-test")
-	fc, err := server.LoadConfig("../examples/serve-mcp.yaml")
+	fc, err := serve.LoadConfig("../examples/serve-mcp.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fc.Store.SQLite = filepath.Join(t.TempDir(), "toolgate.db")
 	model := scripted.New(scripted.Reply{Text: "nothing to do"})
-	cfg, closeAll, err := server.Build(context.Background(), fc, &server.BuildOptions{
+	cfg, closeAll, err := serve.Build(context.Background(), fc, &serve.BuildOptions{
 		Models: map[string]toolgate.Model{"notes": model}, MCPStderr: io.Discard,
 	})
 	if err != nil {

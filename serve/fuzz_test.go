@@ -1,10 +1,10 @@
-package server_test
+package serve_test
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/serve"
 )
 
 // FuzzParseConfig checks that no file makes the configuration decoder
@@ -16,8 +16,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("authentication:\n  oidc: {issuer: i, clock_skew: 1m, algorithms: [none]}\n"))
 	f.Add([]byte("--- 1\n--- 2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := server.ParseConfig("fuzz/serve.yaml", data)
-		var ce *server.ConfigError
+		_, err := serve.ParseConfig("fuzz/serve.yaml", data)
+		var ce *serve.ConfigError
 		if err != nil && (!errors.As(err, &ce) || len(ce.Problems) == 0) {
 			t.Fatalf("got %v, want a *ConfigError with problems", err)
 		}

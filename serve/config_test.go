@@ -1,4 +1,4 @@
-package server_test
+package serve_test
 
 import (
 	"context"
@@ -15,37 +15,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
-	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/serve"
 )
-
-// The keys whose hashes examples/serve.yaml holds.
-const (
-	exampleTravellerKey = "example-traveller-key"
-	exampleApproverKey  = "example-approver-key"
-)
-
-// build loads and builds fc into a served fixture.
-func build(t *testing.T, fc *server.FileConfig) *fixture {
-	t.Helper()
-	cfg, closeStore, err := server.Build(context.Background(), fc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := closeStore(); err != nil {
-			t.Error(err)
-		}
-	})
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return &fixture{t: t, h: srv, srv: srv}
-}
 
 func TestExampleConfig(t *testing.T) {
-	fc, err := server.LoadConfig("../examples/serve.yaml")
+	fc, err := serve.LoadConfig("../examples/serve.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,50 +48,8 @@ func TestExampleConfig(t *testing.T) {
 	f.must(401, "GET", "/v1/inbox", "example-unknown-key", "")
 }
 
-// writeConfig writes text (tabs turned into two spaces) to a file in a new
-// directory, with an empty Cedar policy file beside it, and returns the
-// file's path.
-func writeConfig(t testing.TB, text string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "policies.cedar"), []byte(flightsPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, "\t", "  ")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-const flightsPolicy = `permit (principal in Role::"traveller", action, resource);`
-
-// validConfig is a valid file; the table below breaks it line by line.
-const validConfig = `agents:
-	flights:
-		model:
-			provider: scripted-demo
-		tools: [flightStatus, bookFlight]
-		confirmation:
-			tools: [bookFlight]
-		authorization:
-			cedar: policies.cedar
-		requester_roles: [traveller]
-		approvals:
-			- tools: [bookFlight]
-				roles: [approver]
-store:
-	sqlite: data/toolgate.db
-authentication:
-	api_keys:
-		- sha256: 84f71c9ac07c9c3ab0d2c54334bcf5cab957f375e87468b71092eacc65ffed75
-			principal: {id: alice, roles: [traveller]}
-		- sha256: 99c6533d0bfe6cb4465751fec0b04fe9e546a05f63485547b7dec32799a5f5c1
-			principal: {id: bob, roles: [approver]}
-`
-
 func TestConfigValid(t *testing.T) {
-	fc, err := server.LoadConfig(writeConfig(t, validConfig))
+	fc, err := serve.LoadConfig(writeConfig(t, validConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +107,8 @@ func TestConfigInvalid(t *testing.T) {
 				t.Fatalf("%q is not in the valid config", tt.old)
 			}
 			path := writeConfig(t, strings.Replace(validConfig, tt.old, tt.new, 1))
-			_, err := server.LoadConfig(path)
-			var ce *server.ConfigError
+			_, err := serve.LoadConfig(path)
+			var ce *serve.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a *ConfigError", err)
 			}
@@ -211,7 +143,7 @@ func TestConfigPauseTTL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			text := strings.Replace(validConfig, "store:\n", tt.file+"store:\n", 1)
 			text = strings.Replace(text, "\t\trequester_roles", tt.agent+"\t\trequester_roles", 1)
-			fc, err := server.LoadConfig(writeConfig(t, text))
+			fc, err := serve.LoadConfig(writeConfig(t, text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,8 +179,8 @@ func TestConfigListsAllProblems(t *testing.T) {
 		"[flightStatus, bookFlight]", "[flightStatus, bookFlight, launchRocket]",
 		"sha256: 84f71c9a", "sha256: zz",
 	).Replace(validConfig)
-	_, err := server.LoadConfig(writeConfig(t, text))
-	var ce *server.ConfigError
+	_, err := serve.LoadConfig(writeConfig(t, text))
+	var ce *serve.ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *ConfigError", err)
 	}
@@ -267,37 +199,18 @@ func TestBuildReportsPolicyPosition(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "policies.cedar"), []byte("permit (principal"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fc, err := server.LoadConfig(path)
+	fc, err := serve.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = server.Build(context.Background(), fc, nil)
-	var ce *server.ConfigError
+	_, _, err = serve.Build(context.Background(), fc, nil)
+	var ce *serve.ConfigError
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("got %v, want a *ConfigError with one problem", err)
 	}
 	if p := ce.Problems[0]; p.Line != 9 || p.Column != 14 || p.Path != "agents.flights.authorization.cedar" {
 		t.Errorf("problem %+v, want at 9:14 agents.flights.authorization.cedar", p)
 	}
-}
-
-func TestConfigOIDC(t *testing.T) {
-	is := newIssuer(t)
-	text := strings.Replace(validConfig, "\tapi_keys:\n", "\toidc:\n\t\tissuer: "+testIssuer+"\n\t\taudience: "+testAudience+
-		"\n\t\tjwks_url: "+is.srv.URL+"\n\t\tclock_skew: 87600h\n\tapi_keys:\n", 1)
-	fc, err := server.LoadConfig(writeConfig(t, text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fc.Authentication.OIDC == nil || fc.Authentication.OIDC.JWKSURL != is.srv.URL {
-		t.Fatalf("oidc %+v", fc.Authentication.OIDC)
-	}
-	f := build(t, fc)
-	// The verifier runs on the real clock; the skew of ten years covers
-	// the test tokens' times.
-	f.must(201, "POST", "/v1/conversations", is.rs(claims()), `{}`)
-	f.must(401, "POST", "/v1/conversations", is.rs(with(func(c map[string]any) { c["aud"] = "x" })), `{}`)
-	f.must(201, "POST", "/v1/conversations", exampleTravellerKey, `{}`)
 }
 
 // TestConfigPostgres builds the service on the PostgreSQL store named by
@@ -324,7 +237,7 @@ func TestConfigPostgres(t *testing.T) {
 		}
 	})
 	text := strings.Replace(validConfig, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1)
-	fc, err := server.LoadConfig(writeConfig(t, text))
+	fc, err := serve.LoadConfig(writeConfig(t, text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +261,7 @@ func TestConfigPostgres(t *testing.T) {
 func TestConfigPrivacy(t *testing.T) {
 	t.Setenv("TG_TEST_VAULT_KEY", strings.Repeat("5a", 32))
 	text := strings.Replace(validConfig, "\t\trequester_roles", "\t\tprivacy:\n\t\t\tenabled: true\n\t\t\tvault_key_env: TG_TEST_VAULT_KEY\n\t\t\tdisclosures:\n\t\t\t\tbookFlight: [EMAIL_ADDRESS]\n\t\t\toutput: tokens\n\t\trequester_roles", 1)
-	fc, err := server.LoadConfig(writeConfig(t, text))
+	fc, err := serve.LoadConfig(writeConfig(t, text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,8 +283,8 @@ func TestConfigPrivacy(t *testing.T) {
 }
 
 func TestBuildChecksHandBuiltConfig(t *testing.T) {
-	_, _, err := server.Build(context.Background(), &server.FileConfig{Store: server.StoreSpec{SQLite: filepath.Join(t.TempDir(), "x.db")}}, nil)
-	var ce *server.ConfigError
+	_, _, err := serve.Build(context.Background(), &serve.FileConfig{Store: serve.StoreSpec{SQLite: filepath.Join(t.TempDir(), "x.db")}}, nil)
+	var ce *serve.ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *ConfigError", err)
 	}

@@ -1,11 +1,11 @@
-package server_test
+package serve_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/serve"
 )
 
 // loginBlock is authentication.oidc with a login, for validConfig.
@@ -27,47 +27,11 @@ func loginConfigText(issuer string) string {
 	return strings.Replace(validConfig, "authentication:\n", strings.Replace(loginBlock, "ISSUER", issuer, 1), 1)
 }
 
-// TestConfigOIDCLogin signs in through the provider with a server built
-// from a file.
-func TestConfigOIDCLogin(t *testing.T) {
-	t.Setenv("TG_LOGIN_SECRET", loginSecret)
-	p := newFakeProvider(t)
-	p.set(func() {
-		p.claims = func(c map[string]any) {
-			delete(c, "roles")
-			c["groups"] = "approver auditor"
-		}
-	})
-	fc, err := server.LoadConfig(writeConfig(t, loginConfigText(p.issuer)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := fc.Authentication.OIDC; o == nil || o.Login == nil || o.Login.ClientID != loginClientID || o.Issuer != p.issuer {
-		t.Fatalf("authentication.oidc: %+v", o)
-	}
-	f := build(t, fc)
-	login, q := beginLogin(t, f.h, "/inbox")
-	if got := q.Get("scope"); got != "openid email" {
-		t.Errorf("scope %q, want %q", got, "openid email")
-	}
-	rec := callback(f.h, p.approve(q), login)
-	session := cookieNamed(rec, "toolgate_session")
-	if rec.Code != 200 || session == nil {
-		t.Fatalf("callback: status %d, want 200 signed in\n%s", rec.Code, rec.Body)
-	}
-	rec = webRequest(f.h, "GET", "/inbox", "", session)
-	if !strings.Contains(rec.Body.String(), `<strong id="user">ada</strong> <span class="roles">(approver, auditor)</span>`) {
-		t.Errorf("GET /inbox: want ada with the roles of the groups claim\n%s", rec.Body)
-	}
-	// Without audience and jwks_url, bearer tokens are not accepted.
-	f.must(401, "GET", "/v1/inbox", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln", "")
-}
-
 // TestConfigOIDCLoginSecretMissing checks that the client secret's
 // variable must be set.
 func TestConfigOIDCLoginSecretMissing(t *testing.T) {
 	t.Setenv("TG_LOGIN_SECRET", "")
-	_, err := server.LoadConfig(writeConfig(t, loginConfigText("https://id.example.com")))
+	_, err := serve.LoadConfig(writeConfig(t, loginConfigText("https://id.example.com")))
 	checkProblem(t, err, 22, 26, "authentication.oidc.login.client_secret_env", "TG_LOGIN_SECRET is not set")
 }
 
@@ -94,7 +58,7 @@ func TestConfigOIDCLoginInvalid(t *testing.T) {
 				t.Fatalf("%q is not in the login block", tt.old)
 			}
 			text := strings.Replace(strings.Replace(loginBlock, tt.old, tt.new, 1), "ISSUER", "https://id.example.com", 1)
-			_, err := server.LoadConfig(writeConfig(t, strings.Replace(validConfig, "authentication:\n", text, 1)))
+			_, err := serve.LoadConfig(writeConfig(t, strings.Replace(validConfig, "authentication:\n", text, 1)))
 			checkProblem(t, err, tt.line, tt.col, tt.path, tt.message)
 		})
 	}
@@ -103,7 +67,7 @@ func TestConfigOIDCLoginInvalid(t *testing.T) {
 // checkProblem checks that err is a *ConfigError with the problem.
 func checkProblem(t *testing.T, err error, line, col int, path, message string) {
 	t.Helper()
-	var ce *server.ConfigError
+	var ce *serve.ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *ConfigError", err)
 	}

@@ -1,4 +1,4 @@
-package server
+package serve
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type ConfigError struct {
 // Error returns one line per problem, each "FILE:LINE:COLUMN: PATH: MESSAGE".
 func (e *ConfigError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "server: invalid config %s (%d problem", e.File, len(e.Problems))
+	fmt.Fprintf(&b, "serve: invalid config %s (%d problem", e.File, len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
 	}
@@ -257,8 +257,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(i)
+	case t.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || n.ShortTag() != "!!float" && n.ShortTag() != "!!int" {
+			d.problem(n, path, "want a number, got %s", kindName(n))
+			return
+		}
+		v.SetFloat(f)
 	default:
-		panic(fmt.Sprintf("server: config decoder: unsupported type %s at %s", t, path))
+		panic(fmt.Sprintf("serve: config decoder: unsupported type %s at %s", t, path))
 	}
 }
 
@@ -270,6 +277,8 @@ func scalarWant(t reflect.Type) string {
 		return "a string"
 	case t.Kind() == reflect.Bool:
 		return "true or false"
+	case t.Kind() == reflect.Float64:
+		return "a number"
 	}
 	return "an integer"
 }

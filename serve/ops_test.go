@@ -1,4 +1,4 @@
-package server_test
+package serve_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
-	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/serve"
 )
 
 // TestConfigOpsKeys checks the operations keys of a configuration file:
@@ -14,7 +14,7 @@ import (
 // position.
 func TestConfigOpsKeys(t *testing.T) {
 	t.Run("valid", func(t *testing.T) {
-		fc, err := server.LoadConfig(writeConfig(t, validConfig+"timeouts:\n\trequest: 5s\n\tturn: 1m\nmetrics:\n\troles: [approver]\n"))
+		fc, err := serve.LoadConfig(writeConfig(t, validConfig+"timeouts:\n\trequest: 5s\n\tturn: 1m\nmetrics:\n\troles: [approver]\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestConfigOpsKeys(t *testing.T) {
 		}
 	})
 	t.Run("disabled", func(t *testing.T) {
-		fc, err := server.LoadConfig(writeConfig(t, validConfig+"metrics:\n\tdisabled: true\n"))
+		fc, err := serve.LoadConfig(writeConfig(t, validConfig+"metrics:\n\tdisabled: true\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +72,8 @@ func TestConfigOpsKeys(t *testing.T) {
 		{"unknown key", "metrics:\n\ttoken: x\n", 23, 3, "metrics", `unknown key "token"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := server.LoadConfig(writeConfig(t, validConfig+tt.add))
-			var ce *server.ConfigError
+			_, err := serve.LoadConfig(writeConfig(t, validConfig+tt.add))
+			var ce *serve.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a *ConfigError", err)
 			}

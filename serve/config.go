@@ -1,4 +1,4 @@
-package server
+package serve
 
 import (
 	"bytes"
@@ -28,6 +28,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
+	"github.com/toolgate/toolgate/internal/confcheck"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/mcptool"
 	"github.com/toolgate/toolgate/privacy"
@@ -35,13 +36,14 @@ import (
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
 // FileConfig is a configuration file of the service, as [LoadConfig]
-// reads and checks it; [Build] turns it into a [Config]. The keys of the
+// reads and checks it; [Build] turns it into a [server.Config]. The keys of the
 // file are the yaml tags of the fields. See examples/serve.yaml.
 //
 // A FileConfig is not safe for concurrent modification; [Build] only reads
@@ -54,23 +56,31 @@ type FileConfig struct {
 	// Authentication says who may call the service. Required: API keys,
 	// OIDC or both.
 	Authentication AuthSpec `yaml:"authentication"`
-	// ReadAllRoles is [Config.ReadAllRoles].
+	// ReadAllRoles is [server.Config.ReadAllRoles].
 	ReadAllRoles []string `yaml:"read_all_roles"`
-	// MaxBodyBytes is [Config.MaxBodyBytes].
+	// MaxBodyBytes is [server.Config.MaxBodyBytes].
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// PauseTTL is [Config.PauseTTL]: how long a pause waits for a
+	// PauseTTL is [server.Config.PauseTTL]: how long a pause waits for a
 	// decision, such as "30m". 0: pauses never expire.
 	PauseTTL time.Duration `yaml:"pause_ttl"`
 	// Audit says where the audit log is kept and who may read it. Zero:
 	// beside the store, see [AuditSpec].
 	Audit AuditSpec `yaml:"audit"`
-	// ClaimLease is [Config.ClaimLease], a Go duration such as "5m".
+	// ClaimLease is [server.Config.ClaimLease], a Go duration such as "5m".
 	ClaimLease time.Duration `yaml:"claim_lease"`
 	// Timeouts bound the handling of requests. Zero: the defaults.
 	Timeouts TimeoutsSpec `yaml:"timeouts"`
 	// Metrics configures GET /metrics. Zero: served without
 	// authentication.
 	Metrics MetricsSpec `yaml:"metrics"`
+	// MaxDenyMessage is [Config.MaxDenyMessage].
+	MaxDenyMessage int `yaml:"max_deny_message"`
+	// MaxEditedArguments is [Config.MaxEditedArguments].
+	MaxEditedArguments int `yaml:"max_edited_arguments"`
+	// Identities is [Config.Identities].
+	Identities map[string]string `yaml:"identities"`
+	// CaseInsensitiveIDs is [Config.CaseInsensitiveIDs].
+	CaseInsensitiveIDs bool `yaml:"case_insensitive_ids"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -94,16 +104,16 @@ type AgentSpec struct {
 	Authorization AuthorizationSpec `yaml:"authorization"`
 	// Privacy keeps personal data from the model. Zero: off.
 	Privacy PrivacySpec `yaml:"privacy"`
-	// RequesterRoles is [Agent.RequesterRoles].
+	// RequesterRoles is [server.Agent.RequesterRoles].
 	RequesterRoles []string `yaml:"requester_roles"`
-	// RevealRoles is [Agent.RevealRoles]; it needs privacy.enabled.
+	// RevealRoles is [server.Agent.RevealRoles]; it needs privacy.enabled.
 	RevealRoles []string `yaml:"reveal_roles"`
-	// Approvals is [Agent.Approvals]; the tools they name must be the
+	// Approvals is [server.Agent.Approvals]; the tools they name must be the
 	// agent's.
-	Approvals []ApprovalRule `yaml:"approvals"`
+	Approvals []server.ApprovalRule `yaml:"approvals"`
 	// MaxRounds is [toolgate.ClientOptions.MaxRounds]. 0: its default.
 	MaxRounds int `yaml:"max_rounds"`
-	// PauseTTL is [Agent.PauseTTL]: it overrides the file's pause_ttl for
+	// PauseTTL is [server.Agent.PauseTTL]: it overrides the file's pause_ttl for
 	// this agent. 0: the file's; "-1s" (any negative value): the agent's
 	// pauses never expire.
 	PauseTTL time.Duration `yaml:"pause_ttl"`
@@ -234,6 +244,9 @@ type PrivacySpec struct {
 	// (hex or base64) that seals each conversation's vault in the store,
 	// so that tokens survive a pause. Required when Enabled.
 	VaultKeyEnv string `yaml:"vault_key_env"`
+	// Detection chooses the recognizers, analyzers and minimum score.
+	// Zero: every built-in and embedded type.
+	Detection DetectionSpec `yaml:"detection"`
 }
 
 // StoreSpec names the store: exactly one of SQLite and PostgresURLEnv.
@@ -260,10 +273,10 @@ type AuditSpec struct {
 	// directory.
 	SQLite string `yaml:"sqlite"`
 	// DigestKeyEnv is the environment variable holding a 32-byte key (hex
-	// or base64) for keyed argument digests ([Config.AuditDigestKey]); it
+	// or base64) for keyed argument digests ([server.Config.AuditDigestKey]); it
 	// must be set when the file is loaded. "": plain SHA-256 digests.
 	DigestKeyEnv string `yaml:"digest_key_env"`
-	// Roles is [Config.AuditRoles].
+	// Roles is [server.Config.AuditRoles].
 	Roles []string `yaml:"roles"`
 }
 
@@ -281,26 +294,26 @@ func (fc *FileConfig) auditPath() string {
 
 // TimeoutsSpec bounds the handling of requests.
 type TimeoutsSpec struct {
-	// Request is [Config.RequestTimeout]. 0: its default.
+	// Request is [server.Config.RequestTimeout]. 0: its default.
 	Request time.Duration `yaml:"request"`
-	// Turn is [Config.TurnTimeout]. 0: its default.
+	// Turn is [server.Config.TurnTimeout]. 0: its default.
 	Turn time.Duration `yaml:"turn"`
 }
 
 // MetricsSpec configures the metrics endpoint.
 type MetricsSpec struct {
-	// Disabled is [Config.DisableMetrics].
+	// Disabled is [server.Config.DisableMetrics].
 	Disabled bool `yaml:"disabled"`
-	// Roles is [Config.MetricsRoles]. nil: no authentication.
+	// Roles is [server.Config.MetricsRoles]. nil: no authentication.
 	Roles []string `yaml:"roles"`
 }
 
 // AuthSpec says how callers authenticate.
 type AuthSpec struct {
-	// APIKeys is [Config.APIKeys]: SHA-256 hashes of keys, never keys.
-	APIKeys []APIKey `yaml:"api_keys"`
+	// APIKeys is [server.Config.APIKeys]: SHA-256 hashes of keys, never keys.
+	APIKeys []server.APIKey `yaml:"api_keys"`
 	// OIDC accepts JWT bearer tokens of an OpenID Connect provider (see
-	// [OIDC]) and, with its Login, lets browsers sign in to the web pages
+	// [server.OIDC]) and, with its Login, lets browsers sign in to the web pages
 	// through the provider. nil: none.
 	OIDC *OIDCSpec `yaml:"oidc"`
 }
@@ -343,6 +356,7 @@ var entityTypes = []privacy.EntityType{
 	privacy.MACAddress, privacy.USSSN, privacy.URL, privacy.DomainName, privacy.Crypto, privacy.Secret,
 	privacy.Person, privacy.Location, privacy.Organization, privacy.Address, privacy.DateTime, privacy.NRP,
 	privacy.USDriverLicense, privacy.USPassport, privacy.USBankNumber, privacy.MedicalLicense, privacy.Generic,
+	privacy.Age, privacy.Title,
 }
 
 // maxConfigBytes bounds the size of a configuration file.
@@ -356,12 +370,12 @@ const maxConfigBytes = 1 << 20
 func LoadConfig(path string) (*FileConfig, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("server: config: %w", err)
+		return nil, fmt.Errorf("serve: config: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("server: config: %w", err)
+		return nil, fmt.Errorf("serve: config: %w", err)
 	}
 	if len(data) > maxConfigBytes {
 		return nil, &ConfigError{File: path, Problems: []Problem{{Message: fmt.Sprintf("larger than %d bytes", maxConfigBytes)}}}
@@ -507,6 +521,7 @@ func (fc *FileConfig) check(d *decoder) {
 				}
 			}
 		}
+		pv.Detection.check(p+".privacy.detection", bad)
 		switch {
 		case pv.Enabled && pv.VaultKeyEnv == "":
 			bad(p+".privacy", "vault_key_env is required when privacy is enabled")
@@ -516,7 +531,7 @@ func (fc *FileConfig) check(d *decoder) {
 			} else if _, err := vaultKey(k); err != nil {
 				bad(p+".privacy.vault_key_env", "%s: %v", pv.VaultKeyEnv, err)
 			}
-		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "":
+		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "" || !pv.Detection.zero():
 			bad(p+".privacy", "privacy settings given but enabled is not true")
 		}
 		if a.RevealRoles != nil && !pv.Enabled {
@@ -526,8 +541,8 @@ func (fc *FileConfig) check(d *decoder) {
 			for j, t := range r.Tools {
 				agentTool(fmt.Sprintf("%s.approvals[%d].tools[%d]", p, i, j), t)
 			}
-			for _, rp := range r.problems() {
-				bad(fmt.Sprintf("%s.approvals[%d].%s", p, i, rp.field), "%s", rp.msg)
+			for _, rp := range confcheck.ApprovalRule(r.Approvers, r.StickyMax) {
+				bad(fmt.Sprintf("%s.approvals[%d].%s", p, i, rp.Field), "%s", rp.Msg)
 			}
 		}
 		if a.MaxRounds < 0 {
@@ -584,8 +599,8 @@ func (fc *FileConfig) check(d *decoder) {
 			o.Login.check(p+".login", o.Issuer, bad, env)
 		}
 		for i, a := range o.Algorithms {
-			if !slices.Contains(DefaultAlgorithms, a) {
-				bad(fmt.Sprintf("%s.algorithms[%d]", p, i), "algorithm %q is not accepted (want one of %s)", a, strings.Join(DefaultAlgorithms, ", "))
+			if !slices.Contains(server.DefaultAlgorithms, a) {
+				bad(fmt.Sprintf("%s.algorithms[%d]", p, i), "algorithm %q is not accepted (want one of %s)", a, strings.Join(server.DefaultAlgorithms, ", "))
 			}
 		}
 	}
@@ -697,7 +712,7 @@ func vaultKey(s string) ([]byte, error) {
 
 // BuildOptions are what [Build] takes besides the file.
 type BuildOptions struct {
-	// Logger is [Config.Logger] and the clients' logger. nil:
+	// Logger is [server.Config.Logger] and the clients' logger. nil:
 	// [slog.Default].
 	Logger *slog.Logger
 	// Models replace the models of the named agents, which the file must
@@ -708,17 +723,17 @@ type BuildOptions struct {
 	// commands. nil: [os.Stderr].
 	MCPStderr io.Writer
 	// Telemetry records the agents' model calls and tool runs (the
-	// clients get its middleware) and becomes [Config.Telemetry]. nil: a
+	// clients get its middleware) and becomes [server.Config.Telemetry]. nil: a
 	// new one, with a registry of its own and the global tracer provider.
 	Telemetry *telemetry.Telemetry
 }
 
 // Build opens the store and the audit log (see [AuditSpec]) and builds the
-// agents, the authentication and the rest of a [Config] from fc, checking
+// agents, the authentication and the rest of a [server.Config] from fc, checking
 // it as [LoadConfig] does (fc may also be built by hand; relative paths
 // are then relative to the working directory). The agents' authorizers
-// are wrapped with [AuditAuthorizer]. It connects to the agents' MCP
-// servers. With a Postgres store, [Config.Broker] is a broker on the
+// are wrapped with [server.AuditAuthorizer]. It connects to the agents' MCP
+// servers. With a Postgres store, [server.Config.Broker] is a broker on the
 // store's database and schema (postgres.Store.NewBroker), so that the
 // event streams of every instance built from the file see each other's
 // events; with SQLite it is nil. The returned close function closes the
@@ -727,7 +742,7 @@ type BuildOptions struct {
 // error nothing is left open; problems of the file found only now (a Cedar
 // policy that does not parse, a store that does not open) come as a
 // [*ConfigError].
-func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, func() error, error) {
+func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Config, func() error, error) {
 	if opts == nil {
 		opts = &BuildOptions{}
 	}
@@ -753,7 +768,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 
 	var store interface {
 		conversationVaultStore
-		Records() records.Store
+		Records(context.Context) (records.Store, error)
 		Close() error
 	}
 	var err error
@@ -791,6 +806,12 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	if store == nil {
 		return nil, nil, cerr
 	}
+	recs, err := store.Records(ctx)
+	if err != nil {
+		bad("store", err)
+		closeStore()
+		return nil, nil, cerr
+	}
 	auditPath := fc.auditPath()
 	var auditLog *auditsqlite.Log
 	if err = os.MkdirAll(filepath.Dir(auditPath), 0o700); err == nil {
@@ -798,7 +819,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	}
 	if err != nil {
 		bad("audit.sqlite", err)
-		store.Close()
+		closeStore()
 		return nil, nil, cerr
 	}
 	var digestKey []byte
@@ -810,8 +831,8 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 	if tel == nil {
 		tel = telemetry.New(nil)
 	}
-	cfg := &Config{
-		Agents:         make(map[string]*Agent, len(fc.Agents)),
+	cfg := &server.Config{
+		Agents:         make(map[string]*server.Agent, len(fc.Agents)),
 		APIKeys:        slices.Clone(fc.Authentication.APIKeys),
 		ReadAllRoles:   slices.Clone(fc.ReadAllRoles),
 		MaxBodyBytes:   fc.MaxBodyBytes,
@@ -820,13 +841,18 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		Audit:          auditLog,
 		AuditDigestKey: digestKey,
 		AuditRoles:     slices.Clone(fc.Audit.Roles),
-		Records:        store.Records(),
+		Records:        recs,
 		ClaimLease:     fc.ClaimLease,
 		Telemetry:      tel,
 		RequestTimeout: fc.Timeouts.Request,
 		TurnTimeout:    fc.Timeouts.Turn,
 		DisableMetrics: fc.Metrics.Disabled,
 		MetricsRoles:   slices.Clone(fc.Metrics.Roles),
+
+		MaxDenyMessage:     fc.MaxDenyMessage,
+		MaxEditedArguments: fc.MaxEditedArguments,
+		Identities:         maps.Clone(fc.Identities),
+		CaseInsensitiveIDs: fc.CaseInsensitiveIDs,
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
@@ -854,11 +880,11 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*Config, fu
 		if err != nil {
 			continue
 		}
-		cfg.Agents[name] = &Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals),
+		cfg.Agents[name] = &server.Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals),
 			Privacy: b.guard, RevealRoles: slices.Clone(a.RevealRoles), PauseTTL: a.PauseTTL}
 	}
 	if o := fc.Authentication.OIDC; o != nil && o.bearer() {
-		v, err := NewOIDC(&o.OIDCOptions)
+		v, err := server.NewOIDC(&o.OIDCOptions)
 		if err != nil {
 			bad("authentication.oidc", err)
 		} else {
@@ -972,7 +998,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			bad(p+".authorization.cedar", err)
 			return nil, err
 		}
-		opts.Authorizer = AuditAuthorizer(authz.NewGuard(policy, nil), b.audit, b.digestKey)
+		opts.Authorizer = server.AuditAuthorizer(authz.NewGuard(policy, nil), b.audit, b.digestKey)
 	}
 	if pv := a.Privacy; pv.Enabled {
 		key, err := vaultKey(os.Getenv(pv.VaultKeyEnv))
@@ -992,7 +1018,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			}
 			disclosure[tool] = privacy.Types(ets...)
 		}
-		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key})
+		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key, Scanner: pv.Detection.scanner()})
 		if err != nil {
 			bad(p+".privacy", err)
 			return nil, err
@@ -1032,7 +1058,7 @@ func (b *agentBuild) connectMCP() ([]*toolgate.Tool, toolgate.ConfirmationPolicy
 		b.servers = append(b.servers, srv)
 		policies = append(policies, srv.Policy())
 		for _, is := range srv.Issues() {
-			b.logger.Warn("server: a tool of an MCP server is skipped", "agent", strings.TrimPrefix(b.p, "agents."), "mcp_server", m.Name, "tool", is.Name, "error", is.Err)
+			b.logger.Warn("serve: a tool of an MCP server is skipped", "agent", strings.TrimPrefix(b.p, "agents."), "mcp_server", m.Name, "tool", is.Name, "error", is.Err)
 		}
 		var clashes []string
 		for _, t := range srv.Tools() {
@@ -1120,4 +1146,78 @@ func (b *agentBuild) checkToolNames(tools []*toolgate.Tool) error {
 		}
 	}
 	return failed
+}
+
+// OIDCSpec is authentication.oidc in a configuration file: the options of
+// the bearer-token verifier [server.OIDC] and, with Login, the sign-in of
+// the web pages through the same provider.
+type OIDCSpec struct {
+	server.OIDCOptions `yaml:",inline"`
+	// Login lets browsers sign in through the provider (see
+	// [server.OIDCLogin]); it shares Issuer, RolesClaim, ClockSkew and
+	// Algorithms. With Login, Audience and JWKSURL may both be left out:
+	// bearer tokens are then not accepted. nil: browsers sign in with API
+	// keys only.
+	Login *OIDCLoginSpec `yaml:"login"`
+}
+
+// bearer reports whether the spec configures the bearer-token verifier:
+// always without Login, otherwise when it gives an audience or a JWKS URL.
+func (o *OIDCSpec) bearer() bool {
+	return o.Login == nil || o.Audience != "" || o.JWKSURL != ""
+}
+
+// OIDCLoginSpec is authentication.oidc.login in a configuration file.
+type OIDCLoginSpec struct {
+	// ClientID is [server.OIDCLogin.ClientID]. Required.
+	ClientID string `yaml:"client_id"`
+	// ClientSecretEnv names the environment variable holding
+	// [server.OIDCLogin.ClientSecret]. "": a public client.
+	ClientSecretEnv string `yaml:"client_secret_env"`
+	// RedirectURL is [server.OIDCLogin.RedirectURL]. Required.
+	RedirectURL string `yaml:"redirect_url"`
+	// Scopes is [server.OIDCLogin.Scopes].
+	Scopes []string `yaml:"scopes"`
+	// ProviderName is [server.OIDCLogin.ProviderName].
+	ProviderName string `yaml:"provider_name"`
+}
+
+// check adds the problems of the login spec at path p.
+func (ls *OIDCLoginSpec) check(p, issuer string, bad func(path, format string, args ...any), env func(path, name string)) {
+	if issuer != "" && !confcheck.HTTPURL(issuer) {
+		bad(strings.TrimSuffix(p, ".login")+".issuer", "the login flow needs an http or https URL")
+	}
+	if ls.ClientID == "" {
+		bad(p+".client_id", "required")
+	}
+	if ls.ClientSecretEnv != "" {
+		env(p+".client_secret_env", ls.ClientSecretEnv)
+	}
+	if msg := confcheck.RedirectProblem(ls.RedirectURL); msg != "" {
+		bad(p+".redirect_url", "%s", msg)
+	}
+	for i, sc := range ls.Scopes {
+		if msg := confcheck.ScopeProblem(sc); msg != "" {
+			bad(fmt.Sprintf("%s.scopes[%d]", p, i), "%s", msg)
+		}
+	}
+}
+
+// login returns the [server.OIDCLogin] of the spec, which has a Login.
+func (o *OIDCSpec) login() *server.OIDCLogin {
+	ls := o.Login
+	l := &server.OIDCLogin{
+		Issuer:       o.Issuer,
+		ClientID:     ls.ClientID,
+		RedirectURL:  ls.RedirectURL,
+		Scopes:       slices.Clone(ls.Scopes),
+		ProviderName: ls.ProviderName,
+		RolesClaim:   o.RolesClaim,
+		ClockSkew:    o.ClockSkew,
+		Algorithms:   slices.Clone(o.Algorithms),
+	}
+	if ls.ClientSecretEnv != "" {
+		l.ClientSecret = os.Getenv(ls.ClientSecretEnv)
+	}
+	return l
 }

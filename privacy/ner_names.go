@@ -1,0 +1,397 @@
+package privacy
+
+// Names of people, places and organisations: runs of capitalised words,
+// decided by the word lists and the words around them.
+
+const nameFlags = wFirst | wLast
+
+func (g *tagger) names() {
+	for k := 0; k < len(g.ts); k++ {
+		if g.ts[k].used || !g.capWord(k) {
+			continue
+		}
+		// Honorifics: "Mr. Grimes", "Dr Ann Lee".
+		if g.ts[k].f&wHonorific != 0 && len(g.word(k)) <= 5 {
+			j := k + 1
+			if g.isPunct(j, '.') && g.glued(j) {
+				j++
+			}
+			if g.capWord(j) && g.sameLine(j) && !g.ts[j].used {
+				g.emit(Person, k, k+1, 0.7)
+				e := g.run(j)
+				g.emit(Person, j, e, 0.85)
+				k = e - 1
+				continue
+			}
+		}
+		// "A, B and C": a company named after its partners, or people
+		// in a list.
+		if e := g.partnerList(k); e > k {
+			k = e - 1
+			continue
+		}
+		e := g.run(k)
+		a := k
+		// Drop capitalised common words that only start the sentence.
+		for a < e && g.dropLeading(a, e) {
+			a++
+		}
+		if a == e {
+			k = e - 1
+			continue
+		}
+		if a > k {
+			if pe := g.partnerList(a); pe > a {
+				k = pe - 1
+				continue
+			}
+		}
+		g.classify(a, e)
+		k = e - 1
+	}
+}
+
+// run returns the end of the run of name words from k: capitalised words
+// on one line separated by single spaces, with connectors ("van", "de la")
+// between them.
+func (g *tagger) run(k int) int {
+	j := k + 1
+	for j < len(g.ts) && j-k < 6 {
+		if !g.sameLine(j) || !g.ts[j].sp || g.ts[j].used {
+			break
+		}
+		if g.capWord(j) && g.ts[j].f&wNotName == 0 {
+			j++
+			continue
+		}
+		// In text without capitals, a given name takes the unknown word
+		// after it as the family name.
+		if !g.cased && j == k+1 && g.ts[k].f&wFirst != 0 && g.isWord(j) && g.ts[j].f&wCommon == 0 {
+			j++
+			continue
+		}
+		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+			j += 2
+			continue
+		}
+		// "Department of Better Technology", "Bank of Ireland"
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+			j += 2
+			continue
+		}
+		break
+	}
+	// An organisation suffix with its dot: "Smith Ltd."
+	return j
+}
+
+// dropLeading reports whether the word at a, at the start of the run
+// [a, e), is not part of a name.
+func (g *tagger) dropLeading(a, e int) bool {
+	t := g.ts[a]
+	if t.f&wNotName != 0 {
+		return true
+	}
+	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
+	if g.cased && t.upper && (len(g.word(a)) <= 4 && t.f&(nameFlags|wCountry|wCity) == 0 || t.f&wCommon != 0) {
+		return true
+	}
+	// In caseless text a name needs a known given name or a place.
+	if !g.cased && t.f&(wFirst|wCity|wCountry|wRegion|wPlaceStart) == 0 && !g.personCueBefore(a) {
+		return true
+	}
+	if t.f&wCommon == 0 {
+		return false
+	}
+	named := t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0
+	if g.sentenceStart(a) || !g.cased {
+		// A common word that starts a sentence: part of a name only when
+		// it is a known name followed by more of the name.
+		return !(named && a+1 < e && (g.ts[a+1].f&(nameFlags|wCity) != 0 || g.ts[a+1].f&wCommon == 0)) && !(named && g.ts[a].f&wCountry != 0)
+	}
+	// A run of common words only, none a given name ("Princess Royal",
+	// "White Stripes"), is no name.
+	allCommon := true
+	for j := a; j < e; j++ {
+		if g.ts[j].f&wCommon == 0 || g.ts[j].f&wFirst != 0 {
+			allCommon = false
+		}
+	}
+	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
+		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
+		return true
+	}
+	if t.f&wFirst != 0 || t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0 && a+1 < e {
+		return false
+	}
+	// Mid-sentence capitalised common words ("Wisdom", "Entertainment
+	// Weekly") are names only together with an unknown word or a suffix.
+	for j := a + 1; j < e; j++ {
+		if g.ts[j].f&wCommon == 0 || g.ts[j].f&(nameFlags|wOrgSuffix) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *tagger) prevLower(k int) int {
+	p := g.prevWord(k)
+	if p >= 0 && (g.ts[p].cap && g.cased && !g.sentenceStart(p)) {
+		return -1
+	}
+	return p
+}
+
+// classify labels the run [a, e).
+func (g *tagger) classify(a, e int) {
+	last := e - 1
+	f := g.ts[a].f
+	p := g.prevLower(a)
+	// Organisations: a suffix or an organisation word.
+	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) {
+		g.emit(Organization, a, e, 0.75)
+		return
+	}
+	if e-a == 1 && g.ts[a].f&wOrgSuffix != 0 && g.ts[a].f&wCommon != 0 {
+		return
+	}
+	// A lone initial or abbreviation ("St.", "J.") is no name.
+	if e-a == 1 && len(g.word(a)) <= 2 {
+		return
+	}
+	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
+	// Hubbard-Thomas"), the items are organisations.
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s {
+		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
+		case ", ", " and ", ", and ", " & ":
+			g.emit(Organization, a, e, 0.6)
+			return
+		}
+	}
+	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
+	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0
+	orgCue := g.orgCue(a, e, p)
+	// Places: the whole run is a known place.
+	place := uint32(0)
+	if e-a == 1 {
+		place = f & (wCity | wCountry | wRegion)
+	} else {
+		place = g.l.lookupPlace(g.text, g.ts[a:e])
+	}
+	isFirst := f&wFirst != 0
+	if !g.cased && !personCue && !placeCue && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
+		return // text without capitals: names only where the words say so
+	}
+	switch {
+	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
+		g.emit(Location, a, e, 0.8)
+		return
+	case orgCue && !isFirst:
+		g.emit(Organization, a, e, 0.6)
+		return
+	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
+		g.emit(Location, a, e, 0.8)
+		return
+	}
+	// A line of capitalised words under a person's name line (and the
+	// job title under it) is their organisation ("Ann Lee\nAcme Widgets\n12
+	// Main St").
+	if !isFirst && g.orgLine(a, e) {
+		g.emit(Organization, a, e, 0.6)
+		return
+	}
+	if orgCue && !isFirst {
+		g.emit(Organization, a, e, 0.6)
+		return
+	}
+	// People: a given name, a cue, or unknown capitalised words.
+	known := 0
+	unknown := 0
+	for j := a; j < e; j++ {
+		if g.ts[j].f&nameFlags != 0 {
+			known++
+		} else if g.ts[j].f&(wCommon|wCity|wCountry|wRegion) == 0 {
+			unknown++
+		}
+	}
+	switch {
+	case isFirst || personCue:
+		g.emit(Person, a, e, 0.8)
+	case place != 0 && f&wLast != 0 && !placeCue && e-a == 1:
+		g.emit(Person, a, e, 0.6)
+	case place != 0:
+		if placeCue || e-a > 1 {
+			g.emit(Location, a, e, 0.7)
+		} else {
+			g.emit(Location, a, e, 0.55)
+		}
+	case placeCue && known == 0:
+		g.emit(Location, a, e, 0.6)
+	case known > 0 || unknown > 0:
+		if g.sentenceStart(a) && e-a == 1 && known == 0 && g.cased && !g.personCueAfter(e) {
+			g.emit(Person, a, e, 0.5)
+			return
+		}
+		g.emit(Person, a, e, 0.7)
+	}
+}
+
+func placeCueStrong(g *tagger, p int) bool {
+	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")
+}
+
+// orgWords reports whether the run holds a word that names institutions
+// ("Department of", "Bioscience") with another capitalised word.
+func (g *tagger) orgWords(a, e int) bool {
+	if e-a < 2 {
+		return false
+	}
+	for j := a; j < e; j++ {
+		if g.ts[j].f&wOrgWord != 0 && g.ts[j].f&nameFlags == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// personCueBefore reports phrases that introduce a name: "my name is",
+// "I'm", "this is", "call me", "Name:".
+func (g *tagger) personCueBefore(a int) bool {
+	j := a - 1
+	if g.isPunct(j, ':') {
+		return g.lowerIs(j-1, "name") || g.lowerIs(j-1, "user") || g.lowerIs(j-1, "customer")
+	}
+	if g.lowerIs(j, "is") && (g.lowerIs(j-1, "name") || g.lowerIs(j-1, "this")) {
+		return true
+	}
+	if g.lowerIs(j, "me") && (g.lowerIs(j-1, "call") || g.lowerIs(j-1, "calls")) {
+		return true
+	}
+	if g.lowerIs(j, "him") || g.lowerIs(j, "her") {
+		return g.lowerIs(j-1, "named") || g.lowerIs(j-1, "call")
+	}
+	if g.lowerIs(j, "under") || g.lowerIs(j, "add") || g.lowerIs(j, "i'm") || g.lowerIs(j, "im") {
+		return true
+	}
+	if g.isWord(j) && g.word(j) == "m" && g.isPunct(j-1, '\'') {
+		return true
+	}
+	return false
+}
+
+// personCueAfter reports words after a run that follow names: "said",
+// "says", "'s", a colon at the start of a line (dialogue), "is a".
+func (g *tagger) personCueAfter(e int) bool {
+	if e >= len(g.ts) || !g.sameLine(e) {
+		return false
+	}
+	switch {
+	case g.lowerIs(e, "said") || g.lowerIs(e, "says") || g.lowerIs(e, "shouted") || g.lowerIs(e, "explained") || g.lowerIs(e, "listed"):
+		return true
+	case g.isPunct(e, '\'') && !g.ts[e].sp && g.isWord(e+1) && g.word(e+1) == "s":
+		return true
+	case g.isPunct(e, ':') && g.lineStartRun(e):
+		return true
+	}
+	return false
+}
+
+func (g *tagger) lineStartRun(e int) bool {
+	j := e - 1
+	for j > 0 && g.sameLine(j) && g.isWord(j-1) {
+		j--
+	}
+	return g.lineStart(j)
+}
+
+// orgCue reports contexts that name organisations: "at X" with a place
+// or time nearby, "The X office", "for X", "X Inc" handled by suffixes.
+func (g *tagger) orgCue(a, e, p int) bool {
+	if g.lowerIs(a-1, "the") && (g.lowerIs(e, "office") || g.lowerIs(e, "offices")) {
+		return true
+	}
+	if g.lowerIs(e, "is") && (g.lowerIs(e+1, "the") && g.lowerIs(e+2, "brainchild") || g.lowerIs(e+1, "a") && g.isNum(e+2)) {
+		return true
+	}
+	if g.lowerIs(e, "invested") {
+		return true
+	}
+	if p < 0 {
+		return false
+	}
+	if g.lowerIs(p, "became") || g.lowerIs(p, "joined") || g.lowerIs(p, "works") || g.lowerIs(p, "employed") {
+		return true
+	}
+	if g.lowerIs(p, "of") && g.lowerIs(p-1, "address") {
+		return true
+	}
+	if g.lowerIs(p, "for") && g.lowerIs(p-1, "recorded") {
+		return true
+	}
+	if g.lowerIs(p, "at") && (g.lowerIs(p-1, "year") || g.isPunct(e, ',') && g.isNum(e+1)) {
+		return true
+	}
+	if g.lowerIs(p, "from") && g.lowerIs(p-1, "is") {
+		return true
+	}
+	return false
+}
+
+// partnerList matches "A, B and C" at k (three capitalised words): a
+// company named after partners, unless the words are given names or the
+// list follows a colon (people).
+func (g *tagger) partnerList(k int) int {
+	if !(g.capWord(k) && g.isPunct(k+1, ',') && g.capWord(k+2) && g.lowerIs(k+3, "and") && g.capWord(k+4)) {
+		return k
+	}
+	if g.isPunct(k+5, ',') && g.capWord(k+6) {
+		return k
+	}
+	firsts := 0
+	for _, j := range []int{k, k + 2, k + 4} {
+		if g.ts[j].f&wFirst != 0 {
+			firsts++
+		}
+		if g.ts[j].f&wCommon != 0 && g.ts[j].f&nameFlags == 0 {
+			return k
+		}
+	}
+	if g.isPunct(k-1, ':') || firsts == 3 {
+		g.emit(Person, k, k+1, 0.7)
+		g.emit(Person, k+2, k+3, 0.7)
+		g.emit(Person, k+4, k+5, 0.7)
+		return k + 5
+	}
+	g.emit(Organization, k, k+5, 0.75)
+	return k + 5
+}
+
+// orgLine reports whether the run [a, e) is a whole line under a line
+// holding a person (or a job title under one).
+func (g *tagger) orgLine(a, e int) bool {
+	return g.cased && g.lineStart(a) && (e == len(g.ts) || g.ts[e].nl > 0) && g.personLineAbove(a)
+}
+
+// personLineAbove reports whether the line above token a holds a person
+// or a job title found by this tagger.
+func (g *tagger) personLineAbove(a int) bool {
+	start := g.ts[a].s
+	// The start of the line above.
+	p := start
+	for p > 0 && g.text[p-1] != '\n' {
+		p--
+	}
+	if p == 0 {
+		return false
+	}
+	q := p - 1
+	for q > 0 && g.text[q-1] != '\n' {
+		q--
+	}
+	for _, f := range g.dst {
+		if (f.Type == Person || f.Type == Title) && f.Start >= q && f.End <= p {
+			return true
+		}
+	}
+	return false
+}

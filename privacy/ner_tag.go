@@ -1,0 +1,938 @@
+package privacy
+
+import "unicode/utf8"
+
+// The rules of the embedded recognizer over a segment of tokens.
+
+type tagger struct {
+	e     *entities
+	l     *lexicon
+	text  string
+	ts    []tok
+	cased bool
+	dst   []Finding
+}
+
+func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Finding) []Finding {
+	g := &tagger{e: e, l: l, text: text, ts: ts, cased: cased, dst: dst}
+	g.dates()
+	g.ages()
+	g.addresses()
+	g.titles()
+	g.names()
+	return g.dst
+}
+
+func (g *tagger) emit(t EntityType, a, b int, score float64) {
+	if a >= b {
+		return
+	}
+	if !g.e.wants(t) {
+		// The words are taken all the same, so that they are not read
+		// as something else.
+		for k := a; k < b; k++ {
+			g.ts[k].used = true
+		}
+		return
+	}
+	s, e := g.ts[a].s, g.ts[b-1].e
+	// Abbreviations keep their dot: "Ltd.", "Str.", "Apt."
+	if g.ts[b-1].kind == tWord && g.ts[b-1].dot && b-1 >= a && (t == Organization || t == Address || t == Title || t == Person) {
+		if b < len(g.ts) && g.ts[b].kind == tPunct && g.ts[b].c == '.' && g.ts[b].s == e && abbrevDot(g, b-1) {
+			e++
+		}
+	}
+	for k := a; k < b; k++ {
+		g.ts[k].used = true
+	}
+	g.dst = append(g.dst, Finding{Start: s, End: e, Type: t, Score: score})
+}
+
+// abbrevDot reports whether the dot after word k belongs to it (a short
+// abbreviation, not the end of a sentence).
+func abbrevDot(g *tagger, k int) bool {
+	t := g.ts[k]
+	n := utf8.RuneCountInString(g.text[t.s:t.e])
+	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
+		return true
+	}
+	return n <= 2 && t.cap
+}
+
+func (g *tagger) word(k int) string { return g.text[g.ts[k].s:g.ts[k].e] }
+
+func (g *tagger) isWord(k int) bool {
+	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tWord && !g.ts[k].code
+}
+
+func (g *tagger) isNum(k int) bool {
+	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tNum && !g.ts[k].code
+}
+
+func (g *tagger) isPunct(k int, c byte) bool {
+	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tPunct && g.ts[k].c == c
+}
+
+// lowerIs reports whether token k is the word w (w lower case ASCII).
+func (g *tagger) lowerIs(k int, w string) bool {
+	if !g.isWord(k) || g.ts[k].e-g.ts[k].s != len(w) {
+		return false
+	}
+	s := g.word(k)
+	for i := 0; i < len(w); i++ {
+		if lower(s[i]) != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// glued reports whether token k follows token k-1 without white space.
+func (g *tagger) glued(k int) bool { return k > 0 && k < len(g.ts) && !g.ts[k].sp }
+
+// sameLine reports whether token k is on the line of token k-1.
+func (g *tagger) sameLine(k int) bool { return k < len(g.ts) && g.ts[k].nl == 0 }
+
+// capWord reports whether token k can be part of a name: a capitalised
+// word in cased text, any word that is not a common word in caseless text.
+func (g *tagger) capWord(k int) bool {
+	if !g.isWord(k) {
+		return false
+	}
+	t := g.ts[k]
+	if g.cased {
+		return t.cap
+	}
+	return t.f&(wFirst|wLast|wCity|wCountry|wRegion|wPlaceStart) != 0 && t.f&wCommon == 0
+}
+
+// lineStart reports whether token k begins a line (after an optional
+// quoting prefix such as "> " or "??? ").
+func (g *tagger) lineStart(k int) bool {
+	for j := k; j >= 0; j-- {
+		if j == 0 || g.ts[j].nl > 0 {
+			return true
+		}
+		if g.ts[j-1].kind != tPunct || g.ts[j-1].c == ',' || g.ts[j-1].c == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// sentenceStart reports whether token k starts a sentence or a line.
+func (g *tagger) sentenceStart(k int) bool {
+	if k == 0 {
+		return g.ts[0].s == 0 || sentenceEndBefore(g.text, g.ts[0].s)
+	}
+	if g.ts[k].nl > 0 {
+		return true
+	}
+	p := g.ts[k-1]
+	if p.kind == tPunct {
+		switch p.c {
+		case '.', '!', '?', ':', ';', '"', '(', '>', '\'', '*', '-':
+			return p.c != '.' || k < 2 || !abbrevDot(g, k-2)
+		}
+	}
+	return false
+}
+
+func sentenceEndBefore(text string, p int) bool {
+	for p > 0 && isSpace(text[p-1]) {
+		if text[p-1] == '\n' {
+			return true
+		}
+		p--
+	}
+	return p == 0 || text[p-1] == '.' || text[p-1] == '!' || text[p-1] == '?' || text[p-1] == ':'
+}
+
+// prevWord returns the index of the word before token k on its line,
+// skipping at most one punctuation token, or -1.
+func (g *tagger) prevWord(k int) int {
+	j := k - 1
+	if j >= 0 && g.ts[j].kind == tPunct && g.ts[j].c != '.' && g.ts[k].nl == 0 {
+		j--
+	}
+	if j >= 0 && g.isWord(j) && g.ts[j+1].nl == 0 {
+		return j
+	}
+	return -1
+}
+
+// ---------------------------------------------------------------- dates
+
+func (g *tagger) dates() {
+	for k := 0; k < len(g.ts); k++ {
+		t := g.ts[k]
+		if t.used {
+			continue
+		}
+		switch {
+		case g.isNum(k):
+			if e := numericDate(g.text, t.s); e > 0 && boundaryBefore(g.text, t.s) {
+				j := k
+				for j < len(g.ts) && g.ts[j].s < e {
+					j++
+				}
+				if g.ts[j-1].e == e {
+					g.emit(DateTime, k, j, 0.85)
+					k = j - 1
+					continue
+				}
+			}
+			// "5 May 1990", "5th of May"
+			j := k + 1
+			if g.lowerIs(j, "of") {
+				j++
+			}
+			if g.isWord(j) && g.ts[j].f&wMonth != 0 && g.capWord(j) && n2(g.word(k)) {
+				end := j + 1
+				if g.isPunct(end, ',') {
+					end++
+				}
+				if g.isNum(end) && len(g.word(end)) == 4 {
+					g.emit(DateTime, k, end+1, 0.85)
+					k = end
+				} else if g.isNum(end-1) || end-1 == j {
+					g.emit(DateTime, k, j+1, 0.7)
+					k = j
+				}
+			}
+		case g.isWord(k) && t.f&wMonth != 0 && (g.capWord(k) || !g.cased) && len(g.word(k)) >= 3:
+			// "May 5, 1990", "January 2020", "Jan. 5"
+			j := k + 1
+			if t.dot && g.isPunct(j, '.') {
+				j++
+			}
+			if g.isNum(j) && g.sameLine(j) && (n2(g.word(j)) || len(g.word(j)) == 4) {
+				end := j + 1
+				if len(g.word(j)) <= 2 || g.ts[j].ord {
+					if g.isPunct(end, ',') && g.isNum(end+1) && len(g.word(end+1)) == 4 {
+						end += 2
+					} else if g.isNum(end) && len(g.word(end)) == 4 {
+						end++
+					}
+				}
+				if !(g.lowerIs(k, "may") || g.lowerIs(k, "mar")) || end > j+1 || len(g.word(j)) == 4 {
+					g.emit(DateTime, k, end, 0.85)
+					k = end - 1
+				}
+			}
+		case g.isWord(k) && t.f&wWeekday != 0 && len(g.word(k)) >= 6 && (g.capWord(k) || !g.cased):
+			g.emit(DateTime, k, k+1, 0.7)
+		}
+	}
+}
+
+// n2 reports whether s is a day of the month (1-31, "1st", "22nd").
+func n2(s string) bool {
+	d := 0
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		d = d*10 + int(s[n]-'0')
+		n++
+	}
+	return n >= 1 && n <= 2 && d >= 1 && d <= 31
+}
+
+// numericDate returns the end of a date (and time) written with digits at
+// p: 5/19/1937, 19.05.1937, 1937-05-19, 1997-02-21 14:02:26, or 0.
+func numericDate(text string, p int) int {
+	var g [3]int
+	var gs [3]int
+	q := p
+	var sep byte
+	for k := 0; k < 3; k++ {
+		e := digitRun(text, q)
+		if e == q || e-q > 4 {
+			return 0
+		}
+		gs[k] = q
+		g[k] = e - q
+		q = e
+		if k < 2 {
+			if q+1 >= len(text) || !isDigit(text[q+1]) {
+				return 0
+			}
+			c := text[q]
+			if c != '/' && c != '-' && c != '.' || sep != 0 && c != sep {
+				return 0
+			}
+			sep = c
+			q++
+		}
+	}
+	a, b, c := num(text[gs[0]:gs[0]+g[0]]), num(text[gs[1]:gs[1]+g[1]]), num(text[gs[2]:gs[2]+g[2]])
+	ok := false
+	switch {
+	case g[0] == 4 && g[1] <= 2 && g[2] <= 2:
+		ok = a >= 1900 && a <= 2100 && b >= 1 && b <= 12 && c >= 1 && c <= 31
+	case g[0] <= 2 && g[1] <= 2 && (g[2] == 4 || g[2] == 2 && sep == '/'):
+		ok = a >= 1 && b >= 1 && (a <= 12 && b <= 31 || a <= 31 && b <= 12) && (g[2] == 2 || c >= 1900 && c <= 2100)
+	}
+	if !ok || !boundaryAfter(text, q) && !(q < len(text) && (text[q] == ' ' || text[q] == 'T')) {
+		return 0
+	}
+	// A time: " 14:02", " 14:02:26", "T14:02:26Z".
+	if q+6 <= len(text) && (text[q] == ' ' || text[q] == 'T') && isDigit(text[q+1]) && isDigit(text[q+2]) && text[q+3] == ':' && isDigit(text[q+4]) && isDigit(text[q+5]) {
+		t := q + 6
+		if t+3 <= len(text) && text[t] == ':' && isDigit(text[t+1]) && isDigit(text[t+2]) {
+			t += 3
+		}
+		if t < len(text) && text[t] == 'Z' {
+			t++
+		}
+		if boundaryAfter(text, t) {
+			return t
+		}
+	}
+	if !boundaryAfter(text, q) {
+		return 0
+	}
+	return q
+}
+
+// ----------------------------------------------------------------- ages
+
+func (g *tagger) ages() {
+	for k := 0; k < len(g.ts); k++ {
+		if g.ts[k].used || !g.isNum(k) || len(g.word(k)) > 3 {
+			continue
+		}
+		// "50 year old", "50 years old", "50-year-old"
+		j := k + 1
+		if g.isPunct(j, '-') && g.glued(j) {
+			j++
+		}
+		if g.lowerIs(j, "year") || g.lowerIs(j, "years") || g.lowerIs(j, "year-old") || g.lowerIs(j, "years-old") {
+			if g.lowerIs(j, "year-old") || g.lowerIs(j, "years-old") || g.lowerIs(j+1, "old") || g.isPunct(j+1, '-') && g.lowerIs(j+2, "old") {
+				g.emit(Age, k, k+1, 0.85)
+			}
+			continue
+		}
+		if p := g.prevWord(k); p >= 0 && (g.lowerIs(p, "aged") || g.lowerIs(p, "age")) && p == k-1 || p >= 0 && p == k-2 && g.lowerIs(p, "age") && g.isPunct(k-1, ':') {
+			g.emit(Age, k, k+1, 0.8)
+		}
+	}
+}
+
+// ------------------------------------------------------------- addresses
+
+// streetSuffixes end words that name streets in European languages.
+var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "weg", "vej", "vegen", "veien", "gata", "gatan",
+	"straat", "laan", "plein", "plaats", "gracht", "dijk", "kade", "tie", "katu", "utca", "ulica", "allee", "platz",
+	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
+	"brink", "singel", "hauptstr"}
+
+func (g *tagger) streetMarker(k int) bool {
+	if !g.isWord(k) {
+		return false
+	}
+	f := g.ts[k].f
+	if f&(wStreetType|wStreetPre) != 0 {
+		return true
+	}
+	w := g.word(k)
+	var buf [64]byte
+	if len(w) > len(buf) || len(w) < 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(w); i++ {
+		buf[n] = lower(w[i])
+		n++
+	}
+	lw := string(buf[:n])
+	for _, s := range streetSuffixes {
+		if len(lw) > len(s)+2 && lw[len(lw)-len(s):] == s {
+			return true
+		}
+	}
+	return false
+}
+
+// streetWord reports whether token k can be a word of a street name.
+func (g *tagger) streetWord(k int) bool {
+	if !g.isWord(k) || !g.sameLine(k) {
+		return false
+	}
+	t := g.ts[k]
+	if t.f&wSecondary != 0 && g.isNum(k+1+b2i(g.isPunct(k+1, '.'))) {
+		return false // "Apt. 12" follows the street
+	}
+	if t.f&(wStreetType|wStreetPre|wConnector) != 0 {
+		return true
+	}
+	if g.cased {
+		// A short lower-case word that is not English between capitalised
+		// words ("Via dalla Staziun").
+		if !t.cap && t.f&wCommon == 0 && t.e-t.s <= 6 && k > 0 && g.ts[k-1].cap && (g.capWord(k+1) || g.isNum(k+1)) {
+			return true
+		}
+		return t.cap
+	}
+	return t.f&wCommon == 0 || t.f&(wFirst|wLast|wCity) != 0
+}
+
+// secondaryAt matches a unit or box at k ("Apt. 977", "Suite 616",
+// "P.O. Box 101", "PSC 7004, Box 8380", "#12") and returns its end, or -1.
+func (g *tagger) secondaryAt(k int) int {
+	j := k
+	switch {
+	case g.isWord(k) && (g.lowerIs(k, "p") || g.lowerIs(k, "po")):
+		// P.O. Box / PO Box
+		j = k + 1
+		if g.isPunct(j, '.') {
+			j++
+		}
+		if g.lowerIs(j, "o") {
+			j++
+			if g.isPunct(j, '.') {
+				j++
+			}
+		}
+		if !g.lowerIs(j, "box") {
+			return -1
+		}
+		j++
+	case g.isWord(k) && g.ts[k].f&wSecondary != 0 && !g.lowerIs(k, "po"):
+		j = k + 1
+		if g.isPunct(j, '.') {
+			j++
+		}
+		if g.isPunct(j, '#') {
+			j++
+		}
+	case g.isPunct(k, '#') && g.glued(k+1):
+		j = k + 1
+	default:
+		return -1
+	}
+	if !g.isNum(j) || !g.sameLine(j) {
+		return -1
+	}
+	j++
+	// "PSC 7004, Box 8380"
+	if g.isPunct(j, ',') && g.lowerIs(j+1, "box") && g.isNum(j+2) {
+		j += 3
+	}
+	return j
+}
+
+type addrPart struct {
+	typ  EntityType
+	a, b int
+}
+
+// addresses finds street addresses: a street line (house number, street
+// name, street type or a number after the name), then optionally a unit,
+// a city, a state, a country and a postal code; "the corner of X and Y";
+// units and boxes alone; postal codes after "zip" or "postal".
+func (g *tagger) addresses() {
+	for k := 0; k < len(g.ts); k++ {
+		t := &g.ts[k]
+		if t.used || t.kind == tPunct && t.c != '#' {
+			continue
+		}
+		// Most lower-case words start no address.
+		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
+			continue
+		}
+		if g.lowerIs(k, "corner") && k > 0 && g.lowerIs(k-1, "the") && g.lowerIs(k+1, "of") {
+			if e := g.corner(k + 2); e > 0 {
+				g.emit(Address, k-1, e, 0.85)
+				k = e - 1
+				continue
+			}
+		}
+		if a, e := g.militaryAt(k); a >= 0 {
+			for j := a; j < e; j++ {
+				g.ts[j].used = false
+			}
+			g.dst = dropWithin(g.dst, g.ts[a].s, g.ts[e-1].e)
+			g.emit(Address, a, e, 0.85)
+			continue
+		}
+		if e := g.streetAddress(k); e > k {
+			k = e - 1
+			continue
+		}
+		if e := g.secondaryAt(k); e > 0 && !g.isPunct(k, '#') {
+			g.emit(Address, k, e, 0.7)
+			k = e - 1
+			continue
+		}
+		if g.isNum(k) && (len(g.word(k)) == 5 || len(g.word(k)) == 4) && !g.ts[k].ord {
+			if p := g.prevWord(k); p >= 0 && (g.lowerIs(p, "zip") || g.lowerIs(p, "postal") || g.lowerIs(p, "postcode") || g.lowerIs(p, "zipcode") || g.lowerIs(p, "plz") ||
+				g.lowerIs(p, "is") && p >= 2 && (g.lowerIs(p-1, "code") && (g.lowerIs(p-2, "zip") || g.lowerIs(p-2, "postal")) || g.lowerIs(p-1, "zipcode"))) {
+				e := k + 1
+				if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) && len(g.word(e+1)) == 4 {
+					e += 2
+				}
+				g.emit(Address, k, e, 0.8)
+			}
+		}
+	}
+}
+
+// corner matches "X and Y" after "the corner of", each a street name or
+// a street line; it returns the end or -1.
+func (g *tagger) corner(k int) int {
+	j := k
+	for j < len(g.ts) && j-k < 12 && !g.lowerIs(j, "and") && g.sameLine(j) {
+		j++
+	}
+	if !g.lowerIs(j, "and") || j == k {
+		return -1
+	}
+	j++
+	e := j
+	for e < len(g.ts) && e-j < 8 && g.sameLine(e) && (g.streetWord(e) || g.isNum(e) || g.isPunct(e, '.')) {
+		if g.streetMarker(e) && g.ts[e].f&wStreetType != 0 {
+			return e + 1
+		}
+		e++
+	}
+	if e > j && !g.isPunct(e-1, '.') {
+		return e
+	}
+	return -1
+}
+
+// streetName matches the words of a street name from k (with an optional
+// number after them) and returns its end and whether it holds a marker
+// (a street type, a street word in front or a street suffix).
+func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
+	j := k
+	words := 0
+	for j < len(g.ts) && j-k < 10 {
+		switch {
+		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0):
+			if g.streetMarker(j) {
+				marker = true
+			}
+			words++
+			j++
+			// A full street type after the name ends it: "Millicent
+			// Drive", "Bezrukov Street" (not "Street street").
+			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) {
+				return j, marker, false
+			}
+			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
+			// abbreviation before the number.
+			if g.ts[j-1].dot && !g.ts[j-1].cap && g.ts[j-1].e-g.ts[j-1].s <= 3 && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) {
+				marker = true
+				j++
+				continue
+			}
+			if g.ts[j-1].dot && g.isPunct(j, '.') && abbrevDot(g, j-1) && g.streetWord(j+1) || g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].f&(wStreetType|wStreetPre) != 0 {
+				j++
+				if g.ts[j-2].f&wStreetType != 0 && !g.streetWord(j) && !g.isNum(j) {
+					return j, marker, false
+				}
+			}
+			continue
+		case g.isNum(j) && g.ts[j].ord && g.sameLine(j):
+			words++
+			j++
+			continue
+		}
+		break
+	}
+	if words == 0 {
+		return k, false, false
+	}
+	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && !g.ts[j].ord && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
+		j++
+		trailingNum = true
+		if g.ts[j-1].dot && g.isPunct(j, '.') && !g.sentenceEndAfter(j) {
+			j++
+		}
+	}
+	return j, marker, trailingNum
+}
+
+func (g *tagger) sentenceEndAfter(k int) bool {
+	return k+1 >= len(g.ts) || g.ts[k+1].cap && g.ts[k+1].nl == 0 && g.ts[k+1].f&wCommon != 0
+}
+
+// streetAddress matches an address starting at k, emits its parts and
+// returns its end, or k.
+func (g *tagger) streetAddress(k int) int {
+	var parts []addrPart
+	j := k
+	secondaryFirst := false
+	if e := g.secondaryAt(k); e > 0 && g.isNum(e) && g.sameLine(e) {
+		parts = append(parts, addrPart{Address, k, e})
+		j = e
+		secondaryFirst = true
+	}
+	if !g.isNum(j) || g.ts[j].ord || len(g.word(j)) > 6 || !boundaryBefore(g.text, g.ts[j].s) {
+		if g.streetMarkerStart(j) {
+			return g.streetNoNumber(j)
+		}
+		return k
+	}
+	numStart := j
+	j++
+	nums := 1
+	if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
+		j++
+		nums++
+	}
+	nameStart := j
+	end, marker, trailing := g.streetName(j)
+	if end == nameStart {
+		return k
+	}
+	words := end - nameStart
+	if !(marker || trailing || nums == 2) {
+		// Capitalised words after a number are a street only where the
+		// text says so.
+		if !g.addressCue(numStart) || words > 4 {
+			return k
+		}
+	}
+	// A year or a count before capitalised words ("in 2001 American") is
+	// no street.
+	if nums == 1 && !marker && !trailing {
+		return k
+	}
+	if !g.cased && !marker && !trailing && nums == 1 {
+		return k
+	}
+	parts = append(parts, addrPart{Address, numStart, end})
+	j = end
+	hasMore := false
+	// Unit.
+	if jj, ok := g.sep(j, false); ok {
+		if s := g.secondaryAt(jj); s > 0 {
+			parts = append(parts, addrPart{Address, jj, s})
+			j = s
+			hasMore = true
+		}
+	}
+	// City, state, country, postal code.
+	for step := 0; step < 4; step++ {
+		jj, ok := g.sep(j, step > 0 || hasMore)
+		if !ok {
+			break
+		}
+		if g.isNum(jj) && !g.ts[jj].ord && len(g.word(jj)) >= 4 && len(g.word(jj)) <= 6 {
+			e := jj + 1
+			if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) {
+				e += 2
+			}
+			parts = append(parts, addrPart{Address, jj, e})
+			j = e
+			hasMore = true
+			break
+		}
+		if c := g.countryAt(jj); c > jj {
+			parts = append(parts, addrPart{Location, jj, c})
+			j = c
+			hasMore = true
+			continue
+		}
+		if g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0) && step > 0 {
+			parts = append(parts, addrPart{Address, jj, jj + 1})
+			j = jj + 1
+			hasMore = true
+			continue
+		}
+		if step == 0 || step == 1 && parts[len(parts)-1].typ == Address {
+			if c := g.cityAt(jj); c > jj {
+				parts = append(parts, addrPart{Location, jj, c})
+				hasMore = hasMore || g.ts[jj].nl > 0
+				j = c
+				continue
+			}
+		}
+		break
+	}
+	split := secondaryFirst
+	if !split {
+		if g.lineStart(numStart) {
+			split = g.blockSplit(numStart)
+		} else {
+			split = !hasMore
+		}
+	}
+	if !split {
+		g.emit(Address, parts[0].a, parts[len(parts)-1].b, 0.85)
+		return parts[len(parts)-1].b
+	}
+	for idx, p := range parts {
+		if p.typ == Address && p.a == numStart && end-numStart > 1 && idx == len(parts)-len(parts[idx:]) {
+			// The house number apart from the street name.
+			g.emit(Address, numStart, numStart+1, 0.7)
+			g.emit(Address, numStart+1, p.b, 0.85)
+			continue
+		}
+		g.emit(p.typ, p.a, p.b, 0.8)
+	}
+	return parts[len(parts)-1].b
+}
+
+// streetMarkerStart reports whether k starts a street name without a
+// house number that ends with a street type and stands after a preposition
+// ("on Bezrukov Street").
+func (g *tagger) streetMarkerStart(k int) bool {
+	return g.isWord(k) && g.capWord(k) && g.ts[k].f&wStreetType == 0
+}
+
+func (g *tagger) streetNoNumber(k int) int {
+	end, marker, trailing := g.streetName(k)
+	if end == k || !marker {
+		return k
+	}
+	last := end - 1
+	if g.isPunct(last, '.') {
+		last--
+	}
+	if !trailing && !(g.isWord(last) && g.ts[last].f&wStreetType != 0) && !g.streetMarker(k) {
+		return k
+	}
+	if !trailing && g.ts[last].f&wStreetType == 0 {
+		return k
+	}
+	if last == k && !trailing {
+		return k
+	}
+	// Only the words before the street type must not be common words.
+	for j := k; j < end; j++ {
+		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 {
+			return k
+		}
+	}
+	g.emit(Address, k, end, 0.75)
+	return end
+}
+
+// addressCue reports whether the words before k announce an address.
+func (g *tagger) addressCue(k int) bool {
+	for j := k - 1; j >= 0 && j >= k-4; j-- {
+		if g.lowerIs(j, "address") || g.lowerIs(j, "at") || g.lowerIs(j, "to") || g.lowerIs(j, "lives") || g.lowerIs(j, "live") || g.lowerIs(j, "located") {
+			return true
+		}
+	}
+	return g.lineStart(k)
+}
+
+// sep skips a separator between parts of an address (a comma, a line
+// break, white space) and reports whether one was there.
+func (g *tagger) sep(k int, block bool) (int, bool) {
+	if k >= len(g.ts) {
+		return k, false
+	}
+	maxNL := uint8(1)
+	if block {
+		maxNL = 2
+	}
+	if g.ts[k].nl > maxNL {
+		return k, false
+	}
+	if g.ts[k].nl > 0 {
+		// A quoting prefix at the start of the line: "> ", "??? ".
+		j := k
+		for j < len(g.ts) && j-k < 4 && g.ts[j].kind == tPunct && (g.ts[j].c == '>' || g.ts[j].c == '?' || g.ts[j].c == '|') && (j == k || g.ts[j].nl == 0) {
+			j++
+		}
+		if j > k && j < len(g.ts) && g.ts[j].nl == 0 {
+			return j, true
+		}
+	}
+	if g.isPunct(k, ',') {
+		k++
+		if k < len(g.ts) && g.ts[k].nl > 1 {
+			return k, false
+		}
+		return k, k < len(g.ts)
+	}
+	return k, g.ts[k].sp || g.ts[k].nl == 1
+}
+
+// countryAt matches a country name at k and returns its end, or k.
+func (g *tagger) countryAt(k int) int {
+	if !g.isWord(k) {
+		return k
+	}
+	for n := 4; n >= 2; n-- {
+		if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n])&(wCountry|wRegion) != 0 {
+			return k + n
+		}
+	}
+	if g.ts[k].f&(wCountry|wRegion) != 0 {
+		return k + 1
+	}
+	return k
+}
+
+func (g *tagger) allWords(a, b int) bool {
+	for j := a; j < b; j++ {
+		if !g.isWord(j) || j > a && (!g.sameLine(j) || !g.ts[j].sp && !g.isPunct(j-1, '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// cityAt matches a city (capitalised words, or known place words in
+// caseless text) at k and returns its end, or k.
+func (g *tagger) cityAt(k int) int {
+	if !g.isWord(k) || g.ts[k].f&(wSecondary) != 0 {
+		return k
+	}
+	// A line of its own in an address block is the city, in any case.
+	if g.lineStart(k) {
+		j := k + 1
+		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
+			j++
+		}
+		if j == len(g.ts) || g.ts[j].nl > 0 {
+			if g.countryAt(k) == j {
+				return k
+			}
+			return j
+		}
+	}
+	if !g.capWord(k) {
+		return k
+	}
+	if !g.cased {
+		for n := 4; n >= 2; n-- {
+			if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n]) != 0 {
+				return k + n
+			}
+		}
+		if g.ts[k].f&(wCity|wRegion) != 0 {
+			return k + 1
+		}
+		return k
+	}
+	j := k + 1
+	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.ts[j].f&wConnector != 0 && g.capWord(j+1)) {
+		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper {
+			break
+		}
+		j++
+	}
+	return j
+}
+
+// blockSplit decides how an address that begins a line is labelled: a
+// block under a single line (a name) or quoted line by line is labelled
+// part by part; one under an introduction ("address:") or under several
+// lines (name, title, company) as a whole.
+func (g *tagger) blockSplit(k int) bool {
+	if k > 0 && g.ts[k-1].kind == tPunct && g.ts[k].nl == 0 {
+		return true // "> 12 Main St", "??? 12 Main St"
+	}
+	// Count the non-empty lines before the address in the segment; look at
+	// the text itself, since a segment may begin after them.
+	p := g.ts[k].s
+	lines := 0
+	for p > 0 {
+		e := p
+		for e > 0 && isSpace(g.text[e-1]) {
+			e--
+		}
+		if e == 0 {
+			break
+		}
+		s := e
+		for s > 0 && g.text[s-1] != '\n' {
+			s--
+		}
+		lines++
+		if g.text[e-1] == ':' {
+			return false
+		}
+		p = s
+		if lines > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------- titles
+
+// titles finds job titles: a line that ends with a job noun under a line
+// (a name in a signature), and ", the <job>," after a name.
+func (g *tagger) titles() {
+	for k := 0; k < len(g.ts); k++ {
+		if g.ts[k].used || !g.isWord(k) {
+			continue
+		}
+		if g.ts[k].nl == 1 && k > 0 {
+			e := k
+			for e < len(g.ts) && (e == k || g.sameLine(e)) && (g.isWord(e) || g.isPunct(e, ',')) {
+				e++
+			}
+			if (e == len(g.ts) || g.ts[e].nl > 0) && e-k <= 10 && g.isWord(e-1) && g.ts[e-1].f&wJob != 0 {
+				g.emit(Title, k, e, 0.7)
+				k = e - 1
+				continue
+			}
+		}
+		if g.lowerIs(k, "the") && g.isPunct(k-1, ',') {
+			e := k + 1
+			for e < len(g.ts) && e-k < 6 && g.isWord(e) && g.sameLine(e) {
+				e++
+			}
+			if e > k+1 && g.isPunct(e, ',') && g.ts[e-1].f&wJob != 0 {
+				g.emit(Title, k+1, e, 0.7)
+				k = e
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// militaryAt matches the last line of a US military address at k
+// ("APO AE 09001", "FPO AP 96601", "DPO AA 34001") with the unit line
+// before it ("PSC 5605, Box 8122", "Unit 8411 Box 3596", "USS Dam"), and
+// returns the start and end, or -1.
+func (g *tagger) militaryAt(k int) (int, int) {
+	if !(g.lowerIs(k, "apo") || g.lowerIs(k, "fpo") || g.lowerIs(k, "dpo")) || g.ts[k].nl == 0 {
+		return -1, -1
+	}
+	if !(g.lowerIs(k+1, "aa") || g.lowerIs(k+1, "ae") || g.lowerIs(k+1, "ap")) || !g.isNum(k+2) || len(g.word(k+2)) != 5 {
+		return -1, -1
+	}
+	// The unit line: from its last unit word.
+	start := -1
+	for j := k - 1; j >= 0 && k-j < 8; j-- {
+		if g.lowerIs(j, "psc") || g.lowerIs(j, "unit") || g.lowerIs(j, "cmr") || len(g.word(j)) >= 3 && len(g.word(j)) <= 5 && g.ts[j].upper && (g.word(j)[:2] == "US" || g.word(j)[:2] == "us") || !g.cased && len(g.word(j)) >= 3 && len(g.word(j)) <= 5 && (g.word(j)[:2] == "us") {
+			start = j
+		}
+		if g.ts[j].nl > 0 {
+			break
+		}
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	return start, k + 3
+}
+
+// dropWithin removes the findings inside [s, e) from the end of fs.
+func dropWithin(fs []Finding, s, e int) []Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Start >= s && f.End <= e {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}

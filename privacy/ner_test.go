@@ -1,0 +1,100 @@
+package privacy
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAnchorIn8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			b := []byte("........")
+			b[pos] = byte(c)
+			x := uint64(0)
+			for k := 7; k >= 0; k-- {
+				x = x<<8 | uint64(b[k])
+			}
+			// Exact below 0x80; a superset above (the byte loop decides).
+			if got := anchorIn8(x); c < 0x80 && got != anchorTable[c] || anchorTable[c] && !got {
+				t.Fatalf("byte %#x at %d: got %v", c, pos, got)
+			}
+		}
+	}
+}
+
+// TestEmbedded: what the embedded recognizer finds, in sentences written
+// for this test (not from any data set).
+func TestEmbedded(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"Anna Schmidt lives at 12 Rue de la Paix, Paris", []string{"PERSON:Anna Schmidt", "ADDRESS:12", "ADDRESS:Rue de la Paix", "LOCATION:Paris"}},
+		{"Please ship it to 742 Evergreen Terrace, Springfield, Oregon 97403.", []string{"ADDRESS:742 Evergreen Terrace, Springfield, Oregon 97403"}},
+		{"My name is Olga Petrov and I was born on 3/14/1975.", []string{"PERSON:Olga Petrov", "DATE_TIME:3/14/1975"}},
+		{"She moved here from Portugal last year.", []string{"LOCATION:Portugal"}},
+		{"Dr. Kowalski is a 47 year old surgeon.", []string{"PERSON:Dr.", "PERSON:Kowalski", "AGE:47"}},
+		{"The Wexford Analytics Group office is at Suite 400.", []string{"ORGANIZATION:Wexford Analytics Group", "ADDRESS:Suite 400"}},
+		{"Meeting on 2031-07-09 14:30 with Priya.", []string{"DATE_TIME:2031-07-09 14:30", "PERSON:Priya"}},
+		{"my zip code is 60614", []string{"ADDRESS:60614"}},
+		// Lower-case text: names where the words around say so.
+		{"she flew in from brazil", []string{"LOCATION:brazil"}},
+		// Nothing personal.
+		{"The committee agreed on the plan. Several questions remained open.", nil},
+		{"Words such as Courage and Honesty are not names.", nil},
+		{"We shipped 20 boxes and 3 pallets.", nil},
+		{"Reference [PERSON_1] met [LOCATION_2].", nil},
+	} {
+		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f.Type)+":"+tc.text[f.Start:f.End])
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestEmbeddedTypes(t *testing.T) {
+	text := "Anna Schmidt lives at 12 Rue de la Paix, Paris"
+	fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded(Person)}}).Scan(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Type != Person {
+		t.Fatalf("Embedded(Person) found %+v, want only the person", fs)
+	}
+	if n := len(Builtins(Person, EmailAddress)); n != 2 {
+		t.Errorf("Builtins(Person, EmailAddress) has %d recognizers, want 2", n)
+	}
+}
+
+func FuzzEmbedded(f *testing.F) {
+	for _, s := range []string{"Anna Schmidt lives at 12 Rue de la Paix, Paris", "??? a\n??? 1 Main St\n??? Apt. 4\n??? X\n??? Y 1",
+		"mr. jörg ö 1/2/1990", "PSC 1, Box 2\nAPO AE 12345", "the corner of A St. and B Street", "ΛΕΜΕΣΟΣ 12 Αγ. Ανδρέα 3",
+		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1"} {
+		f.Add(s)
+	}
+	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})
+	f.Fuzz(func(t *testing.T, text string) {
+		fs, err := s.Scan(ctx, text)
+		if err != nil {
+			return
+		}
+		last := 0
+		for _, fd := range fs {
+			if fd.Start < last || fd.End <= fd.Start || fd.End > len(text) {
+				t.Fatalf("bad finding %+v in %q", fd, text)
+			}
+			if utf8.ValidString(text) && (!utf8.RuneStart(text[fd.Start]) || fd.End < len(text) && !utf8.RuneStart(text[fd.End])) {
+				t.Fatalf("finding %+v cuts a character in %q", fd, text)
+			}
+			last = fd.End
+		}
+	})
+}
