@@ -16,7 +16,10 @@ import (
 // atomic with respect to every other appender of the same log, in this
 // process or another: the chain never forks, and sequence numbers never
 // repeat or skip. [MemoryLog] keeps a log in memory; package
-// github.com/toolgate/toolgate/audit/sqlite keeps one in a SQLite file.
+// github.com/toolgate/toolgate/audit/sqlite keeps one in a SQLite file,
+// and package github.com/toolgate/toolgate/audit/postgres one in a
+// PostgreSQL schema shared by many instances. Package
+// github.com/toolgate/toolgate/audit/audittest checks an implementation.
 type Log interface {
 	// Append adds records at the end of the log, atomically (all or none),
 	// sealing each with [Seal] after the one before it. On success it sets
@@ -42,6 +45,15 @@ type Query struct {
 	// ConversationID, when not "", selects the records of one
 	// conversation.
 	ConversationID string
+	// After, when not 0, selects the records numbered after it: those
+	// appended since a record whose sequence number is After.
+	After uint64
+}
+
+// Selects reports whether q selects r; a nil q selects every record.
+// Implementations of [Reader] that filter in memory use it.
+func (q *Query) Selects(r *Record) bool {
+	return q == nil || (q.ConversationID == "" || r.ConversationID == q.ConversationID) && r.Seq > q.After
 }
 
 // Anchor names a record by its sequence number and hash. The anchor of a
@@ -121,7 +133,7 @@ func (l *MemoryLog) Records(ctx context.Context, q *Query) iter.Seq2[*Record, er
 		snapshot := l.records[:len(l.records):len(l.records)]
 		l.mu.Unlock()
 		for i := range snapshot {
-			if q != nil && q.ConversationID != "" && snapshot[i].ConversationID != q.ConversationID {
+			if !q.Selects(&snapshot[i]) {
 				continue
 			}
 			r := snapshot[i]

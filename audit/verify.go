@@ -15,12 +15,19 @@ type VerifyOptions struct {
 	// deletion of records at the end of the log goes unnoticed, since what
 	// is left is a valid chain.
 	Anchor *Anchor
+	// From, when not nil, makes the verification incremental: it starts
+	// at this record, one an earlier verification found intact (its
+	// [Report.Head]), which the log must still hold with this hash, and
+	// checks only the records after it. The records before it are taken
+	// as verified. Nil means from record 1.
+	From *Anchor
 }
 
 // Report is what [Verify] found intact.
 type Report struct {
-	// Records is the number of records checked and found intact: all of
-	// them when Verify returns no error, else those before the break.
+	// Records is the number of records found intact: all of them when
+	// Verify returns no error, else those before the break; with
+	// [VerifyOptions.From], those from that record on.
 	Records uint64
 	// Head is the last intact record; the zero Anchor when there is none.
 	// Publish it to detect later deletions at the end of the log.
@@ -52,8 +59,20 @@ func Verify(ctx context.Context, r Reader, opts *VerifyOptions) (*Report, error)
 		anchor = &a
 	}
 	rep := &Report{}
-	var head Anchor
-	for rec, err := range r.Records(ctx, nil) {
+	var (
+		head Anchor
+		q    *Query
+		from *Anchor
+	)
+	if opts != nil && opts.From != nil && opts.From.Seq > 0 {
+		a := *opts.From
+		from = &a
+		// The record before From is not read: its hash is From's
+		// prev_hash, taken on trust.
+		q = &Query{After: a.Seq - 1}
+		head.Seq = a.Seq - 1
+	}
+	for rec, err := range r.Records(ctx, q) {
 		want := head.Seq + 1
 		if err != nil {
 			var re *RecordError
@@ -77,6 +96,12 @@ func Verify(ctx context.Context, r Reader, opts *VerifyOptions) (*Report, error)
 		if rec.ComputeHash() != rec.Hash {
 			return rep, &RecordError{Seq: want, Problem: ProblemHashMismatch, Detail: "the stored hash is not the hash of the record's fields: the record was altered"}
 		}
+		if from != nil && rec.Seq == from.Seq {
+			if rec.Hash != from.Hash {
+				return rep, &RecordError{Seq: want, Problem: ProblemAnchorMismatch, Detail: fmt.Sprintf("the record verified before had hash %s", from.Hash)}
+			}
+			head.Hash = rec.PrevHash
+		}
 		if rec.PrevHash != head.Hash {
 			return rep, &RecordError{Seq: want, Problem: ProblemBrokenLink, Detail: "prev_hash is not the hash of the record before it: a record before it was removed, replaced or rewritten"}
 		}
@@ -86,6 +111,10 @@ func Verify(ctx context.Context, r Reader, opts *VerifyOptions) (*Report, error)
 		head = rec.Anchor()
 		rep.Records++
 		rep.Head = head
+	}
+	if from != nil && head.Seq < from.Seq {
+		return rep, &RecordError{Seq: from.Seq, Problem: ProblemAnchorMismatch,
+			Detail: fmt.Sprintf("the log no longer holds record %d, verified before: records at its end were deleted", from.Seq)}
 	}
 	if anchor != nil {
 		if head.Seq < anchor.Seq {

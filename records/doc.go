@@ -15,4 +15,16 @@
 // conformance kit. The exactly-once take of a pause is [Store.Begin]: an
 // atomic insert-if-absent of the pause's [Decision], across processes for
 // the SQL stores.
+//
+// # One transaction per step
+//
+// The record stores of the SQL stores are [Transactional]: their database
+// also holds the conversations and an audit log. A [Hook] attached to a
+// context with [WithHook] runs inside the transaction of each write the
+// conversation store makes with that context, and writes records and
+// audit records ([Tx]) that commit or roll back with it: a pause is
+// stored together with its index entry and its requested audit records,
+// a claim together with the decision record and its decided records. Any
+// other conversation store ignores the hook, which can tell from whether
+// it ran.
 package records

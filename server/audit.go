@@ -285,6 +285,10 @@ func (s *Server) auditResolution(ctx context.Context, c *conversation, conv *too
 	// function reads it once the resumption has returned
 	var written chan struct{}
 	p.Resolved = func(m *toolgate.ToolMessage) {
+		if resolvedInTx(ctx, pr.ID) {
+			// Written with the resolution (txaudit.go).
+			return
+		}
 		recs := a.resolution(c.ID, pr.ID, reply, m, actor, p.Decisions)
 		written = make(chan struct{})
 		go func() {
@@ -295,6 +299,9 @@ func (s *Server) auditResolution(ctx context.Context, c *conversation, conv *too
 	return func(err error) {
 		if written != nil {
 			<-written
+			return
+		}
+		if resolvedInTx(ctx, pr.ID) {
 			return
 		}
 		s.auditResolved(ctx, c, conv, actor, p.Decisions, err)

@@ -19,6 +19,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -35,6 +36,8 @@ type auditFixture struct {
 	log   audit.Log
 	path  string // the audit log's SQLite file; "" for a memory log
 	store toolgate.ConversationStore
+	// records are the server's records; nil: in memory.
+	records records.Store
 }
 
 type auditOptions struct {
@@ -46,6 +49,9 @@ type auditOptions struct {
 	authorizer toolgate.Authorizer
 	// log, when set, is the audit log.
 	log audit.Log
+	// inStore keeps the records and the audit log in the SQLite store's
+	// database, written in its transactions.
+	inStore bool
 }
 
 func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
@@ -64,6 +70,9 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 		}
 		t.Cleanup(func() { s.Close() })
 		f.store = s
+		if o.inStore {
+			f.records, f.log, f.path = mustRecords(t, s), s.AuditLog(), filepath.Join(dir, "toolgate.db")
+		}
 		if f.log == nil {
 			f.path = filepath.Join(dir, "toolgate.audit.db")
 			l, err := auditsqlite.Open(context.Background(), f.path, nil)
@@ -100,6 +109,7 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 		AuditRoles:   []string{"auditor"},
 		PauseTTL:     o.ttl,
 		Audit:        f.log,
+		Records:      f.records,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,10 @@ import (
 
 // The error codes of operations (see errors.go).
 const (
-	codeTimeout  = "timeout"   // 504: the request outlived its timeout
-	codeNotReady = "not_ready" // 503: /readyz: a check failed
+	codeTimeout = "timeout" // 504: the request outlived its timeout
+	// 503: a store operation outlived the store's deadline
+	codeStoreUnavailable = "store_unavailable"
+	codeNotReady         = "not_ready" // 503: /readyz: a check failed
 )
 
 // Request ids: one given in X-Request-Id is kept when it is at most
@@ -321,6 +323,14 @@ func (s *Server) timedOut(w http.ResponseWriter, r *http.Request, err error) boo
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 		return false
 	}
+	if r.Context().Err() == nil {
+		// A deadline of the store (or another dependency), not the request's: the database
+		// stalls or is locked. Nothing waited for it longer; retry soon.
+		s.logger.WarnContext(r.Context(), "server: the store did not answer in time", "method", r.Method, "route", r.Pattern, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the database or another service the request needs did not answer in time; retry")
+		return true
+	}
 	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", err)
 	writeError(w, http.StatusGatewayTimeout, codeTimeout, "the request took longer than the server allows; a turn may still have been stored, read the conversation")
 	return true
@@ -367,7 +377,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			err, done = pinged[st]
 		}
 		if !done {
-			err = p.Ping(ctx)
+			if wp, ok := st.(writeProber); ok && comparable {
+				err = s.probes.check(ctx, wp, p.Ping)
+			} else {
+				err = p.Ping(ctx)
+			}
 			if comparable {
 				pinged[st] = err
 			}
@@ -380,6 +394,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 				failing = append(failing, check)
 			}
 			checks[check] = "failed"
+		}
+	}
+	if wp, ok := s.cfg.Audit.(writeProber); ok && reflect.TypeOf(wp).Comparable() {
+		checks["audit"] = "ok"
+		if err := s.probes.check(ctx, wp, nil); err != nil {
+			s.logger.WarnContext(ctx, "server: readiness: the audit log cannot write", "err", err)
+			checks["audit"] = "failed"
+			failing = append(failing, "audit")
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")

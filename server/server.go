@@ -38,6 +38,11 @@ type Server struct {
 	// sweeper expires pauses in the background; nil when none expire.
 	sweeper *sweeper
 	audit   *auditor // nil: no audit log
+	// tx names the agents whose stores write the server's records in
+	// their own transactions (txaudit.go).
+	tx map[string]bool
+	// probes caches the readiness checks' write probes (probe.go).
+	probes probes
 	// convs caches conversation records, which never change.
 	convs convCache
 	// recoverer recovers abandoned claims in the background; nil when
@@ -65,6 +70,7 @@ func New(cfg *Config) (*Server, error) {
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
 	s.audit = newAuditor(s.cfg)
+	s.tx = s.txAgents()
 	s.handle("GET /healthz", s.healthz)
 	s.opsRoutes()
 	s.handle("POST /v1/conversations", s.auth(s.createConversation))
@@ -430,10 +436,12 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 			// Already being resolved elsewhere.
 			return out, nil
 		}
-		if err := s.indexPause(ctx, c, conv.Pause); err != nil {
-			return nil, err
+		if !pausedInTx(ctx, pause.ID) {
+			if err := s.indexPause(ctx, c, conv.Pause); err != nil {
+				return nil, err
+			}
+			s.auditPaused(ctx, c)
 		}
-		s.auditPaused(ctx, c)
 		s.setExpiry(c, conv, out.Pause)
 		s.kickSweeper()
 		next, rec, err := s.resumeSticky(ctx, c, conv, pause, reply)
@@ -473,6 +481,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 			return
 		}
 	}
+	r = r.WithContext(s.withTx(r.Context(), c, nil))
 	if wantsEvents(r) {
 		s.streamMessage(w, r, c, a, p, in.Input)
 		return
@@ -804,6 +813,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	// The turn runs for the conversation's owner; the decider is recorded.
+	ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
+	r = r.WithContext(ctx)
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
@@ -837,7 +848,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 // index), the event, the sticky grants it makes, and the turn's outcome
 // with the decision record and the grants.
 func (s *Server) decided(ctx context.Context, c *conversation, decider *toolgate.Principal, rec *DecisionRecord, grants []*records.Grant, resp *toolgate.Response) (*turnJSON, error) {
-	finished := s.finish(ctx, c.ID, rec.PauseID, outcomeDecided) == nil
+	finished := finishedInTx(ctx) || s.finish(ctx, c.ID, rec.PauseID, outcomeDecided) == nil
 	s.publish(ctx, c.ID, EventDecided, rec.PauseID)
 	if err := s.addGrants(ctx, grants); err != nil {
 		return nil, err

@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/auditrows"
 	"github.com/toolgate/toolgate/internal/groupcommit"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -40,10 +42,12 @@ type Options struct {
 // done.
 type Log struct {
 	// Fixed at creation.
-	write    *sql.DB                // one connection; every transaction begins IMMEDIATE
-	commit   *groupcommit.Committer // runs the transactions of write
-	read     *sql.DB                // read-only transactions
+	write    *sql.DB                                                           // one connection; every transaction begins IMMEDIATE
+	inTx     func(context.Context, func(context.Context, *sql.Tx) error) error // runs the transactions of write
+	commit   *groupcommit.Committer                                            // nil for a shared Log
+	read     *sql.DB                                                           // read-only transactions
 	readOnly bool
+	shared   bool // made by NewShared: the connections are another's
 
 	// Prepared on write by Open unless readOnly, closed by Close.
 	selectHead, insertRecord *sql.Stmt
@@ -51,14 +55,15 @@ type Log struct {
 	// head is the last record this Log has read as the head of the chain
 	// or appended, with its anchor: when the head row holds the same
 	// sequence number and body, the anchor is known without decoding the
-	// record. It is used by the committer's goroutine only, one append at
-	// a time; a record whose transaction rolls back does no harm, as the
-	// anchor depends on the row alone.
+	// record. The write transactions run one at a time on the one write
+	// connection; mu guards head all the same. A record whose transaction
+	// rolls back does no harm, as the anchor depends on the row alone.
+	mu   sync.Mutex
 	head struct {
 		seq    int64
 		body   []byte
 		anchor audit.Anchor
-	}
+	} // guarded by mu
 }
 
 // ErrNotLog is returned by [Open] with [Options.ReadOnly] for a file that
@@ -88,8 +93,8 @@ var migrations = []string{
 const (
 	selectHeadSQL         = "SELECT seq, body FROM audit_records ORDER BY seq DESC LIMIT 1"
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
-	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records ORDER BY seq"
-	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? ORDER BY seq"
+	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
+	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
 
 // Open opens the audit log in the database file at path, creating the file
@@ -145,6 +150,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	l := &Log{write: write, commit: groupcommit.New(write, nil), read: read, readOnly: o.ReadOnly}
+	l.inTx = l.commit.Do
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
 	} else if err = l.setup(ctx); err == nil {
@@ -190,8 +196,12 @@ func (l *Log) checkSchema(ctx context.Context) error {
 	return nil
 }
 
-// setup turns on WAL and applies the missing migrations.
+// setup turns on WAL (unless the Log is shared) and applies the missing
+// migrations.
 func (l *Log) setup(ctx context.Context) error {
+	if l.shared {
+		return l.migrate(ctx)
+	}
 	var mode string
 	if err := l.write.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 		return err
@@ -199,6 +209,11 @@ func (l *Log) setup(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, not wal", mode)
 	}
+	return l.migrate(ctx)
+}
+
+// migrate applies the missing migrations in one write transaction.
+func (l *Log) migrate(ctx context.Context) error {
 	return l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		v, err := schemaVersion(ctx, tx)
 		if err != nil {
@@ -233,25 +248,47 @@ func (l *Log) prepare(ctx context.Context) error {
 	return err
 }
 
-// Close closes the database. Operations in progress may fail.
+// NewShared returns a Log in a database whose connections another
+// package owns and keeps open (the conversation store of package
+// github.com/toolgate/toolgate/store/sqlite, whose file then holds the
+// audit log too): write is its one writing connection, inTx runs a
+// function in a write transaction (BEGIN IMMEDIATE) on it, read is a pool
+// of reading connections. It creates or upgrades the tables in a
+// transaction of inTx. Appends run through inTx, and [Log.AppendTx]
+// appends inside a transaction of the owner's. [Log.Close] closes the
+// Log's statements, not the connections.
+func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB) (*Log, error) {
+	if write == nil || inTx == nil || read == nil {
+		panic("sqlite: NewShared with a nil connection or transaction runner")
+	}
+	l := &Log{write: write, inTx: inTx, read: read, shared: true}
+	err := l.setup(ctx)
+	if err == nil {
+		err = l.prepare(ctx)
+	}
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("sqlite: the audit log: %w", err)
+	}
+	return l, nil
+}
+
+// Close closes the database, or only the Log's statements for a Log made
+// by [NewShared]. Operations in progress may fail.
 func (l *Log) Close() error {
-	l.commit.Close()
+	if l.commit != nil {
+		l.commit.Close()
+	}
 	var errs []error
 	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
 	}
+	if l.shared {
+		return errors.Join(errs...)
+	}
 	return errors.Join(append(errs, l.read.Close(), l.write.Close())...)
-}
-
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE) that it may share
-// with other appends (package internal/groupcommit): the appends queued
-// while a transaction commits share the next one and its fsync, each in a
-// savepoint of its own, in order, so the chain continues from one to the
-// next. fn must use the context it is given, never its caller's.
-func (l *Log) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	return l.commit.Do(ctx, fn)
 }
 
 // Append implements [audit.Log]. The records are sealed after the last
@@ -276,26 +313,7 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 		return nil
 	}
 	err := l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		head, err := l.readHead(ctx, tx)
-		if err != nil {
-			return err
-		}
-		insert := tx.StmtContext(ctx, l.insertRecord)
-		for i := range sealed {
-			if err := audit.Seal(head, &sealed[i]); err != nil {
-				return err
-			}
-			body, err := sealed[i].MarshalJSON()
-			if err != nil {
-				return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
-			}
-			if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
-				return err
-			}
-			head = sealed[i].Anchor()
-			l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
-		}
-		return nil
+		return l.appendTx(ctx, tx, sealed)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: append: %w", err)
@@ -306,9 +324,68 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) error {
 	return nil
 }
 
+// AppendTx appends records inside tx, a write transaction (BEGIN
+// IMMEDIATE, which holds SQLite's write lock) on the Log's write
+// connection that the caller has begun and will commit or roll back: the
+// records become part of the log exactly when tx commits, together with
+// whatever else it wrote. On success it seals the caller's records (Seq,
+// PrevHash, Hash, and Time when zero); their values mean nothing if tx
+// then rolls back. The errors are those of [Log.Append].
+func (l *Log) AppendTx(ctx context.Context, tx *sql.Tx, records ...*audit.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.readOnly {
+		return errors.New("sqlite: append: the log is open read-only")
+	}
+	sealed := make([]audit.Record, len(records))
+	for i, r := range records {
+		if r == nil {
+			return fmt.Errorf("sqlite: append: %w: record %d of the append is nil", audit.ErrInvalidRecord, i)
+		}
+		sealed[i] = *r
+	}
+	if len(sealed) == 0 {
+		return nil
+	}
+	if err := l.appendTx(ctx, tx, sealed); err != nil {
+		return fmt.Errorf("sqlite: append: %w", err)
+	}
+	for i, r := range records {
+		*r = sealed[i]
+	}
+	return nil
+}
+
+// appendTx seals the records after the head and inserts them in tx.
+func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	head, err := l.readHead(ctx, tx)
+	if err != nil {
+		return err
+	}
+	insert := tx.StmtContext(ctx, l.insertRecord)
+	for i := range sealed {
+		if err := audit.Seal(head, &sealed[i]); err != nil {
+			return err
+		}
+		body, err := sealed[i].MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
+		}
+		if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
+			return err
+		}
+		head = sealed[i].Anchor()
+		l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
+	}
+	return nil
+}
+
 // readHead returns the anchor of the last stored record, or the zero
 // Anchor for an empty log. It decodes the record unless its row is the one
-// of l.head.
+// of l.head. l.mu must be held.
 func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	rows, err := tx.StmtContext(ctx, l.selectHead).QueryContext(ctx)
 	if err != nil {
@@ -331,39 +408,12 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
 		return l.head.anchor, nil
 	}
-	r, err := decodeRow(seq, "", body, false)
+	r, err := auditrows.Decode(seq, "", body, false)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
 	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
 	return l.head.anchor, nil
-}
-
-// decodeRow decodes a stored record and checks it against its row: a
-// failure is a *audit.RecordError naming the row.
-func decodeRow(seq int64, conv string, body []byte, checkConv bool) (*audit.Record, error) {
-	r := new(audit.Record)
-	if err := r.UnmarshalJSON(body); err != nil {
-		var re *audit.RecordError
-		if errors.As(err, &re) {
-			e := *re
-			e.Seq = uint64(max(seq, 0))
-			if e.Detail != "" {
-				e.Detail = fmt.Sprintf("row %d: %s", seq, e.Detail)
-			} else {
-				e.Detail = fmt.Sprintf("row %d", seq)
-			}
-			return nil, &e
-		}
-		return nil, err
-	}
-	if seq < 1 || r.Seq != uint64(seq) {
-		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemOutOfSequence, Detail: fmt.Sprintf("row %d holds record %d", seq, r.Seq)}
-	}
-	if checkConv && r.ConversationID != conv {
-		return nil, &audit.RecordError{Seq: r.Seq, Problem: audit.ProblemInvalidField, Detail: fmt.Sprintf("row %d: the conversation_id column says %q, the record %q", seq, conv, r.ConversationID)}
-	}
-	return r, nil
 }
 
 // Records implements [audit.Reader]. It reads from one read transaction,
@@ -383,11 +433,17 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 			return
 		}
 		defer tx.Rollback()
-		var rows *sql.Rows
+		var (
+			rows  *sql.Rows
+			after int64
+		)
+		if q != nil {
+			after = int64(min(q.After, 1<<63-1))
+		}
 		if q != nil && q.ConversationID != "" {
-			rows, err = tx.QueryContext(ctx, selectConversationSQL, q.ConversationID)
+			rows, err = tx.QueryContext(ctx, selectConversationSQL, q.ConversationID, after)
 		} else {
-			rows, err = tx.QueryContext(ctx, selectAllSQL)
+			rows, err = tx.QueryContext(ctx, selectAllSQL, after)
 		}
 		if err != nil {
 			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))
@@ -406,7 +462,7 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 				yield(nil, &audit.RecordError{Problem: audit.ProblemUndecodable, Detail: "a row of the wrong types", Err: err})
 				return
 			}
-			r, err := decodeRow(seq, conv, body, true)
+			r, err := auditrows.Decode(seq, conv, body, true)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -419,4 +475,34 @@ func (l *Log) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Reco
 			yield(nil, fmt.Errorf("sqlite: read the audit log: %w", err))
 		}
 	}
+}
+
+// ProbeWrite checks that the log can be appended to now, without
+// appending: in a write transaction it reads the last record and makes a
+// durable write that changes nothing, then commits (with an fsync). It
+// fails when SQLite's write lock stays taken past the busy timeout, or the
+// file cannot be written (a full disk, a read-only file), and with an
+// error matching [audit.ErrBroken] when the last record cannot be read. A
+// readiness check calls it.
+func (l *Log) ProbeWrite(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.readOnly {
+		return errors.New("sqlite: probe: the log is open read-only")
+	}
+	err := l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		l.mu.Lock()
+		_, err := l.readHead(ctx, tx)
+		l.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE audit_schema SET version = version")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: probe: %w", err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
 	"github.com/toolgate/toolgate/audit/sqlite"
 )
 
@@ -507,5 +508,48 @@ func TestNoArgumentsStored(t *testing.T) {
 				t.Errorf("the stored audit log contains %q, part of an argument", p)
 			}
 		}
+	}
+}
+
+func TestConformance(t *testing.T) {
+	audittest.Run(t, func(t *testing.T) audittest.Opener {
+		path := filepath.Join(t.TempDir(), "audit.db")
+		return func(t *testing.T) audit.Log { return openAt(t, path, &sqlite.Options{BusyTimeout: time.Minute}) }
+	})
+}
+
+// TestProbeWrite checks the probe of a healthy log, of one whose last
+// record is broken, and of one whose write lock another connection holds
+// past the busy timeout.
+func TestProbeWrite(t *testing.T) {
+	path, _ := filled(t, 2)
+	l := openAt(t, path, &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Fatalf("ProbeWrite of a healthy log: %v", err)
+	}
+	if err := openAt(t, path, &sqlite.Options{ReadOnly: true}).ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite of a read-only log: no error")
+	}
+	db := raw(t, path)
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite while another connection holds the write lock: no error")
+	}
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Errorf("ProbeWrite once the lock is free: %v", err)
+	}
+	mustExec(t, db, "UPDATE audit_records SET body = '{' WHERE seq = 2")
+	if err := l.ProbeWrite(t.Context()); !errors.Is(err, audit.ErrBroken) {
+		t.Errorf("ProbeWrite of a log whose last record is broken: %v, want ErrBroken", err)
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
@@ -155,17 +157,36 @@ func newRecordQueries(schema string) recordQueries {
 // closed. Every Store on the same database and schema, in any process,
 // shares the records; [records.Store.Begin] and [records.Store.Approve]
 // are one INSERT … ON CONFLICT DO NOTHING each, so of concurrent callers
-// exactly one wins.
+// exactly one wins. Later calls return the same store.
+//
+// It is a [records.Transactional]: a [records.Hook] given to
+// [records.WithHook] for it runs inside the transactions of s's Append,
+// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog].
 func (s *Store) Records(ctx context.Context) (records.Store, error) {
+	if r := s.rec.Load(); r != nil {
+		return r, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.records {
-		if err := migrateRecords(ctx, s.pool, s.schema); err != nil {
-			return nil, fmt.Errorf("postgres: records: schema %q: %w", s.schema, err)
-		}
-		s.records = true
+	if r := s.rec.Load(); r != nil {
+		return r, nil
 	}
-	return &recordStore{s}, nil
+	if err := migrateRecords(ctx, s.pool, s.schema); err != nil {
+		return nil, fmt.Errorf("postgres: records: schema %q: %w", s.schema, err)
+	}
+	r := &recordStore{s}
+	s.rec.Store(r)
+	return r, nil
+}
+
+// hookFor returns the hook ctx carries for s's record store, with the
+// store, or nil when there is none (as before the first Records).
+func (s *Store) hookFor(ctx context.Context) (records.Hook, *recordStore) {
+	r := s.rec.Load()
+	if r == nil {
+		return nil, nil
+	}
+	return records.HookFor(ctx, r), r
 }
 
 // migrateRecords creates or upgrades the records' tables in schema.
@@ -220,6 +241,60 @@ func migrateRecords(ctx context.Context, pool *pgxpool.Pool, schema string) erro
 // recordStore is the [records.Store] of a [Store].
 type recordStore struct{ s *Store }
 
+// AuditLog implements [records.Transactional].
+func (r *recordStore) AuditLog() audit.Log { return r.s.audit }
+
+// ConversationStore implements [records.Transactional].
+func (r *recordStore) ConversationStore() toolgate.ConversationStore { return r.s }
+
+// querier runs statements: the pool, or a connection in a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// recordTx is the [records.Tx] of a transaction of a [Store] on conn.
+type recordTx struct {
+	ctx  context.Context
+	r    *recordStore
+	conn *pgxpool.Conn
+}
+
+func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
+	if err := records.CheckDecision(d); err != nil {
+		return nil, err
+	}
+	body, err := recordrows.EncodeDecision(d)
+	if err != nil {
+		return nil, err
+	}
+	return t.r.begin(t.ctx, t.conn, d, body)
+}
+
+func (t *recordTx) Finish(conversationID, pauseID string, outcome records.Outcome) error {
+	if err := records.CheckOutcome(outcome, true); err != nil {
+		return err
+	}
+	return t.r.finish(t.ctx, t.conn, conversationID, pauseID, outcome)
+}
+
+func (t *recordTx) AddPending(p *records.Pending) error {
+	if err := records.CheckPending(p); err != nil {
+		return err
+	}
+	_, err := t.conn.Exec(t.ctx, t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	return recErr("add pending", err)
+}
+
+func (t *recordTx) RemovePending(conversationID, pauseID string) error {
+	_, err := t.conn.Exec(t.ctx, t.r.s.rq.deletePending, conversationID, pauseID)
+	return recErr("remove pending", err)
+}
+
+func (t *recordTx) Audit(recs ...*audit.Record) error {
+	return t.r.s.audit.AppendTx(t.ctx, t.conn, recs...)
+}
+
 // recErr wraps err, a failure of operation what, in the package's error
 // form.
 func recErr(what string, err error) error {
@@ -234,6 +309,8 @@ func recErr(what string, err error) error {
 const maxTakeAttempts = 10
 
 func (r *recordStore) CreateConversation(ctx context.Context, c *records.Conversation) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -273,6 +350,8 @@ func scanConversation(row pgx.Row) (*records.Conversation, error) {
 }
 
 func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Conversation, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -292,6 +371,8 @@ func (r *recordStore) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 func (r *recordStore) ListConversations(ctx context.Context, p *records.ListParams) (*records.ConversationPage, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -348,6 +429,8 @@ func scanDecision(row pgx.Row) (*records.Decision, error) {
 }
 
 func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -358,15 +441,20 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 	if err != nil {
 		return nil, err
 	}
+	return r.begin(ctx, r.s.pool, d, body)
+}
+
+// begin is Begin through q, with d's encoded record.
+func (r *recordStore) begin(ctx context.Context, q querier, d *records.Decision, body string) (*records.Decision, error) {
 	for range maxTakeAttempts {
-		tag, err := r.s.pool.Exec(ctx, r.s.rq.insertDecision, d.ConversationID, d.PauseID, string(d.Outcome), body)
+		tag, err := q.Exec(ctx, r.s.rq.insertDecision, d.ConversationID, d.PauseID, string(d.Outcome), body)
 		if err != nil {
 			return nil, recErr("begin", err)
 		}
 		if tag.RowsAffected() == 1 {
 			return nil, nil
 		}
-		prior, err := scanDecision(r.s.pool.QueryRow(ctx, r.s.rq.selectDecision, d.ConversationID, d.PauseID))
+		prior, err := scanDecision(q.QueryRow(ctx, r.s.rq.selectDecision, d.ConversationID, d.PauseID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // released in between: try again
 		}
@@ -379,24 +467,31 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 }
 
 func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := records.CheckOutcome(outcome, true); err != nil {
 		return err
 	}
+	return r.finish(ctx, r.s.pool, conversationID, pauseID, outcome)
+}
+
+// finish is Finish through q.
+func (r *recordStore) finish(ctx context.Context, q querier, conversationID, pauseID string, outcome records.Outcome) error {
 	var (
 		n   int64
 		err error
 	)
 	switch {
 	case outcome == records.OutcomeNone:
-		tag, e := r.s.pool.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
+		tag, e := q.Exec(ctx, r.s.rq.deleteDecision, conversationID, pauseID)
 		n, err = tag.RowsAffected(), e
 	case outcome.Resolves():
-		err = r.s.pool.QueryRow(ctx, r.s.rq.resolveDecision, conversationID, pauseID, string(outcome)).Scan(&n)
+		err = q.QueryRow(ctx, r.s.rq.resolveDecision, conversationID, pauseID, string(outcome)).Scan(&n)
 	default:
-		tag, e := r.s.pool.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
+		tag, e := q.Exec(ctx, r.s.rq.updateDecision, conversationID, pauseID, string(outcome))
 		n, err = tag.RowsAffected(), e
 	}
 	if err != nil {
@@ -409,6 +504,8 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 }
 
 func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -423,6 +520,8 @@ func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID stri
 }
 
 func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]records.Decision, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -446,6 +545,8 @@ func (r *recordStore) Decisions(ctx context.Context, conversationID string) ([]r
 }
 
 func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -457,6 +558,8 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 }
 
 func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID string) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -465,6 +568,8 @@ func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID
 }
 
 func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*records.PendingPage, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -530,6 +635,8 @@ func scanApproval(row pgx.Row) (*records.Approval, error) {
 }
 
 func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*records.Approval, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -556,6 +663,8 @@ func (r *recordStore) Approve(ctx context.Context, a *records.Approval) (*record
 }
 
 func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID string) (*records.Approval, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -570,6 +679,8 @@ func (r *recordStore) Approval(ctx context.Context, conversationID, pauseID stri
 }
 
 func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -588,6 +699,8 @@ func (r *recordStore) AddGrant(ctx context.Context, g *records.Grant) error {
 }
 
 func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.Time) ([]records.Grant, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -615,6 +728,8 @@ func (r *recordStore) Grants(ctx context.Context, conversationID string, t time.
 }
 
 func (r *recordStore) RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*records.Grant, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

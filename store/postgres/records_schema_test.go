@@ -52,21 +52,26 @@ func recordsVersions(t *testing.T, schema string) []int32 {
 }
 
 // TestOpenCreatesNoRecords checks that a schema used for conversations
-// only has no tables of the approval service, and that Records creates
-// them.
+// only has no tables of the approval service (only those of the
+// conversations and of the audit log, which the conversation store's own
+// writes may append to), and that Records creates them.
 func TestOpenCreatesNoRecords(t *testing.T) {
 	s, schema := open(t)
-	if got, want := tables(t, schema), []string{"conversations", "messages", "pauses", "toolgate_schema_version", "vaults"}; !slices.Equal(got, want) {
+	if got, want := tables(t, schema), []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "toolgate_schema_version", "vaults"}; !slices.Equal(got, want) {
 		t.Fatalf("tables after Open: %v, want %v", got, want)
 	}
 	rs := recs(t, s)
-	want := []string{"conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
+	want := []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
 		"server_grants", "server_pending", "server_schema_version", "toolgate_schema_version", "vaults"}
 	if got := tables(t, schema); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)
 	}
 	if got, want := recordsVersions(t, schema), allVersions(); !slices.Equal(got, want) {
 		t.Errorf("records versions %v, want %v", got, want)
+	}
+	// One store, which the hooks given for it are matched against.
+	if again := recs(t, s); again != rs {
+		t.Errorf("a second Records returned another store")
 	}
 	other := openIn(t, schema)
 	if err := recs(t, other).CreateConversation(t.Context(), &records.Conversation{ID: "c", Agent: "a", Owner: toolgate.Principal{ID: "ada"}}); err != nil {

@@ -82,3 +82,16 @@ func BenchmarkRecords(b *testing.B) {
 		return recs(b, s)
 	})
 }
+
+// TestRecordsInTransactions runs the kit of hooks in the store's
+// transactions, on Stores with pools of their own on one schema, as
+// instances of a service use it.
+func TestRecordsInTransactions(t *testing.T) {
+	recordstest.RunTx(t, func(t *testing.T) recordstest.TxOpener {
+		schema := newSchema(t)
+		return func(t *testing.T) (toolgate.ConversationStore, records.Transactional) {
+			s := openIn(t, schema)
+			return s, recs(t, s).(records.Transactional)
+		}
+	})
+}

@@ -1,19 +1,23 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
+	auditpg "github.com/toolgate/toolgate/audit/postgres"
 	"github.com/toolgate/toolgate/internal/storerows"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Options configure [Open] and [New]. A nil *Options means all defaults.
@@ -22,6 +26,25 @@ type Options struct {
 	// created when missing. Stores with different schemas in one database
 	// are independent. "" means "public".
 	Schema string
+	// StatementTimeout bounds each operation of the store (every
+	// statement of it, and the wait for a connection): one that takes
+	// longer fails with an error matching [context.DeadlineExceeded], so
+	// that a stalled or locked database gives fast failures instead of
+	// requests that hang. Zero means 5 seconds; a negative value means no
+	// bound but the caller's context.
+	StatementTimeout time.Duration
+}
+
+// DefaultStatementTimeout is the bound of [Options.StatementTimeout] when
+// it is zero.
+const DefaultStatementTimeout = 5 * time.Second
+
+// bound returns ctx bounded by the store's statement timeout.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // Store is a [toolgate.ConversationStore] kept in a PostgreSQL database.
@@ -39,9 +62,14 @@ type Store struct {
 	q       queries
 	rq      recordQueries
 	schema  string
+	audit   *auditpg.Log  // the audit log in the same schema
+	timeout time.Duration // of each operation; 0: none
 
-	mu      sync.Mutex
-	records bool // guarded by mu: the records' schema is migrated
+	// mu serializes the first Records calls, which migrate the records'
+	// schema; rec is the record store the first successful one made, read
+	// without mu by the writes that run its hooks.
+	mu  sync.Mutex
+	rec atomic.Pointer[recordStore]
 }
 
 // queries are the statements of a [Store], with the schema filled in.
@@ -170,14 +198,24 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 }
 
 func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
-	schema := "public"
-	if opts != nil && opts.Schema != "" {
-		schema = opts.Schema
+	schema, timeout := "public", DefaultStatementTimeout
+	if opts != nil {
+		if opts.Schema != "" {
+			schema = opts.Schema
+		}
+		if opts.StatementTimeout != 0 {
+			timeout = max(opts.StatementTimeout, 0)
+		}
 	}
 	if err := migrate(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
 	}
-	return &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema}, nil
+	al, err := auditpg.New(ctx, pool, &auditpg.Options{Schema: schema, StatementTimeout: cmp.Or(timeout, -1)})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open schema %q: %w", schema, err)
+	}
+	s := &Store{pool: pool, q: newQueries(schema), rq: newRecordQueries(schema), schema: schema, audit: al, timeout: timeout}
+	return s, nil
 }
 
 // migrate creates the schema when missing and applies the missing
@@ -236,10 +274,34 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	})
 }
 
+// AuditLog returns the audit log kept in the store's schema (the tables of
+// package github.com/toolgate/toolgate/audit/postgres), for
+// server.Config.Audit: the log that [records.Tx.Audit] appends to inside
+// the store's transactions, one chain for every instance that uses the
+// schema. It shares s's connection pool and is the same value on every
+// call.
+func (s *Store) AuditLog() *auditpg.Log { return s.audit }
+
+// ProbeWrite checks that the store can write now, within the statement
+// timeout: in one round trip it takes the lock of the audit chain, reads
+// the last audit record and makes a durable write that changes nothing
+// (see [auditpg.Log.ProbeWrite]). It fails when the database does not
+// answer or cannot write, the chain's lock is held past the timeout, or
+// the last audit record cannot be read. A server's readiness check calls
+// it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	if err := s.audit.ProbeWrite(ctx); err != nil {
+		return dbErr(err)
+	}
+	return nil
+}
+
 // Ping reports whether the database answers, with a round trip on a
 // connection of the pool. After [Store.Close] of a Store made by [Open]
 // it returns an error. A server's readiness check calls it.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
@@ -261,6 +323,8 @@ func (s *Store) Close() error {
 // row that cannot be read back gives an error wrapping
 // [toolgate.ErrCorrupt].
 func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -417,6 +481,8 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 // result status out of range) gives an error wrapping
 // [toolgate.ErrInvalidAppend].
 func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -497,37 +563,100 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if encErr != nil {
 		return encErr
 	}
+	hook, rs := s.hookFor(ctx)
 	b = pgx.Batch{}
 	if p.Resolves != "" {
 		b.Queue(s.q.deletePause, id)
 	}
 	b.Queue(s.q.insertMessages, id, n, storerows.FormatJSON, bodies)
+	var created time.Time
 	if p.Pause != nil {
-		created := p.Pause.CreatedAt
+		created = p.Pause.CreatedAt
 		if created.IsZero() {
 			created = time.Now()
 		}
 		b.Queue(s.q.insertPause, id, p.Pause.ID, int(n)+len(bodies)-1, string(awaiting),
 			created.Truncate(time.Microsecond), created.Nanosecond())
 	}
-	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, &b)
+	if hook == nil {
+		b.Queue("COMMIT")
+	}
+	if err := s.sendWrites(ctx, conn, &b, hook == nil); err != nil {
+		return err
+	}
+	if hook == nil {
+		return nil
+	}
+	w := &records.Write{ConversationID: id, Append: p}
+	if p.Pause != nil {
+		w.PauseCreatedAt = created
+	}
+	if err := hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w); err != nil {
+		return err
+	}
+	return commit(ctx, conn)
+}
+
+// sendWrites sends the batch b of writes on conn and reads their results;
+// with committing, its last statement is COMMIT, which must report a
+// commit. A failed statement skips the rest of the batch: COMMIT runs only
+// after the writes succeeded, and reports a rollback if it did one.
+func (s *Store) sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, committing bool) error {
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	for range b.Len() - 1 {
+	n := b.Len()
+	if committing {
+		n--
+	}
+	for range n {
 		if _, err := br.Exec(); err != nil {
 			return dbErr(err)
 		}
 	}
-	// A failed statement skips the rest of the batch: COMMIT runs only
-	// after the writes succeeded, and reports a rollback if it did one.
-	tag, err := br.Exec()
+	if committing {
+		tag, err := br.Exec()
+		if err != nil {
+			return dbErr(err)
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
+		}
+	}
+	return dbErr(br.Close())
+}
+
+// commit commits the transaction conn is in.
+func commit(ctx context.Context, conn *pgxpool.Conn) error {
+	tag, err := conn.Exec(ctx, "COMMIT")
 	if err != nil {
 		return dbErr(err)
 	}
 	if tag.String() != "COMMIT" {
 		return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
 	}
-	return dbErr(br.Close())
+	return nil
+}
+
+// inTx runs fn on a connection in a transaction, which it commits when fn
+// returns nil and rolls back otherwise.
+func (s *Store) inTx(ctx context.Context, fn func(*pgxpool.Conn) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	if err := fn(conn); err != nil {
+		return err
+	}
+	return commit(ctx, conn)
 }
 
 // ClaimPause implements [toolgate.ConversationStore], with the rules of
@@ -535,6 +664,8 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 // concurrent claims (or takeovers of one claim), in any number of
 // processes, exactly one finds the pause in the state it expects.
 func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -554,7 +685,8 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 	if started == nil {
 		started = []string{}
 	}
-	tag, err := s.pool.Exec(ctx, s.q.claimPause, id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes, started)
+	args := []any{id, pauseID, c.Token, at.Truncate(time.Microsecond), at.Nanosecond(), decisions, c.TakeOver, c.Supersedes, started}
+	tag, err := s.hooked(ctx, s.q.claimPause, args, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
 	if err != nil {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, dbErr(err))
 	}
@@ -576,13 +708,15 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 // [toolgate.ValidateMark]. The record is one conditional UPDATE, so it and
 // a takeover of the claim are ordered by the pause's row lock.
 func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := toolgate.ValidateMark(id, nil, pauseID, token, keys); !errors.Is(err, toolgate.ErrClaimLost) {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, err)
 	}
-	tag, err := s.pool.Exec(ctx, s.q.markStarted, id, pauseID, token, keys)
+	tag, err := s.hooked(ctx, s.q.markStarted, []any{id, pauseID, token, keys}, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
 	if err != nil {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, dbErr(err))
 	}
@@ -595,6 +729,33 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		}))
 	}
 	return nil
+}
+
+// hooked runs the conditional UPDATE query with args: alone, or, when
+// ctx carries a hook for s's records, in a transaction with the hook,
+// which runs when the UPDATE changed a row. A refusal (no row changed)
+// is reported as such, with nothing of the hook's written.
+func (s *Store) hooked(ctx context.Context, query string, args []any, w *records.Write) (pgconn.CommandTag, error) {
+	hook, rs := s.hookFor(ctx)
+	if hook == nil {
+		return s.pool.Exec(ctx, query, args...)
+	}
+	var tag pgconn.CommandTag
+	errRefused := errors.New("refused")
+	err := s.inTx(ctx, func(conn *pgxpool.Conn) error {
+		var err error
+		if tag, err = conn.Exec(ctx, query, args...); err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return errRefused
+		}
+		return hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w)
+	})
+	if err == errRefused {
+		return tag, nil
+	}
+	return tag, err
 }
 
 // refusal explains why a conditional UPDATE of a conversation's pause
@@ -616,6 +777,8 @@ func (s *Store) refusal(ctx context.Context, id string, rule func(*toolgate.Paus
 // it has none. It implements privacy.VaultStore; the bytes are sealed by
 // the privacy guard and never hold an original value in the clear.
 func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var sealed []byte
 	err := s.pool.QueryRow(ctx, s.q.loadVault, conversationID).Scan(&sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -633,6 +796,8 @@ func (s *Store) LoadVault(ctx context.Context, conversationID string) ([]byte, e
 // SaveVault replaces the sealed privacy vault of a conversation. It
 // implements privacy.VaultStore.
 func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []byte) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if conversationID == "" {
 		return fmt.Errorf("%w: empty conversation id", toolgate.ErrInvalidAppend)
 	}

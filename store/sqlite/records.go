@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/recordrows"
 	"github.com/toolgate/toolgate/records"
 )
@@ -134,30 +135,29 @@ func (s *Store) recordStmtSpecs(r *recordStmts) []stmtSpec {
 // gives an error wrapping [toolgate.ErrCorrupt]. Later calls return the
 // same store.
 //
+// It is a [records.Transactional]: a [records.Hook] given to
+// [records.WithHook] for it runs inside the transactions of s's Append,
+// ClaimPause and MarkStarted, and its audit log is [Store.AuditLog].
+//
 // The record store shares s's connections: it is usable until s is
 // closed. Several Stores on one file, in one process or several, share
 // the records; [records.Store.Begin] and [records.Store.Approve] run in a
 // write transaction, so of concurrent callers exactly one wins.
 func (s *Store) Records(ctx context.Context) (records.Store, error) {
-	s.mu.Lock()
-	r := s.rec
-	s.mu.Unlock()
-	if r != nil {
+	if r := s.rec.Load(); r != nil {
 		return r, nil
 	}
 	if err := s.migrateRecords(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: records: %w", err)
 	}
-	r = &recordStore{s: s}
+	r := &recordStore{s: s}
 	if err := s.prepareAll(ctx, s.recordStmtSpecs(&r.stmts)); err != nil {
 		return nil, fmt.Errorf("sqlite: records: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec == nil {
-		s.rec = r
-	}
-	return s.rec, nil
+	// Of concurrent first calls one store is kept; the others'
+	// statements are closed with s.
+	s.rec.CompareAndSwap(nil, r)
+	return s.rec.Load(), nil
 }
 
 // migrateRecords creates or upgrades the records' tables.
@@ -208,6 +208,68 @@ func (s *Store) migrateRecords(ctx context.Context) error {
 type recordStore struct {
 	s     *Store
 	stmts recordStmts // prepared by Records
+}
+
+// AuditLog implements [records.Transactional].
+func (r *recordStore) AuditLog() audit.Log { return r.s.audit }
+
+// ConversationStore implements [records.Transactional].
+func (r *recordStore) ConversationStore() toolgate.ConversationStore { return r.s }
+
+// recordTx is the [records.Tx] of a write transaction of a [Store].
+type recordTx struct {
+	ctx context.Context
+	r   *recordStore
+	tx  *sql.Tx
+}
+
+func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
+	if err := records.CheckDecision(d); err != nil {
+		return nil, err
+	}
+	body, err := recordrows.EncodeDecision(d)
+	if err != nil {
+		return nil, err
+	}
+	prior, err := t.r.beginTx(t.ctx, t.tx, d, body)
+	return prior, recErr("begin", err)
+}
+
+func (t *recordTx) Finish(conversationID, pauseID string, outcome records.Outcome) error {
+	if err := records.CheckOutcome(outcome, true); err != nil {
+		return err
+	}
+	return recErr("finish", t.r.finishTx(t.ctx, t.tx, conversationID, pauseID, outcome))
+}
+
+func (t *recordTx) AddPending(p *records.Pending) error {
+	if err := records.CheckPending(p); err != nil {
+		return err
+	}
+	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	return recErr("add pending", err)
+}
+
+func (t *recordTx) RemovePending(conversationID, pauseID string) error {
+	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.removePending).ExecContext(t.ctx, conversationID, pauseID)
+	return recErr("remove pending", err)
+}
+
+func (t *recordTx) Audit(recs ...*audit.Record) error {
+	return t.r.s.audit.AppendTx(t.ctx, t.tx, recs...)
+}
+
+// runHook runs the hook ctx carries for s's records, if any, inside tx.
+func (s *Store) runHook(ctx context.Context, tx *sql.Tx, w *records.Write) error {
+	r := s.rec.Load()
+	if r == nil {
+		return nil // no record store yet, so no hook for one
+	}
+	h := records.HookFor(ctx, r)
+	if h == nil {
+		return nil
+	}
+	return h(ctx, &recordTx{ctx: ctx, r: r, tx: tx}, w)
 }
 
 // recErr wraps err, a failure of operation what, in the package's error
@@ -363,20 +425,26 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 	}
 	var prior *records.Decision
 	err = r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
-		prior, err = scanDecision(tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
+		var err error
+		prior, err = r.beginTx(ctx, tx, d, body)
 		return err
 	})
 	if err != nil {
 		return nil, recErr("begin", err)
 	}
 	return prior, nil
+}
+
+// beginTx is Begin inside tx, with d's encoded record.
+func (r *recordStore) beginTx(ctx context.Context, tx *sql.Tx, d *records.Decision, body string) (*records.Decision, error) {
+	res, err := tx.StmtContext(ctx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return nil, err
+	}
+	return scanDecision(tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
 }
 
 func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
@@ -387,27 +455,32 @@ func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string
 		return err
 	}
 	err := r.s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var (
-			res sql.Result
-			err error
-		)
-		if outcome == records.OutcomeNone {
-			res, err = tx.StmtContext(ctx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
-		} else {
-			res, err = tx.StmtContext(ctx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
-		}
-		if outcome.Resolves() {
-			_, err = tx.StmtContext(ctx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
-		}
-		return err
+		return r.finishTx(ctx, tx, conversationID, pauseID, outcome)
 	})
 	return recErr("finish", err)
+}
+
+// finishTx is Finish inside tx.
+func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, pauseID string, outcome records.Outcome) error {
+	var (
+		res sql.Result
+		err error
+	)
+	if outcome == records.OutcomeNone {
+		res, err = tx.StmtContext(ctx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
+	} else {
+		res, err = tx.StmtContext(ctx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
+	}
+	if outcome.Resolves() {
+		_, err = tx.StmtContext(ctx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
+	}
+	return err
 }
 
 func (r *recordStore) Decision(ctx context.Context, conversationID, pauseID string) (*records.Decision, error) {

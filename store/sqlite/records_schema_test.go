@@ -55,17 +55,18 @@ func recordsVersions(t *testing.T, path string) []int {
 var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_schema_version"}
 
 // TestOpenCreatesNoRecords checks that a store used for conversations only
-// has no tables of the approval service, and that Records creates them,
-// once.
+// has no tables of the approval service (only those of the conversations
+// and of the audit log, which the store's own writes may append to), and
+// that Records creates them, once.
 func TestOpenCreatesNoRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "toolgate.db")
 	s := openAt(t, path, nil)
-	if got, want := tables(t, path), []string{"messages", "pauses", "vaults"}; !slices.Equal(got, want) {
-		t.Fatalf("tables after Open: %v, want %v", got, want)
+	atOpen := []string{"audit_records", "audit_schema", "messages", "pauses", "vaults"}
+	if got := tables(t, path); !slices.Equal(got, atOpen) {
+		t.Fatalf("tables after Open: %v, want %v", got, atOpen)
 	}
 	rs := recs(t, s)
-	want := append([]string{"messages", "pauses"}, serviceTables...)
-	want = append(want, "vaults")
+	want := append(slices.Clone(atOpen), serviceTables...)
 	slices.Sort(want)
 	if got := tables(t, path); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)

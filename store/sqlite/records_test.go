@@ -107,6 +107,22 @@ func BenchmarkRecords(b *testing.B) {
 	})
 }
 
+// TestRecordsInTransactions runs the kit of hooks in the store's
+// transactions, on two Stores of one file as two instances would use it.
+func TestRecordsInTransactions(t *testing.T) {
+	recordstest.RunTx(t, func(t *testing.T) recordstest.TxOpener {
+		path := t.TempDir() + "/records.db"
+		return func(t *testing.T) (toolgate.ConversationStore, records.Transactional) {
+			s, err := sqlite.Open(t.Context(), path, &sqlite.Options{BusyTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s, recs(t, s).(records.Transactional)
+		}
+	})
+}
+
 // TestGrantDigestMigration: a sticky grant stored with a digest of the
 // form before the canonical one ends when the schema is upgraded; a grant
 // for any arguments and one of the current form stay.

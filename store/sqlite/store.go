@@ -11,11 +11,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/groupcommit"
 	"github.com/toolgate/toolgate/internal/storerows"
+	"github.com/toolgate/toolgate/records"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -50,8 +53,15 @@ type Store struct {
 	claimPause, markStarted, claimState                                *sql.Stmt
 
 	mu    sync.Mutex
-	rec   *recordStore // guarded by mu: made by the first successful Records
-	stmts []*sql.Stmt  // guarded by mu: every prepared statement, to close
+	stmts []*sql.Stmt // guarded by mu: every prepared statement, to close
+	// The record store, made by the first successful Records: read
+	// without mu by the writes that run its hooks, which must not wait
+	// for a Records preparing its statements on the writing connection.
+	rec atomic.Pointer[recordStore]
+
+	// Fixed at creation: the audit log in the same file, whose writes run
+	// on write.
+	audit *auditsqlite.Log
 }
 
 // The statements of a [Store].
@@ -174,6 +184,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
+	if s.audit, err = auditsqlite.NewShared(ctx, s.write, s.inTx, s.read); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, dbErr(err))
+	}
 	return s, nil
 }
 
@@ -250,6 +264,28 @@ func (s *Store) setup(ctx context.Context) error {
 	})
 }
 
+// AuditLog returns the audit log kept in the store's database file (the
+// tables of package github.com/toolgate/toolgate/audit/sqlite, which can
+// also open the file), for server.Config.Audit: the log that
+// [records.Tx.Audit] appends to inside the store's transactions. Its
+// writes share the store's connection and group commits. It is usable
+// until s is closed, and the same value on every call.
+func (s *Store) AuditLog() *auditsqlite.Log { return s.audit }
+
+// ProbeWrite checks that the store can write now: through the store's
+// writing connection and group commits, it makes a durable write that
+// changes nothing and reads the last audit record (see
+// [auditsqlite.Log.ProbeWrite]). It fails when the write lock stays taken
+// past [Options.BusyTimeout], the file cannot be written (a full disk),
+// or the audit log's last record cannot be read. A server's readiness
+// check calls it.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	if err := s.audit.ProbeWrite(ctx); err != nil {
+		return dbErr(err)
+	}
+	return nil
+}
+
 // Ping reports whether the database answers: it runs a query on a reading
 // connection. After [Store.Close] it returns an error. A server's
 // readiness check calls it.
@@ -266,6 +302,9 @@ func (s *Store) Close() error {
 	// The writes queued before Close finish first.
 	s.commit.Close()
 	var errs []error
+	if s.audit != nil {
+		errs = append(errs, s.audit.Close())
+	}
 	s.mu.Lock()
 	for _, stmt := range s.stmts {
 		errs = append(errs, stmt.Close())
@@ -520,8 +559,9 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 				return dbErr(err)
 			}
 		}
+		var created time.Time
 		if p.Pause != nil {
-			created := p.Pause.CreatedAt
+			created = p.Pause.CreatedAt
 			if created.IsZero() {
 				created = time.Now()
 			}
@@ -531,7 +571,11 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 				return dbErr(err)
 			}
 		}
-		return nil
+		w := &records.Write{ConversationID: id, Append: p}
+		if p.Pause != nil {
+			w.PauseCreatedAt = created
+		}
+		return s.runHook(ctx, tx, w)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: append to %q: %w", id, err)
@@ -568,8 +612,10 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if err != nil {
 			return err
 		}
-		_, err = tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id)
-		return dbErr(err)
+		if _, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
+			return dbErr(err)
+		}
+		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: claim pause %q of %q: %w", pauseID, id, err)
@@ -604,8 +650,10 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err != nil {
 			return err
 		}
-		_, err = tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id)
-		return dbErr(err)
+		if _, err := tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id); err != nil {
+			return dbErr(err)
+		}
+		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: mark calls of pause %q of %q started: %w", pauseID, id, err)

@@ -1,0 +1,353 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
+	"github.com/toolgate/toolgate/audit/postgres"
+)
+
+// testURL returns the connection string of the database the tests use,
+// from TOOLGATE_POSTGRES_URL. Without it the test is skipped, or fails
+// when CI is set: CI must run these tests (.ci/postgres.sh starts a
+// server for them).
+func testURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("TOOLGATE_POSTGRES_URL")
+	if u == "" {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: the PostgreSQL tests must run in CI (.ci/postgres.sh starts a server and sets it)")
+		}
+		t.Skip("TOOLGATE_POSTGRES_URL is not set: skipping the PostgreSQL tests (set it to the URL of a scratch database, or run .ci/postgres.sh)")
+	}
+	return u
+}
+
+// newSchema returns the name of a schema no other test uses, and drops it
+// when the test ends.
+func newSchema(t testing.TB) string {
+	t.Helper()
+	url := testURL(t)
+	b := make([]byte, 8)
+	rand.Read(b)
+	schema := "toolgate_audit_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// openIn opens a log with a connection pool of its own, as an instance of
+// the service would, and closes it when the test ends.
+func openIn(t testing.TB, schema string, opts *postgres.Options) *postgres.Log {
+	t.Helper()
+	o := postgres.Options{Schema: schema}
+	if opts != nil {
+		o.ReadOnly = opts.ReadOnly
+	}
+	l, err := postgres.Open(context.Background(), testURL(t), &o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// raw returns a connection whose search_path is the schema, as someone
+// tampering with the tables.
+func raw(t testing.TB, schema string) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = schema
+	conn, err := pgx.ConnectConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func mustExec(t testing.TB, conn *pgx.Conn, query string, args ...any) {
+	t.Helper()
+	if _, err := conn.Exec(t.Context(), query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func wantBroken(t *testing.T, err error, seq uint64, problem audit.Problem) {
+	t.Helper()
+	var re *audit.RecordError
+	if !errors.As(err, &re) {
+		t.Fatalf("got error %v, want a *RecordError (%s at record %d)", err, problem, seq)
+	}
+	if re.Seq != seq || re.Problem != problem {
+		t.Errorf("got %s at record %d (%v), want %s at record %d", re.Problem, re.Seq, err, problem, seq)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	audittest.Run(t, func(t *testing.T) audittest.Opener {
+		schema := newSchema(t)
+		return func(t *testing.T) audit.Log { return openIn(t, schema, nil) }
+	})
+}
+
+// filled returns a schema holding a log of n sample records.
+func filled(t *testing.T, n int) (string, []*audit.Record) {
+	t.Helper()
+	schema := newSchema(t)
+	l := openIn(t, schema, nil)
+	rs := make([]*audit.Record, n)
+	for i := range rs {
+		rs[i] = audittest.Sample(i)
+	}
+	if err := l.Append(t.Context(), rs...); err != nil {
+		t.Fatal(err)
+	}
+	return schema, rs
+}
+
+// TestTampered changes the stored rows with raw SQL and checks that
+// verification names the record.
+func TestTampered(t *testing.T) {
+	const n = 6
+	zeros := strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name    string
+		sql     string
+		seq     uint64
+		problem audit.Problem
+	}{
+		{"reason", `UPDATE audit_records SET body = jsonb_set(body::jsonb, '{reason}', '"forged"')::text WHERE seq = 3`, 3, audit.ProblemHashMismatch},
+		{"hash", `UPDATE audit_records SET body = jsonb_set(body::jsonb, '{hash}', '"` + zeros + `"')::text WHERE seq = 1`, 1, audit.ProblemHashMismatch},
+		{"body not JSON", `UPDATE audit_records SET body = 'forged' WHERE seq = 6`, 6, audit.ProblemUndecodable},
+		{"conversation column", `UPDATE audit_records SET conversation_id = 'forged' WHERE seq = 2`, 2, audit.ProblemInvalidField},
+		{"middle deleted", `DELETE FROM audit_records WHERE seq = 4`, 4, audit.ProblemOutOfSequence},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema, _ := filled(t, n)
+			mustExec(t, raw(t, schema), tc.sql)
+			rep, err := audit.Verify(t.Context(), openIn(t, schema, &postgres.Options{ReadOnly: true}), nil)
+			wantBroken(t, err, tc.seq, tc.problem)
+			if rep.Records != tc.seq-1 {
+				t.Errorf("report counts %d intact records, want %d", rep.Records, tc.seq-1)
+			}
+		})
+	}
+	t.Run("last deleted", func(t *testing.T) {
+		schema, rs := filled(t, n)
+		head := rs[n-1].Anchor()
+		mustExec(t, raw(t, schema), "DELETE FROM audit_records WHERE seq = $1", n)
+		l := openIn(t, schema, &postgres.Options{ReadOnly: true})
+		if _, err := audit.Verify(t.Context(), l, nil); err != nil {
+			t.Errorf("without an anchor: %v, want no error (the documented limit)", err)
+		}
+		_, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{Anchor: &head})
+		wantBroken(t, err, n, audit.ProblemAnchorMismatch)
+	})
+}
+
+func TestAppendAfterCorruptHead(t *testing.T) {
+	schema, _ := filled(t, 3)
+	l := openIn(t, schema, nil)
+	// l knows the head now; a change of the row must still be seen.
+	if err := l.Append(t.Context(), audittest.Sample(3)); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, raw(t, schema), "UPDATE audit_records SET body = '{' WHERE seq = 4")
+	if err := l.Append(t.Context(), audittest.Sample(4)); !errors.Is(err, audit.ErrBroken) {
+		t.Errorf("append after a corrupt last record: %v, want an error matching ErrBroken", err)
+	}
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	empty := newSchema(t)
+	if _, err := postgres.Open(t.Context(), testURL(t), &postgres.Options{Schema: empty, ReadOnly: true}); !errors.Is(err, postgres.ErrNotLog) {
+		t.Errorf("read-only open of a schema without a log: %v, want ErrNotLog", err)
+	}
+	schema, _ := filled(t, 1)
+	ro := openIn(t, schema, &postgres.Options{ReadOnly: true})
+	if err := ro.Append(t.Context(), audittest.Sample(1)); err == nil {
+		t.Error("a read-only log accepted an append")
+	}
+	mustExec(t, raw(t, schema), "UPDATE audit_schema SET version = 99")
+	for _, readOnly := range []bool{true, false} {
+		if _, err := postgres.Open(t.Context(), testURL(t), &postgres.Options{Schema: schema, ReadOnly: readOnly}); !errors.Is(err, postgres.ErrNotLog) {
+			t.Errorf("open (read-only %v) of a log of version 99: %v, want ErrNotLog", readOnly, err)
+		}
+	}
+	if _, err := postgres.Open(t.Context(), "postgres://user:secret@[::1", nil); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("open with a malformed connection string: %v, want an error that does not quote it", err)
+	}
+}
+
+// TestTwoInstances has two instances (each a Log with its own connection
+// pool, created concurrently on a fresh schema) append at full speed at
+// the same time, from several goroutines each: the deployment's one chain
+// must hold every record once, numbered without gaps, and verify.
+func TestTwoInstances(t *testing.T) {
+	schema := newSchema(t)
+	ls := make([]*postgres.Log, 2)
+	var wg sync.WaitGroup
+	for i := range ls {
+		wg.Go(func() { ls[i] = openIn(t, schema, nil) })
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	const goroutines, each = 8, 20
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				if err := ls[g%2].Append(context.Background(), audittest.Sample(g*each+i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	audittest.CheckIntact(t, ls[0], goroutines*each)
+	audittest.CheckIntact(t, openIn(t, schema, &postgres.Options{ReadOnly: true}), goroutines*each)
+}
+
+// TestAppendTx appends inside a transaction of the caller's: the records
+// exist when it commits, and not at all when it rolls back; meanwhile
+// another appender waits for the chain's lock and then continues after
+// them.
+func TestAppendTx(t *testing.T) {
+	schema := newSchema(t)
+	l := openIn(t, schema, nil)
+	other := openIn(t, schema, nil)
+	conn := raw(t, schema)
+	ctx := t.Context()
+
+	mustExec(t, conn, "CREATE TABLE audited (x int)")
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO audited VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	rolledBack := audittest.Sample(0)
+	if err := l.AppendTx(ctx, tx, rolledBack); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	waiting := audittest.Sample(1)
+	go func() { done <- other.Append(context.Background(), waiting) }()
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if waiting.Seq != 1 {
+		t.Errorf("the append after a rolled back one got seq %d, want 1", waiting.Seq)
+	}
+
+	tx, err = conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO audited VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	committed := []*audit.Record{audittest.Sample(2), audittest.Sample(3)}
+	if err := l.AppendTx(ctx, tx, committed...); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if committed[0].Seq != 2 || committed[1].Seq != 3 || committed[0].PrevHash != waiting.Hash {
+		t.Errorf("records appended in a transaction: seqs %d, %d after %q; want 2, 3 after record 1", committed[0].Seq, committed[1].Seq, committed[0].PrevHash)
+	}
+	audittest.CheckIntact(t, other, 3)
+	var rows int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM audited").Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("rows of the audited table: %d, %v; want 1", rows, err)
+	}
+}
+
+// TestProbeWriteAndTimeouts checks the probe of a healthy log, of one
+// whose last record is broken, and that a chain lock held past the
+// statement timeout fails appends and probes fast instead of hanging.
+func TestProbeWriteAndTimeouts(t *testing.T) {
+	schema, _ := filled(t, 2)
+	l := openIn(t, schema, nil)
+	if err := l.ProbeWrite(t.Context()); err != nil {
+		t.Fatalf("ProbeWrite of a healthy log: %v", err)
+	}
+	if err := openIn(t, schema, &postgres.Options{ReadOnly: true}).ProbeWrite(t.Context()); err == nil {
+		t.Error("ProbeWrite of a read-only log: no error")
+	}
+
+	// Another instance holds the chain's lock in a transaction it does
+	// not end.
+	holder := raw(t, schema)
+	tx, err := holder.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if err := l.AppendTx(t.Context(), tx, audittest.Sample(2)); err != nil {
+		t.Fatal(err)
+	}
+	short, err := postgres.Open(t.Context(), testURL(t), &postgres.Options{Schema: schema, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	start := time.Now()
+	if err := short.Append(t.Context(), audittest.Sample(3)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Append while the lock is held: %v, want DeadlineExceeded", err)
+	}
+	if err := short.ProbeWrite(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ProbeWrite while the lock is held: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the two refusals took %v, want about twice the 200ms timeout", d)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.ProbeWrite(t.Context()); err != nil {
+		t.Errorf("ProbeWrite once the lock is free: %v", err)
+	}
+
+	mustExec(t, raw(t, schema), "UPDATE audit_records SET body = '{' WHERE seq = 2")
+	if err := l.ProbeWrite(t.Context()); !errors.Is(err, audit.ErrBroken) {
+		t.Errorf("ProbeWrite of a log whose last record is broken: %v, want ErrBroken", err)
+	}
+}
