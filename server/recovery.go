@@ -232,7 +232,16 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 		}
 		return time.Now().Add(lease)
 	}
-	resp, err := s.resume(ctx, c, pr.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: owner, Decisions: rec.Decisions})
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: owner, Decisions: rec.Decisions}
+	// The decider as the server knows them now decides (one it cannot
+	// resolve decides nothing, and the pause goes back to the inbox).
+	switch rec.Source {
+	case records.SourcePerson:
+		params.MayDecide = s.decider(s.principalNow(rec.DecidedBy), c)
+	case records.SourceSticky:
+		params.MayDecide = s.grantDecider(c, rec.Grants)
+	}
+	resp, err := s.resume(ctx, c, pr.Awaiting, params)
 	switch {
 	case err == nil:
 		s.logger.WarnContext(ctx, "server: resumed a pause whose decider stopped before claiming it", "conversation", c.ID, "pause", pr.ID)

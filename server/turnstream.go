@@ -148,7 +148,8 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 	case errors.Is(err, toolgate.ErrConflict):
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
 	case errors.As(err, &de):
-		code, msg = codeInvalidDecisions, de.Error()
+		_, code = decisionStatus(de)
+		msg = de.Error()
 	case errors.As(err, new(*authz.DenialError)):
 		_, body, _ := s.denial(r, err)
 		sw.event("", "error", body)
