@@ -311,6 +311,7 @@ func rolesClaim(payload []byte, path []string) ([]string, error) {
 // verifier; when it fails, it answers 401, logs why and returns nil.
 func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request, token string) *toolgate.Principal {
 	p, err := s.cfg.Tokens.VerifyToken(r.Context(), token)
+	p = s.fromSource(p)
 	if err == nil && p != nil && p.ID != "" {
 		s.seen.note(p, time.Now().Add(tokenIdentityTTL))
 		return p

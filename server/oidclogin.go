@@ -418,7 +418,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
 		return
 	}
-	s.startSession(w, r, p, nil)
+	s.startSession(w, r, s.fromSource(p), nil)
 	// Not a redirect: the browser came from the provider's site, and a
 	// redirect would carry that over to the next request, which browsers
 	// then send without the SameSite=Strict session cookie. The page's
