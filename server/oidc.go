@@ -19,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // TokenVerifier authenticates a bearer token that is not one of the
@@ -318,11 +319,11 @@ func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request, token strin
 	}
 	switch {
 	case errors.Is(err, ErrKeySetUnavailable):
-		s.logger.Error("server: bearer token refused: the issuer's signing keys cannot be fetched", "err", err)
+		s.logger.Error("server: bearer token refused: the issuer's signing keys cannot be fetched", "err", logcap.Error(err))
 	case err == nil:
 		s.logger.Warn("server: bearer token refused: the verifier returned no principal")
 	default:
-		s.logger.Info("server: bearer token refused", "err", err)
+		s.logger.Info("server: bearer token refused", "err", logcap.Error(err))
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
 	writeError(w, http.StatusUnauthorized, codeUnauthorized, "invalid bearer token")

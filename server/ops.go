@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
@@ -321,7 +322,7 @@ func (s *Server) timedOut(w http.ResponseWriter, r *http.Request, err error) boo
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 		return false
 	}
-	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", err)
+	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))
 	writeError(w, http.StatusGatewayTimeout, codeTimeout, "the request took longer than the server allows; a turn may still have been stored, read the conversation")
 	return true
 }
@@ -372,7 +373,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 				pinged[st] = err
 			}
 			if err != nil {
-				s.logger.WarnContext(ctx, "server: readiness: the store does not answer", "agent", name, "err", err)
+				s.logger.WarnContext(ctx, "server: readiness: the store does not answer", "agent", name, "err", logcap.Error(err))
 			}
 		}
 		if err != nil {

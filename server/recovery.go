@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -111,7 +112,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 		page, err := s.cfg.Records.ListPending(ctx, params)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.logger.ErrorContext(ctx, "server: recovery: reading the open pauses failed", "err", err)
+				s.logger.ErrorContext(ctx, "server: recovery: reading the open pauses failed", "err", logcap.Error(err))
 			}
 			return next
 		}
@@ -122,7 +123,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 			c, err := s.conversation(ctx, e.ConversationID)
 			if err != nil || c == nil {
 				if err != nil && ctx.Err() == nil {
-					s.logger.ErrorContext(ctx, "server: recovery: reading a conversation's record failed", "conversation", e.ConversationID, "err", err)
+					s.logger.ErrorContext(ctx, "server: recovery: reading a conversation's record failed", "conversation", e.ConversationID, "err", logcap.Error(err))
 				}
 				continue
 			}
@@ -133,7 +134,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 			conv, err := a.Client.Store().Load(ctx, c.ID)
 			if err != nil {
 				if ctx.Err() == nil {
-					s.logger.ErrorContext(ctx, "server: recovery: loading a conversation failed", "conversation", c.ID, "err", err)
+					s.logger.ErrorContext(ctx, "server: recovery: loading a conversation failed", "conversation", c.ID, "err", logcap.Error(err))
 				}
 				continue
 			}
@@ -195,7 +196,7 @@ func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, co
 		errors.Is(err, toolgate.ErrNotClaimed), errors.Is(err, toolgate.ErrConflict):
 		// Its claimant finished, or another instance recovered it first.
 	case ctx.Err() == nil:
-		s.logger.ErrorContext(ctx, "server: recovering a pause failed", "conversation", c.ID, "pause", pauseID, "err", err)
+		s.logger.ErrorContext(ctx, "server: recovering a pause failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 	}
 }
 
@@ -213,7 +214,7 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		}
 		return time.Time{}
 	case rec == nil || rec.Outcome != outcomeDeciding:
@@ -228,7 +229,7 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	}
 	if err := s.auditDecidedOnce(ctx, c, conv, recordActor(rec), rec.Decisions); err != nil {
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		}
 		return time.Now().Add(lease)
 	}
@@ -252,7 +253,7 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	case ctx.Err() == nil:
 		// The decision cannot run (or the store failed): the pause goes
 		// back to the inbox, to be decided again.
-		s.logger.ErrorContext(ctx, "server: resuming a pause whose decider stopped failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+		s.logger.ErrorContext(ctx, "server: resuming a pause whose decider stopped failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		s.auditResolved(ctx, c, conv, recordActor(rec), rec.Decisions, err)
 		s.finishFailed(ctx, c, pr.ID)
 	}
@@ -270,7 +271,7 @@ func (s *Server) settleResolved(ctx context.Context, c *conversation, pauseID st
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 		}
 		return time.Now().Add(lease) // keep the entry; look again later
 	case rec == nil || rec.Outcome != outcomeDeciding:
@@ -303,7 +304,7 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 	pauseID := conv.Pause.ID
 	rec, err := s.decision(ctx, c.ID, pauseID)
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 	}
 	s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
 	s.finish(ctx, c.ID, pauseID, outcomeRecovered) // and out of the index
@@ -311,7 +312,7 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 	if resp != nil {
 		out, err := s.turnResult(ctx, c, resp)
 		if err != nil {
-			s.logger.ErrorContext(ctx, "server: recovery: the continued turn's outcome failed", "conversation", c.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: the continued turn's outcome failed", "conversation", c.ID, "err", logcap.Error(err))
 		} else {
 			s.publishTurn(ctx, out)
 		}

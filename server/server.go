@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -670,7 +671,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 			// Expired pauses leave the inbox, whether or not this
 			// request is the one that expires them.
 			if _, err := s.expire(r.Context(), c, pause.ID); err != nil {
-				s.logger.ErrorContext(r.Context(), "server: expiry failed", "conversation", c.ID, "pause", pause.ID, "err", err)
+				s.logger.ErrorContext(r.Context(), "server: expiry failed", "conversation", c.ID, "pause", pause.ID, "err", logcap.Error(err))
 				s.kickSweeper()
 			}
 			continue
@@ -916,7 +917,7 @@ func (s *Server) reindex(ctx context.Context, c *conversation) {
 		err = s.indexPause(ctx, c, conv.Pause)
 	}
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", err)
+		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", logcap.Error(err))
 	}
 }
 
@@ -1018,6 +1019,6 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if s.timedOut(w, r, err) {
 		return
 	}
-	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -155,7 +156,7 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 		sw.event("", "error", body)
 		return
 	default:
-		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	}
 	sw.event("", "error", errorJSON{Error: code, Message: msg})
 }
