@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // DefaultRefusal is what the model reads for a refused call when
@@ -148,7 +149,7 @@ func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.To
 	req.Tool, req.Metadata, req.Phase, req.Call = t.Definition(), t.Metadata(), phase, call
 	d, err := rg.g.policy.Authorize(ctx, req)
 	if err != nil {
-		rg.g.logger.Error("authz: the policy failed", "tool", t.Name(), "phase", string(phase), "principal", rg.principalID(), "error", err)
+		rg.g.logger.Error("authz: the policy failed", "tool", logcap.String(t.Name()), "phase", string(phase), "principal", logcap.String(rg.principalID()), "error", logcap.Error(err))
 		return Decision{}, fmt.Errorf("authz: policy for tool %q in %s: %w", t.Name(), phase, err)
 	}
 	rg.g.emit(Event{Phase: phase, Tool: t.Name(), Allowed: d.Allowed, Reason: d.Reason, PrincipalID: rg.principalID(), ConversationID: rg.convID})

@@ -81,6 +81,9 @@ type FileConfig struct {
 	Identities map[string]string `yaml:"identities"`
 	// CaseInsensitiveIDs is [Config.CaseInsensitiveIDs].
 	CaseInsensitiveIDs bool `yaml:"case_insensitive_ids"`
+	// IdentitySources is [server.Config.IdentitySources]: by "api_keys"
+	// or an OIDC issuer, such as {case_insensitive: true}.
+	IdentitySources map[string]server.IdentitySource `yaml:"identity_sources"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
@@ -853,6 +856,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		MaxEditedArguments: fc.MaxEditedArguments,
 		Identities:         maps.Clone(fc.Identities),
 		CaseInsensitiveIDs: fc.CaseInsensitiveIDs,
+		IdentitySources:    maps.Clone(fc.IdentitySources),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {

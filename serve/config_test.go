@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/serve"
+	"github.com/toolgate/toolgate/server"
 )
 
 func TestExampleConfig(t *testing.T) {
@@ -294,5 +296,27 @@ func TestBuildChecksHandBuiltConfig(t *testing.T) {
 	}
 	if want := "[agents authentication]"; fmt.Sprint(paths) != want {
 		t.Errorf("problems at %v, want %s", paths, want)
+	}
+}
+
+func TestConfigIdentitySources(t *testing.T) {
+	text := strings.Replace(validConfig, "store:\n", "identity_sources:\n\tapi_keys:\n\t\tcase_insensitive: true\n\thttps://idp.example:\n\t\tcase_insensitive: false\nstore:\n", 1)
+	fc, err := serve.LoadConfig(writeConfig(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, closeStore, err := serve.Build(t.Context(), fc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeStore() })
+	want := map[string]server.IdentitySource{server.APIKeysSource: {CaseInsensitive: true}, "https://idp.example": {}}
+	if diff := cmp.Diff(want, cfg.IdentitySources); diff != "" {
+		t.Errorf("IdentitySources (-want +got):\n%s", diff)
+	}
+
+	bad := strings.Replace(validConfig, "store:\n", "identity_sources:\n\tapi_keys:\n\t\tcase_insensitve: true\nstore:\n", 1)
+	if _, err := serve.LoadConfig(writeConfig(t, bad)); err == nil || !strings.Contains(err.Error(), "case_insensitve") {
+		t.Errorf("a misspelt member: %v, want an error naming it", err)
 	}
 }

@@ -324,7 +324,8 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 		s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
 		return nil, nil, err
 	}
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: owner, Decisions: decisions, Conversation: conv,
+		MayDecide: s.grantDecider(c, used)}
 	audited := s.auditResolution(ctx, c, conv, actor, params)
 	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, params)
 	audited(err)
@@ -339,6 +340,18 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	s.finish(ctx, c.ID, pause.ID, outcomeDecided) // and out of the index
 	rec.Outcome = outcomeDecided
 	return resp, rec, nil
+}
+
+// grantDecider is the check of who decides ([Server.decider]) for a
+// resumption decided by the sticky grants used: a call's tool is one that
+// the granter of one of them may decide now.
+func (s *Server) grantDecider(c *conversation, used []records.GrantRef) func(toolgate.ToolCall) bool {
+	return func(call toolgate.ToolCall) bool {
+		return slices.ContainsFunc(used, func(g records.GrantRef) bool {
+			ok, _ := s.mayDecideTool(s.principalNow(g.GrantedBy), c, call.Name)
+			return ok
+		})
+	}
 }
 
 // stickyMinutes returns the most minutes p may ask for in a sticky grant

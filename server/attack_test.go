@@ -63,8 +63,9 @@ func atkKeys(roles map[string][]string) []server.APIKey {
 // next reply the test sets, with an audit log.
 type atkFixture struct {
 	*fixture
-	log   *audit.MemoryLog
-	store toolgate.ConversationStore
+	log    *audit.MemoryLog
+	store  toolgate.ConversationStore
+	client *toolgate.Client
 
 	mu         sync.Mutex
 	reply      []toolgate.ToolCall               // guarded by mu: the model's next reply to a user message
@@ -141,6 +142,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 		o.clientOpt(opts)
 	}
 	client := toolgate.NewClient(model, []*toolgate.Tool{tool("lookup", false), tool("pay", true), tool("wire", true)}, opts)
+	f.client = client
 	cfg := &server.Config{
 		Agents: map[string]*server.Agent{"ops": {
 			Client:         client,

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -122,7 +123,7 @@ func (a *auditor) append(ctx context.Context, recs ...*audit.Record) error {
 // logged.
 func (a *auditor) note(ctx context.Context, recs ...*audit.Record) {
 	if err := a.append(ctx, recs...); err != nil {
-		a.logger.ErrorContext(ctx, "server: audit records lost", "conversation", recs[0].ConversationID, "kind", recs[0].Kind, "records", len(recs), "err", err)
+		a.logger.ErrorContext(ctx, "server: audit records lost", "conversation", recs[0].ConversationID, "kind", recs[0].Kind, "records", len(recs), "err", logcap.Error(err))
 	}
 }
 
@@ -186,7 +187,7 @@ func (s *Server) auditPaused(ctx context.Context, c *conversation) {
 	ctx = context.WithoutCancel(ctx)
 	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 	if err != nil {
-		a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the pause", "conversation", c.ID, "err", err)
+		a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the pause", "conversation", c.ID, "err", logcap.Error(err))
 		return
 	}
 	pr, reply := pausedReply(conv)
@@ -334,7 +335,7 @@ func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolg
 	} else {
 		now, lerr := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 		if lerr != nil {
-			a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the resolution", "conversation", c.ID, "pause", pr.ID, "err", lerr)
+			a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the resolution", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(lerr))
 			return
 		}
 		if pr.Index+1 < len(now.Messages) {
@@ -376,7 +377,7 @@ func (s *Server) auditExpired(ctx context.Context, c *conversation, pauseID stri
 	ctx = context.WithoutCancel(ctx)
 	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 	if err != nil {
-		a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the expiry", "conversation", c.ID, "pause", pauseID, "err", err)
+		a.logger.ErrorContext(ctx, "server: audit records lost: cannot read the expiry", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 		return
 	}
 	for i := len(conv.Messages) - 1; i > 0; i-- {

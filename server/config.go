@@ -132,6 +132,14 @@ type Config struct {
 	// case-insensitive: "Bob" and "bob" are then one person. false: ids
 	// compare byte for byte.
 	CaseInsensitiveIDs bool `json:"case_insensitive_ids,omitempty" yaml:"case_insensitive_ids,omitempty"`
+	// IdentitySources set, per identity source, how the principal ids it
+	// authenticates become the identities the server compares and
+	// records: the key [APIKeysSource] for the API keys, and an issuer
+	// (the "iss" attribute of the principals a [TokenVerifier] returns,
+	// as an [*OIDC] verifier and an [OIDCLogin] sign-in set it) for the
+	// principals of its tokens and sign-ins. A source not named here
+	// keeps its ids as they are. nil: none.
+	IdentitySources map[string]IdentitySource `json:"identity_sources,omitempty" yaml:"identity_sources,omitempty"`
 	// MaxDenyMessage bounds the length of a deny message, in characters
 	// (Unicode code points); a longer one is refused with 422
 	// "message_too_long". 0: [DefaultMaxDenyMessage].
@@ -280,7 +288,7 @@ func (c *Config) validate() (*keyTable, error) {
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
 	}
-	keys, kerrs := newKeyTable(c.APIKeys)
+	keys, kerrs := newKeyTable(c.APIKeys, c.IdentitySources[APIKeysSource])
 	errs = append(errs, kerrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("server: invalid config: %w", err)
@@ -311,6 +319,7 @@ func (c *Config) clone() *Config {
 	out.MetricsRoles = slices.Clone(c.MetricsRoles)
 	out.OIDCLogin = c.OIDCLogin.clone()
 	out.Identities = maps.Clone(c.Identities)
+	out.IdentitySources = maps.Clone(c.IdentitySources)
 	if out.MaxDenyMessage == 0 {
 		out.MaxDenyMessage = DefaultMaxDenyMessage
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // Events. Something that happens to a conversation — a turn completes or
@@ -195,7 +197,7 @@ func (s *Server) publish(ctx context.Context, convID string, kind EventKind, pau
 		err = s.events.broker.Publish(context.WithoutCancel(ctx), payload)
 	}
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: publishing an event failed", "conversation", convID, "kind", kind, "err", err)
+		s.logger.ErrorContext(ctx, "server: publishing an event failed", "conversation", convID, "kind", kind, "err", logcap.Error(err))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -214,7 +215,7 @@ func (s *Server) sweep(ctx context.Context) time.Time {
 		page, err := s.cfg.Records.ListPending(ctx, params)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.logger.ErrorContext(ctx, "server: expiry: reading the open pauses failed", "err", err)
+				s.logger.ErrorContext(ctx, "server: expiry: reading the open pauses failed", "err", logcap.Error(err))
 				retryAt()
 			}
 			return next
@@ -238,7 +239,7 @@ func (s *Server) sweep(ctx context.Context) time.Time {
 				_, err = s.expire(ctx, c, e.PauseID)
 			}
 			if err != nil {
-				s.logger.ErrorContext(ctx, "server: expiry failed", "conversation", e.ConversationID, "pause", e.PauseID, "err", err)
+				s.logger.ErrorContext(ctx, "server: expiry failed", "conversation", e.ConversationID, "pause", e.PauseID, "err", logcap.Error(err))
 				retryAt()
 			}
 		}

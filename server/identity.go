@@ -45,6 +45,43 @@ const codeOwnerUnavailable = "owner_unavailable"
 // counts as its holder's current identity for the turns others resume.
 const tokenIdentityTTL = 15 * time.Minute
 
+// APIKeysSource names the API keys ([Config.APIKeys]) in
+// [Config.IdentitySources].
+const APIKeysSource = "api_keys"
+
+// IdentitySource is how the ids of one identity source become the
+// identity of a person.
+type IdentitySource struct {
+	// CaseInsensitive folds the principal ids of the source to lower case
+	// when they authenticate, for a source whose ids ignore case: "Bob"
+	// and "bob" are then one principal, "bob" — the owner of the
+	// conversations either starts, one approver under a two-person rule,
+	// the id in the audit log. false: ids are kept byte for byte.
+	CaseInsensitive bool `json:"case_insensitive,omitempty" yaml:"case_insensitive,omitempty"`
+}
+
+// canonical returns p with its id as src makes it.
+func (src IdentitySource) canonical(p *toolgate.Principal) *toolgate.Principal {
+	if p == nil || !src.CaseInsensitive {
+		return p
+	}
+	if id := strings.ToLower(p.ID); id != p.ID {
+		c := *p
+		c.ID = id
+		return &c
+	}
+	return p
+}
+
+// fromSource returns p, authenticated by a token or a sign-in, as the
+// identity source of its issuer makes it ([Config.IdentitySources]).
+func (s *Server) fromSource(p *toolgate.Principal) *toolgate.Principal {
+	if p == nil || p.Attributes["iss"] == "" {
+		return p
+	}
+	return s.cfg.IdentitySources[p.Attributes["iss"]].canonical(p)
+}
+
 // keyTable is one version of the API key table.
 type keyTable struct {
 	byHash map[[sha256.Size]byte]*toolgate.Principal
@@ -52,7 +89,8 @@ type keyTable struct {
 }
 
 // newKeyTable checks keys and returns their table, or the problems.
-func newKeyTable(keys []APIKey) (*keyTable, []error) {
+// src is [Config.IdentitySources] of [APIKeysSource].
+func newKeyTable(keys []APIKey, src IdentitySource) (*keyTable, []error) {
 	var errs []error
 	t := &keyTable{byHash: make(map[[sha256.Size]byte]*toolgate.Principal, len(keys)), byID: make(map[string]*toolgate.Principal, len(keys))}
 	for i, k := range keys {
@@ -69,7 +107,7 @@ func newKeyTable(keys []APIKey) (*keyTable, []error) {
 			errs = append(errs, fmt.Errorf("api_keys[%d]: the same key as another entry", i))
 			continue
 		}
-		p := k.Principal
+		p := *src.canonical(&k.Principal)
 		p.Roles = slices.Clone(p.Roles)
 		p.Attributes = maps.Clone(p.Attributes)
 		t.byHash[b] = &p
@@ -90,7 +128,7 @@ func newKeyTable(keys []APIKey) (*keyTable, []error) {
 // end. It returns an error naming every problem of keys and then changes
 // nothing.
 func (s *Server) SetAPIKeys(keys []APIKey) error {
-	t, errs := newKeyTable(keys)
+	t, errs := newKeyTable(keys, s.cfg.IdentitySources[APIKeysSource])
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("server: invalid API keys: %w", err)
 	}

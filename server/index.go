@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) decision(ctx context.Context, convID, pauseID string) (*Decisio
 func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
 	err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome)
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", err)
+		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", logcap.Error(err))
 	}
 	return err
 }
@@ -108,7 +109,7 @@ func (s *Server) indexPause(ctx context.Context, c *conversation, pr *toolgate.P
 // a stale entry is dropped by the next inbox or sweep that reads it.
 func (s *Server) unindexPause(ctx context.Context, convID, pauseID string) {
 	if err := s.cfg.Records.RemovePending(context.WithoutCancel(ctx), convID, pauseID); err != nil {
-		s.logger.ErrorContext(ctx, "server: removing a pause from the index failed", "conversation", convID, "pause", pauseID, "err", err)
+		s.logger.ErrorContext(ctx, "server: removing a pause from the index failed", "conversation", convID, "pause", pauseID, "err", logcap.Error(err))
 	}
 }
 

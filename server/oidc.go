@@ -19,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // TokenVerifier authenticates a bearer token that is not one of the
@@ -47,6 +48,10 @@ const DefaultClockSkew = time.Minute
 // DefaultKeysRefreshInterval is [OIDCOptions.KeysRefreshInterval] when it
 // is 0.
 const DefaultKeysRefreshInterval = 30 * time.Second
+
+// DefaultKeysRetryInterval is [OIDCOptions.KeysRetryInterval] when it is
+// 0.
+const DefaultKeysRetryInterval = 10 * time.Second
 
 // DefaultAlgorithms are the signature algorithms [OIDC] accepts when
 // [OIDCOptions.Algorithms] is nil: asymmetric ones only.
@@ -80,9 +85,15 @@ type OIDCOptions struct {
 	// failing its signature, within it is checked against the cached keys
 	// only, so that a flood of such tokens costs the issuer nothing. A key
 	// the issuer adds is then used at most this long after its first
-	// token. A fetch that failed does not count (the next token fetches
-	// again). 0: [DefaultKeysRefreshInterval]; negative: no limit.
+	// token. 0: [DefaultKeysRefreshInterval]; negative: no limit.
 	KeysRefreshInterval time.Duration `yaml:"keys_refresh_interval"`
+	// KeysRetryInterval is the shortest time between a fetch of the key
+	// set that failed (unreachable, not 200, unreadable) and the next
+	// one: within it, a token the cached keys cannot verify fails with
+	// [ErrKeySetUnavailable] without asking the issuer again, so that a
+	// flood of tokens during an outage costs it nothing. 0:
+	// [DefaultKeysRetryInterval]; negative: no limit.
+	KeysRetryInterval time.Duration `yaml:"keys_retry_interval"`
 	// HTTPClient fetches the key set. nil: a client with a 10-second
 	// timeout.
 	HTTPClient *http.Client `yaml:"-"`
@@ -166,7 +177,11 @@ func NewOIDC(opts *OIDCOptions) (*OIDC, error) {
 	if every == 0 {
 		every = DefaultKeysRefreshInterval
 	}
-	hc = &http.Client{Transport: &keySetTransport{c: hc, every: every}, Timeout: hc.Timeout}
+	retry := opts.KeysRetryInterval
+	if retry == 0 {
+		retry = DefaultKeysRetryInterval
+	}
+	hc = &http.Client{Transport: &keySetTransport{c: hc, every: every, retry: retry}, Timeout: hc.Timeout}
 	v.keys = oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), hc), opts.JWKSURL)
 	return v, nil
 }
@@ -175,17 +190,21 @@ func NewOIDC(opts *OIDCOptions) (*OIDC, error) {
 // [ErrKeySetUnavailable], so that it is told apart from a bad token, and
 // answers a fetch within every of the last successful one with the body
 // that fetch got, without asking the issuer (go-oidc fetches again on
-// every token its cached keys do not verify).
+// every token its cached keys do not verify). A fetch within retry of the
+// last failed one fails the same way, without asking.
 //
 // A keySetTransport is safe for concurrent use.
 type keySetTransport struct {
 	// fixed at creation
 	c     *http.Client
 	every time.Duration // <= 0: no limit
+	retry time.Duration // <= 0: no limit
 
-	mu   sync.Mutex
-	last time.Time // guarded by mu: the last successful fetch
-	body []byte    // guarded by mu: its body
+	mu       sync.Mutex
+	last     time.Time // guarded by mu: the last successful fetch
+	body     []byte    // guarded by mu: its body
+	failedAt time.Time // guarded by mu: the last failed fetch, if it came after last
+	failure  error     // guarded by mu: its error; nil after a successful fetch
 }
 
 // maxKeySetBytes bounds the key set read.
@@ -199,6 +218,24 @@ func (t *keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(t.body)),
 			ContentLength: int64(len(t.body)), Request: r}, nil
 	}
+	if t.retry > 0 && t.failure != nil && time.Since(t.failedAt) < t.retry {
+		return nil, t.failure
+	}
+	body, err := t.fetch(r)
+	if err != nil {
+		t.failedAt, t.failure = time.Now(), err
+		return nil, err
+	}
+	t.last, t.body, t.failure = time.Now(), body, nil
+	resp := &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Request: r}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return resp, nil
+}
+
+// fetch asks the issuer for the key set of r and returns its body, or an
+// error wrapping [ErrKeySetUnavailable].
+func (t *keySetTransport) fetch(r *http.Request) ([]byte, error) {
 	resp, err := t.c.Do(r)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, err)
@@ -212,10 +249,7 @@ func (t *keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, err)
 	}
-	t.last, t.body = time.Now(), body
-	out := *resp
-	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return &out, nil
+	return body, nil
 }
 
 // looksLikeJWT reports whether token has the shape of a JWS in compact
@@ -311,17 +345,18 @@ func rolesClaim(payload []byte, path []string) ([]string, error) {
 // verifier; when it fails, it answers 401, logs why and returns nil.
 func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request, token string) *toolgate.Principal {
 	p, err := s.cfg.Tokens.VerifyToken(r.Context(), token)
+	p = s.fromSource(p)
 	if err == nil && p != nil && p.ID != "" {
 		s.seen.note(p, time.Now().Add(tokenIdentityTTL))
 		return p
 	}
 	switch {
 	case errors.Is(err, ErrKeySetUnavailable):
-		s.logger.Error("server: bearer token refused: the issuer's signing keys cannot be fetched", "err", err)
+		s.logger.Error("server: bearer token refused: the issuer's signing keys cannot be fetched", "err", logcap.Error(err))
 	case err == nil:
 		s.logger.Warn("server: bearer token refused: the verifier returned no principal")
 	default:
-		s.logger.Info("server: bearer token refused", "err", err)
+		s.logger.Info("server: bearer token refused", "err", logcap.Error(err))
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
 	writeError(w, http.StatusUnauthorized, codeUnauthorized, "invalid bearer token")

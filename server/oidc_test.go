@@ -295,11 +295,38 @@ func TestOIDCKeySetRefreshThrottled(t *testing.T) {
 	}
 }
 
+// A key set that cannot be fetched is not asked again for every token:
+// within the retry interval, tokens the cached keys cannot verify fail
+// with ErrKeySetUnavailable at no cost to the issuer.
+func TestOIDCKeySetFailureThrottled(t *testing.T) {
+	is := newIssuer(t)
+	is.fail.Store(true)
+	v, err := server.NewOIDC(&server.OIDCOptions{Issuer: testIssuer, Audience: testAudience, JWKSURL: is.srv.URL,
+		KeysRetryInterval: time.Hour, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		for _, tok := range []string{
+			is.rs(claims()), // a good token
+			is.sign(jose.RS256, is.other, fmt.Sprintf("flood-%d", i), claims()), // unknown kid
+		} {
+			if _, err := v.VerifyToken(t.Context(), tok); !errors.Is(err, server.ErrKeySetUnavailable) {
+				t.Fatalf("token %d while the key set is down: %v, want ErrKeySetUnavailable", i, err)
+			}
+		}
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of a failing JWKS for 40 tokens, want 1", n)
+	}
+}
+
 func TestOIDCKeySetDown(t *testing.T) {
 	for _, mode := range []string{"closed", "500"} {
 		t.Run(mode, func(t *testing.T) {
 			is := newIssuer(t)
-			f, log := newOIDCServer(t, is, nil)
+			// No retry interval: the issuer is asked again as soon as it is back.
+			f, log := newOIDCServer(t, is, &server.OIDCOptions{KeysRetryInterval: -1})
 			if mode == "closed" {
 				is.srv.Close()
 			} else {

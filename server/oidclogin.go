@@ -23,6 +23,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/toolgate/toolgate/internal/confcheck"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // Sign-in to the web pages through an OpenID Connect provider: the
@@ -325,7 +326,7 @@ func (s *Server) oidcSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	oc, _, err := l.discover(r.Context())
 	if err != nil {
-		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", err)
+		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", logcap.Error(err))
 		s.render(w, r, http.StatusBadGateway, "signin", &pageData{Title: "Sign in", Next: next,
 			Error: l.name + " cannot be reached. Try again later, or sign in with an API key."})
 		return
@@ -348,7 +349,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	l.setLoginCookie(w, r, "")
 	next := "/"
 	refuse := func(status int, msg, why string, err error) {
-		s.logger.InfoContext(r.Context(), "server: OIDC sign-in refused: "+why, "err", err)
+		s.logger.InfoContext(r.Context(), "server: OIDC sign-in refused: "+why, "err", logcap.Error(err))
 		s.render(w, r, status, "signin", &pageData{Title: "Sign in", Next: next, Error: msg})
 	}
 	q := r.URL.Query()
@@ -383,7 +384,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	oc, verifier, err := l.discover(r.Context())
 	if err != nil {
-		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", err)
+		s.logger.ErrorContext(r.Context(), "server: OIDC sign-in: the provider's discovery document cannot be fetched", "issuer", l.cfg.Issuer, "err", logcap.Error(err))
 		s.render(w, r, http.StatusBadGateway, "signin", &pageData{Title: "Sign in", Next: next,
 			Error: l.name + " cannot be reached. Try again later, or sign in with an API key."})
 		return
@@ -418,7 +419,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
 		return
 	}
-	s.startSession(w, r, p, nil)
+	s.startSession(w, r, s.fromSource(p), nil)
 	// Not a redirect: the browser came from the provider's site, and a
 	// redirect would carry that over to the next request, which browsers
 	// then send without the SameSite=Strict session cookie. The page's

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
@@ -326,12 +327,12 @@ func (s *Server) timedOut(w http.ResponseWriter, r *http.Request, err error) boo
 	if r.Context().Err() == nil {
 		// A deadline of the store (or another dependency), not the request's: the database
 		// stalls or is locked. Nothing waited for it longer; retry soon.
-		s.logger.WarnContext(r.Context(), "server: the store did not answer in time", "method", r.Method, "route", r.Pattern, "err", err)
+		s.logger.WarnContext(r.Context(), "server: the store did not answer in time", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the database or another service the request needs did not answer in time; retry")
 		return true
 	}
-	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", err)
+	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))
 	writeError(w, http.StatusGatewayTimeout, codeTimeout, "the request took longer than the server allows; a turn may still have been stored, read the conversation")
 	return true
 }
@@ -386,7 +387,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 				pinged[st] = err
 			}
 			if err != nil {
-				s.logger.WarnContext(ctx, "server: readiness: the store does not answer", "agent", name, "err", err)
+				s.logger.WarnContext(ctx, "server: readiness: the store does not answer", "agent", name, "err", logcap.Error(err))
 			}
 		}
 		if err != nil {
@@ -399,7 +400,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if wp, ok := s.cfg.Audit.(writeProber); ok && reflect.TypeOf(wp).Comparable() {
 		checks["audit"] = "ok"
 		if err := s.probes.check(ctx, wp, nil); err != nil {
-			s.logger.WarnContext(ctx, "server: readiness: the audit log cannot write", "err", err)
+			s.logger.WarnContext(ctx, "server: readiness: the audit log cannot write", "err", logcap.Error(err))
 			checks["audit"] = "failed"
 			failing = append(failing, "audit")
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -111,7 +112,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 		page, err := s.cfg.Records.ListPending(ctx, params)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.logger.ErrorContext(ctx, "server: recovery: reading the open pauses failed", "err", err)
+				s.logger.ErrorContext(ctx, "server: recovery: reading the open pauses failed", "err", logcap.Error(err))
 			}
 			return next
 		}
@@ -122,7 +123,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 			c, err := s.conversation(ctx, e.ConversationID)
 			if err != nil || c == nil {
 				if err != nil && ctx.Err() == nil {
-					s.logger.ErrorContext(ctx, "server: recovery: reading a conversation's record failed", "conversation", e.ConversationID, "err", err)
+					s.logger.ErrorContext(ctx, "server: recovery: reading a conversation's record failed", "conversation", e.ConversationID, "err", logcap.Error(err))
 				}
 				continue
 			}
@@ -133,7 +134,7 @@ func (s *Server) recoverClaims(ctx context.Context, lease time.Duration) time.Ti
 			conv, err := a.Client.Store().Load(ctx, c.ID)
 			if err != nil {
 				if ctx.Err() == nil {
-					s.logger.ErrorContext(ctx, "server: recovery: loading a conversation failed", "conversation", c.ID, "err", err)
+					s.logger.ErrorContext(ctx, "server: recovery: loading a conversation failed", "conversation", c.ID, "err", logcap.Error(err))
 				}
 				continue
 			}
@@ -195,7 +196,7 @@ func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, co
 		errors.Is(err, toolgate.ErrNotClaimed), errors.Is(err, toolgate.ErrConflict):
 		// Its claimant finished, or another instance recovered it first.
 	case ctx.Err() == nil:
-		s.logger.ErrorContext(ctx, "server: recovering a pause failed", "conversation", c.ID, "pause", pauseID, "err", err)
+		s.logger.ErrorContext(ctx, "server: recovering a pause failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 	}
 }
 
@@ -213,7 +214,7 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		}
 		return time.Time{}
 	case rec == nil || rec.Outcome != outcomeDeciding:
@@ -228,11 +229,20 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	}
 	if err := s.auditDecidedOnce(ctx, c, conv, recordActor(rec), rec.Decisions); err != nil {
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: writing the decided records failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		}
 		return time.Now().Add(lease)
 	}
-	resp, err := s.resume(ctx, c, pr.Awaiting, &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: owner, Decisions: rec.Decisions})
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pr.ID, Principal: owner, Decisions: rec.Decisions}
+	// The decider as the server knows them now decides (one it cannot
+	// resolve decides nothing, and the pause goes back to the inbox).
+	switch rec.Source {
+	case records.SourcePerson:
+		params.MayDecide = s.decider(s.principalNow(rec.DecidedBy), c)
+	case records.SourceSticky:
+		params.MayDecide = s.grantDecider(c, rec.Grants)
+	}
+	resp, err := s.resume(ctx, c, pr.Awaiting, params)
 	switch {
 	case err == nil:
 		s.logger.WarnContext(ctx, "server: resumed a pause whose decider stopped before claiming it", "conversation", c.ID, "pause", pr.ID)
@@ -243,7 +253,7 @@ func (s *Server) resumeBegun(ctx context.Context, c *conversation, conv *toolgat
 	case ctx.Err() == nil:
 		// The decision cannot run (or the store failed): the pause goes
 		// back to the inbox, to be decided again.
-		s.logger.ErrorContext(ctx, "server: resuming a pause whose decider stopped failed", "conversation", c.ID, "pause", pr.ID, "err", err)
+		s.logger.ErrorContext(ctx, "server: resuming a pause whose decider stopped failed", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
 		s.auditResolved(ctx, c, conv, recordActor(rec), rec.Decisions, err)
 		s.finishFailed(ctx, c, pr.ID)
 	}
@@ -261,7 +271,7 @@ func (s *Server) settleResolved(ctx context.Context, c *conversation, pauseID st
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 		}
 		return time.Now().Add(lease) // keep the entry; look again later
 	case rec == nil || rec.Outcome != outcomeDeciding:
@@ -294,7 +304,7 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 	pauseID := conv.Pause.ID
 	rec, err := s.decision(ctx, c.ID, pauseID)
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", err)
+		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 	}
 	s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
 	s.finish(ctx, c.ID, pauseID, outcomeRecovered) // and out of the index
@@ -302,7 +312,7 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 	if resp != nil {
 		out, err := s.turnResult(ctx, c, resp)
 		if err != nil {
-			s.logger.ErrorContext(ctx, "server: recovery: the continued turn's outcome failed", "conversation", c.ID, "err", err)
+			s.logger.ErrorContext(ctx, "server: recovery: the continued turn's outcome failed", "conversation", c.ID, "err", logcap.Error(err))
 		} else {
 			s.publishTurn(ctx, out)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // The rights a decision request needs, call by call.
@@ -150,19 +151,5 @@ func (s *Server) denial(r *http.Request, err error) (int, *denialJSON, bool) {
 	return denialStatus(de.Code), &denialJSON{errorJSON{Error: codeAuthorizationDenied, Message: msg}, de.Code, capped(de.Tool)}, true
 }
 
-// maxLogString bounds the strings a log line quotes from a model or a
-// request (tool names, call keys, ids).
-const maxLogString = 128
-
-// capped returns s cut to maxLogString bytes (at a character boundary),
-// marked with "…" when cut.
-func capped(s string) string {
-	if len(s) <= maxLogString {
-		return s
-	}
-	cut := maxLogString
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// capped returns s cut for a log line or a message ([logcap.String]).
+func capped(s string) string { return logcap.String(s) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -517,36 +518,56 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 // mayDecide returns "" when p may decide the awaiting calls of reply in c,
 // or the error code and message of a refusal.
 func (s *Server) mayDecide(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) (code, msg string) {
-	rules := s.cfg.Agents[c.Agent].Approvals
-	self := s.sameIdentity(c.Owner.ID, p.ID)
 	keys := toolgate.ToolCallKeys(reply)
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) {
 			continue
 		}
-		allowed, selfRefused := false, false
-		for j := range rules {
-			rule := &rules[j]
-			if !rule.covers(call.Name) {
-				continue
-			}
-			switch {
-			case self && rule.RequesterMayDecide:
-				allowed = true
-			case self:
-				selfRefused = selfRefused || hasRole(p, rule.Roles)
-			case hasRole(p, rule.Roles):
-				allowed = true
-			}
-		}
-		if !allowed {
+		if allowed, selfRefused := s.mayDecideTool(p, c, call.Name); !allowed {
 			if selfRefused {
-				return codeOwnCall, fmt.Sprintf("you may not decide your own call %q of tool %s", keys[i], call.Name)
+				return codeOwnCall, fmt.Sprintf("you may not decide your own call %q of tool %s", keys[i], capped(call.Name))
 			}
-			return codeForbidden, fmt.Sprintf("your roles may not decide calls of tool %s", call.Name)
+			return codeForbidden, fmt.Sprintf("your roles may not decide calls of tool %s", capped(call.Name))
 		}
 	}
 	return "", ""
+}
+
+// mayDecideTool is the rule of who decides: it reports whether some
+// approval rule of c's agent covering tool lets p decide its calls, and,
+// when none does, whether one would but for p owning c (a rule that does
+// not let requesters decide their own calls).
+func (s *Server) mayDecideTool(p *toolgate.Principal, c *conversation, tool string) (allowed, selfRefused bool) {
+	if p == nil {
+		return false, false
+	}
+	self := s.sameIdentity(c.Owner.ID, p.ID)
+	for _, rule := range s.cfg.Agents[c.Agent].Approvals {
+		if !rule.covers(tool) {
+			continue
+		}
+		switch {
+		case self && rule.RequesterMayDecide:
+			return true, false
+		case self:
+			selfRefused = selfRefused || hasRole(p, rule.Roles)
+		case hasRole(p, rule.Roles):
+			return true, false
+		}
+	}
+	return false, selfRefused
+}
+
+// decider returns the check of [Server.mayDecideTool] for p deciding in c,
+// as the core takes it ([toolgate.ResumeTurnParams.MayDecide]): every
+// resumption the server starts for a decider hands it over, so that the
+// core refuses a call whose decider the rule refuses even when a code path
+// of the server did not check first. A nil p decides nothing.
+func (s *Server) decider(p *toolgate.Principal, c *conversation) func(toolgate.ToolCall) bool {
+	return func(call toolgate.ToolCall) bool {
+		ok, _ := s.mayDecideTool(p, c, call.Name)
+		return ok
+	}
 }
 
 // approver reports whether p holds a role of some approval rule of agent.
@@ -659,7 +680,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 			// Expired pauses leave the inbox, whether or not this
 			// request is the one that expires them.
 			if _, err := s.expire(r.Context(), c, pause.ID); err != nil {
-				s.logger.ErrorContext(r.Context(), "server: expiry failed", "conversation", c.ID, "pause", pause.ID, "err", err)
+				s.logger.ErrorContext(r.Context(), "server: expiry failed", "conversation", c.ID, "pause", pause.ID, "err", logcap.Error(err))
 				s.kickSweeper()
 			}
 			continue
@@ -815,7 +836,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	// The turn runs for the conversation's owner; the decider is recorded.
 	ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
 	r = r.WithContext(ctx)
-	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv}
+	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv,
+		MayDecide: s.decider(p, c)}
 	audited := s.auditResolution(ctx, c, conv, person(p), params)
 	if wantsEvents(r) {
 		s.streamDecision(w, r, c, a, p, rec, params, grants, audited)
@@ -906,7 +928,7 @@ func (s *Server) reindex(ctx context.Context, c *conversation) {
 		err = s.indexPause(ctx, c, conv.Pause)
 	}
 	if err != nil {
-		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", err)
+		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", logcap.Error(err))
 	}
 }
 
@@ -934,16 +956,23 @@ func (s *Server) alreadyDecided(w http.ResponseWriter, rec *DecisionRecord) {
 	}{errorJSON{Error: codeAlreadyDecided, Message: "the pause was already decided; nothing ran for this request"}, rec})
 }
 
-// decisionError answers 422 for invalid decisions, 403 or 422 for an
-// authorization denial, and 500 otherwise.
+// decisionError answers 422 for invalid decisions (403 for a decider or a
+// verdict the core refuses, with the problem as the code: see
+// [decisionStatus]), 403 or 422 for an authorization denial, and 500
+// otherwise.
 func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *toolgate.DecisionError
 	if errors.As(err, &de) {
-		writeJSON(w, http.StatusUnprocessableEntity, struct {
+		status, code := decisionStatus(de)
+		if code != codeInvalidDecisions {
+			s.logger.WarnContext(r.Context(), "server: decisions refused by the gate", "method", r.Method, "path", capped(r.URL.Path),
+				"problem", string(de.Problem), "call", capped(de.Key), "tool", capped(de.Tool))
+		}
+		writeJSON(w, status, struct {
 			errorJSON
 			Problem toolgate.DecisionProblem `json:"problem"`
 			Key     string                   `json:"key,omitempty"`
-		}{errorJSON{Error: codeInvalidDecisions, Message: de.Error()}, de.Problem, de.Key})
+		}{errorJSON{Error: code, Message: de.Error()}, de.Problem, de.Key})
 		return
 	}
 	if status, body, ok := s.denial(r, err); ok {
@@ -951,6 +980,21 @@ func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error
 		return
 	}
 	s.internal(w, r, err)
+}
+
+// decisionStatus returns the status and error code answering de: 403
+// "not_decider" and "not_awaited" when the gate refuses who decided or a
+// verdict on a call that awaited none, 422 "edit_needs_confirmation" for
+// an edit the confirmation policy gates itself, 422 "invalid_decisions"
+// otherwise.
+func decisionStatus(de *toolgate.DecisionError) (int, string) {
+	switch de.Problem {
+	case toolgate.ProblemNotDecider, toolgate.ProblemNotAwaited:
+		return http.StatusForbidden, string(de.Problem)
+	case toolgate.ProblemEditNeedsConfirmation:
+		return http.StatusUnprocessableEntity, string(de.Problem)
+	}
+	return http.StatusUnprocessableEntity, codeInvalidDecisions
 }
 
 // decode reads a JSON body into v strictly: one value, in valid UTF-8, no
@@ -986,6 +1030,6 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if s.timedOut(w, r, err) {
 		return
 	}
-	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
 }

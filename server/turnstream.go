@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -148,13 +149,14 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 	case errors.Is(err, toolgate.ErrConflict):
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
 	case errors.As(err, &de):
-		code, msg = codeInvalidDecisions, de.Error()
+		_, code = decisionStatus(de)
+		msg = de.Error()
 	case errors.As(err, new(*authz.DenialError)):
 		_, body, _ := s.denial(r, err)
 		sw.event("", "error", body)
 		return
 	default:
-		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	}
 	sw.event("", "error", errorJSON{Error: code, Message: msg})
 }

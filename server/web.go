@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // The web pages: a sign-in form and, for signed-in browsers, the
@@ -280,7 +281,7 @@ func (s *Server) conversationsPage(w http.ResponseWriter, r *http.Request, p *to
 func (s *Server) readable(r *http.Request, p *toolgate.Principal) *conversation {
 	c, err := s.conversation(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.logger.ErrorContext(r.Context(), "server: reading a conversation's record failed", "err", err)
+		s.logger.ErrorContext(r.Context(), "server: reading a conversation's record failed", "err", logcap.Error(err))
 		return nil
 	}
 	if c == nil || !s.canRead(p, c) {
