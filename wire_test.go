@@ -1,62 +1,13 @@
 package toolgate_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"maps"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/wiretest"
 )
-
-// stringConsts returns the string constants of type typ declared in the
-// non-test Go files of dir, by name.
-func stringConsts(t *testing.T, dir, typ string) map[string]string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if matched, _ := filepath.Match("*_test.go", filepath.Base(name)); matched {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
-					continue
-				}
-				for i, n := range vs.Names {
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Fatalf("%s: constant %s of type %s is not a string literal", name, n.Name, typ)
-					}
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					out[n.Name] = v
-				}
-			}
-		}
-	}
-	return out
-}
 
 // TestDecisionProblemWireValues pins the wire value of every DecisionProblem:
 // they cross the HTTP API and stored records, so they never change. A new
@@ -81,7 +32,7 @@ func TestDecisionProblemWireValues(t *testing.T) {
 			t.Errorf("DecisionProblem %q, want %q", p, w)
 		}
 	}
-	declared := stringConsts(t, ".", "DecisionProblem")
+	declared := wiretest.StringConsts(t, ".", "DecisionProblem")
 	pinned := map[string]bool{}
 	for _, w := range want {
 		pinned[w] = true

@@ -1,62 +1,13 @@
 package authz_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"maps"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/toolgate/toolgate/authz"
+	"github.com/toolgate/toolgate/internal/wiretest"
 )
-
-// stringConsts returns the string constants of type typ declared in the
-// non-test Go files of dir, by name.
-func stringConsts(t *testing.T, dir, typ string) map[string]string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if matched, _ := filepath.Match("*_test.go", filepath.Base(name)); matched {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
-					continue
-				}
-				for i, n := range vs.Names {
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Fatalf("%s: constant %s of type %s is not a string literal", name, n.Name, typ)
-					}
-					v, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					out[n.Name] = v
-				}
-			}
-		}
-	}
-	return out
-}
 
 // TestCodeWireValues pins the wire value of every Code: codes cross the
 // HTTP API and the audit records, so they never change. A new code must be
@@ -75,7 +26,7 @@ func TestCodeWireValues(t *testing.T) {
 			t.Errorf("Code %q, want %q", c, w)
 		}
 	}
-	declared := stringConsts(t, ".", "Code")
+	declared := wiretest.StringConsts(t, ".", "Code")
 	pinned := map[string]bool{}
 	for _, w := range want {
 		pinned[w] = true
