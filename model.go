@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"time"
 )
 
 // Model is a chat model that can call tools. Implementations live in the
@@ -117,6 +118,7 @@ const (
 	FinishToolCalls     FinishReason = "tool_calls"     // the reply asks for tool calls
 	FinishLength        FinishReason = "length"         // the output token limit was reached
 	FinishContentFilter FinishReason = "content_filter" // the provider withheld content
+	FinishRefusal       FinishReason = "refusal"        // the model declined; the text says why
 	FinishReturnDirect  FinishReason = "return_direct"  // tool results are the answer
 	FinishToolLimit     FinishReason = "tool_limit"     // a tool call limit ended the turn
 	FinishRoundLimit    FinishReason = "round_limit"    // the round limit ended the turn
@@ -293,6 +295,10 @@ type ModelError struct {
 	StatusCode int    // 0 when no HTTP answer was received
 	Message    string // the provider's message
 	Err        error  // the SDK's error
+	// RetryAfter is how long the provider asked to wait before trying
+	// again (a Retry-After header, or a retry delay in the error body);
+	// 0 when it gave none.
+	RetryAfter time.Duration
 }
 
 // Sentinels matched by [ModelError] of the corresponding kind.
