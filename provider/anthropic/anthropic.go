@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
 // DefaultMaxOutputTokens is the max_tokens value sent when neither the
@@ -47,6 +50,15 @@ type Options struct {
 	// backoff (honouring retry-after headers). 0: the SDK's default, 2.
 	// Negative: no retries.
 	MaxRetries int
+	// ThinkingBudget turns extended thinking on: the model may spend up to
+	// this many tokens reasoning before it answers, sent as thinking
+	// {"type":"enabled","budget_tokens":...}. The API requires at least
+	// [MinThinkingBudget] and less than max_tokens; [New] checks it against
+	// MaxOutputTokens (or its default) and each request against the
+	// prompt's own max_tokens. With thinking on, the API accepts only the
+	// tool choices "auto" and "none" and no temperature other than 1.
+	// 0: thinking off. Negative: [New] fails.
+	ThinkingBudget int
 }
 
 // Model is a [toolgate.Model] backed by the Anthropic Messages API. It is
@@ -56,6 +68,26 @@ type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int64
+	thinking  int64 // the thinking budget; 0: thinking off
+	retries   int   // how often a stream that failed early is retried
+	retryWait func(retry int) time.Duration
+}
+
+// MinThinkingBudget is the smallest [Options.ThinkingBudget] the API
+// accepts.
+const MinThinkingBudget = 1024
+
+// defaultRetries is the SDK's default number of retries.
+const defaultRetries = 2
+
+// defaultRetryWait is the wait before retry n (from 0) of a stream that
+// failed with a retryable error event: 0.5 s doubling for each retry, at
+// most 8 s, less up to a quarter of jitter, as the SDK waits between HTTP
+// attempts.
+func defaultRetryWait(n int) time.Duration {
+	d := 500 * time.Millisecond << min(n, 4)
+	d = min(d, 8*time.Second)
+	return d - time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
 var _ toolgate.Model = (*Model)(nil)
@@ -87,7 +119,30 @@ func New(opts *Options) (*Model, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxOutputTokens
 	}
-	return &Model{client: sdk.NewClient(reqOpts...), model: o.Model, maxTokens: maxTokens}, nil
+	thinking := int64(o.ThinkingBudget)
+	if thinking != 0 {
+		if err := checkBudget(thinking, maxTokens); err != nil {
+			return nil, err
+		}
+	}
+	retries := defaultRetries
+	switch {
+	case o.MaxRetries < 0:
+		retries = 0
+	case o.MaxRetries > 0:
+		retries = o.MaxRetries
+	}
+	return &Model{client: sdk.NewClient(reqOpts...), model: o.Model, maxTokens: maxTokens,
+		thinking: thinking, retries: retries, retryWait: defaultRetryWait}, nil
+}
+
+// checkBudget reports a thinking budget the API would reject with
+// max_tokens maxTokens.
+func checkBudget(budget, maxTokens int64) error {
+	if budget < MinThinkingBudget || budget >= maxTokens {
+		return fmt.Errorf("anthropic: thinking budget %d: want at least %d and less than max_tokens (%d)", budget, MinThinkingBudget, maxTokens)
+	}
+	return nil
 }
 
 // FromEnv returns a model named model, with the API key read from
@@ -115,12 +170,19 @@ func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Res
 	return fromMessage(msg)
 }
 
-// Stream sends the prompt and yields the reply as it is produced: a first
-// chunk with the response id and model, text deltas, tool-call fragments
-// (the Index of a fragment is the call's position among the reply's tool
-// calls), and a last chunk with the finish reason and usage. A stream that
-// ends before the API's message_stop event yields an error. Breaking out
-// of the loop closes the HTTP stream.
+// Stream sends the prompt and yields the reply as it is produced: text
+// deltas, each tool call as a first fragment with its id and name and a
+// second with its whole arguments once the API has sent them (the Index of
+// a fragment is the call's position among the reply's tool calls), and a
+// last chunk with the finish reason and usage. The first chunk also
+// carries the response id and model. A stream that ends before the API's
+// message_stop event yields an error. Breaking out of the loop closes the
+// HTTP stream.
+//
+// An error event that arrives before any chunk was yielded is retried like
+// the HTTP status its type stands for (overloaded_error like 529,
+// rate_limit_error like 429, api_error like 500), as often as
+// [Options.MaxRetries] allows, with the SDK's backoff.
 func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
 	return func(yield func(*toolgate.Chunk, error) bool) {
 		params, opts, err := m.params(p)
@@ -130,36 +192,69 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		stream := m.client.Messages.NewStreaming(ctx, params, opts...)
-		defer stream.Close()
-		if err := readStream(stream, yield); err != nil {
-			yield(nil, modelError(ctx, err))
+		for retry := 0; ; retry++ {
+			stream := m.client.Messages.NewStreaming(ctx, params, opts...)
+			sent, err := readStream(stream, yield)
+			stream.Close()
+			if err == nil {
+				return
+			}
+			if sent || retry >= m.retries || !retryableEvent(err) || ctx.Err() != nil {
+				yield(nil, modelError(ctx, err))
+				return
+			}
+			t := time.NewTimer(m.retryWait(retry))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				yield(nil, ctx.Err())
+				return
+			case <-t.C:
+			}
 		}
 	}
 }
 
-// readStream yields the chunks of stream. It returns nil when the consumer
-// stopped or the stream ended with message_stop, and the error that ended
-// it otherwise.
-func readStream(stream *ssestream.Stream[sdk.MessageStreamEventUnion], yield func(*toolgate.Chunk, error) bool) error {
+// readStream yields the chunks of stream. It returns a nil error when the
+// consumer stopped or the stream ended with message_stop, and the error
+// that ended it otherwise; sent reports whether a chunk was yielded.
+func readStream(stream *ssestream.Stream[sdk.MessageStreamEventUnion], yield func(*toolgate.Chunk, error) bool) (sent bool, err error) {
 	var s streamState
 	for stream.Next() {
 		ev := stream.Current()
 		ch, err := s.event(&ev)
 		if err != nil {
-			return err
+			return sent, err
 		}
-		if ch != nil && !yield(ch, nil) {
-			return nil
+		if ch != nil {
+			sent = true
+			if !yield(ch, nil) {
+				return sent, nil
+			}
 		}
 		if s.stopped {
-			return nil
+			return sent, nil
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return err
+		return sent, err
 	}
-	return s.end()
+	return sent, s.end()
+}
+
+// retryableEvent reports whether err is an error event inside a stream
+// (the HTTP answer was 200) whose type stands for a status the SDK retries:
+// 408, 409, 429 or 5xx.
+func retryableEvent(err error) bool {
+	var apiErr *sdk.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode >= 400 {
+		return false
+	}
+	switch code := statusForErrorType(string(apiErr.Type())); {
+	case code == 408, code == 409, code == 429, code >= 500:
+		return true
+	}
+	return false
 }
 
 // modelError maps an SDK error to a [*toolgate.ModelError], or returns the
@@ -186,7 +281,11 @@ func modelError(ctx context.Context, err error) error {
 		if msg == "" {
 			msg = http.StatusText(apiErr.StatusCode)
 		}
-		return &toolgate.ModelError{Provider: provider, Kind: kind, StatusCode: code, Message: msg, Err: err}
+		var wait time.Duration
+		if apiErr.Response != nil {
+			wait = retryafter.Header(apiErr.Response.Header, time.Now())
+		}
+		return &toolgate.ModelError{Provider: provider, Kind: kind, StatusCode: code, Message: msg, Err: err, RetryAfter: wait}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

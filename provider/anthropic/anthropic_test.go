@@ -261,7 +261,7 @@ func TestGenerateResponse(t *testing.T) {
 			&toolgate.Response{ID: "m4", Model: "m", Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "Lo"}, FinishReason: toolgate.FinishLength}},
 				Usage: toolgate.Usage{InputTokens: 1, OutputTokens: 2}}},
 		{"refusal", `{"id":"m5","type":"message","role":"assistant","model":"m","content":[],"stop_reason":"refusal","usage":{"input_tokens":1,"output_tokens":0}}`,
-			&toolgate.Response{ID: "m5", Model: "m", Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{}, FinishReason: toolgate.FinishContentFilter}},
+			&toolgate.Response{ID: "m5", Model: "m", Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{}, FinishReason: toolgate.FinishRefusal}},
 				Usage: toolgate.Usage{InputTokens: 1}}},
 		{"stop sequence", `{"id":"m6","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"a"}],"stop_reason":"stop_sequence","stop_sequence":"STOP","usage":{"input_tokens":1,"output_tokens":1}}`,
 			&toolgate.Response{ID: "m6", Model: "m", Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "a"}, FinishReason: toolgate.FinishStop}},
@@ -346,15 +346,11 @@ func TestStreamChunks(t *testing.T) {
 	}
 	u := toolgate.Usage{InputTokens: 20, OutputTokens: 40}
 	want := []*toolgate.Chunk{
-		{ID: "msg_c", Model: "claude-test-1"},
-		{Text: "Checking both."},
+		{ID: "msg_c", Model: "claude-test-1", Text: "Checking both."},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, ID: "toolu_1", Name: "get_weather"}}},
-		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `{"ci`}}},
-		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `ty": "Os`}}},
-		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `lo"}`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `{"city":"Oslo"}`}}},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, ID: "toolu_2", Name: "get_weather"}}},
-		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Arguments: `{"city":`}}},
-		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Arguments: `"Rome"}`}}},
+		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Arguments: `{"city":"Rome"}`}}},
 		{FinishReason: toolgate.FinishToolCalls, Usage: &u},
 	}
 	if diff := cmp.Diff(want, chunks); diff != "" {
@@ -373,7 +369,7 @@ func TestStreamCollect(t *testing.T) {
 			Usage:       toolgate.Usage{InputTokens: 14, OutputTokens: 5, CachedInputTokens: 2}}},
 		{"parallel calls split arguments", streamCalls, &toolgate.Response{ID: "msg_c", Model: "claude-test-1",
 			Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "Checking both.", ToolCalls: []toolgate.ToolCall{
-				{ID: "toolu_1", Name: "get_weather", Arguments: `{"city": "Oslo"}`},
+				{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Oslo"}`},
 				{ID: "toolu_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
 			}}, FinishReason: toolgate.FinishToolCalls}},
 			Usage: toolgate.Usage{InputTokens: 20, OutputTokens: 40}}},
@@ -443,7 +439,7 @@ func TestStreamMalformed(t *testing.T) {
 func TestStreamCut(t *testing.T) {
 	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[:12]...))
+		io.WriteString(w, sse(streamCalls[:14]...))
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // drops the connection
 	}})

@@ -52,16 +52,31 @@
 // # How replies are read
 //
 // Text blocks are joined; tool_use blocks become tool calls with their ids
-// and the input as compact JSON text; thinking and server-tool blocks are
+// and the input as compact JSON text, streamed or not: a streamed call's
+// input fragments are joined and compacted when its block ends, so that a
+// stored reply is the same either way. Thinking and server-tool blocks are
 // left out. stop_reason end_turn and stop_sequence give
 // [toolgate.FinishStop], tool_use [toolgate.FinishToolCalls], max_tokens and
 // model_context_window_exceeded [toolgate.FinishLength], refusal
-// [toolgate.FinishContentFilter]; other reasons pass through. Usage:
-// InputTokens is input_tokens plus the cache reads and writes,
-// CachedInputTokens the cache reads.
+// [toolgate.FinishRefusal] (the text, if any, is the model's explanation);
+// other reasons pass through. Usage: InputTokens is input_tokens plus the
+// cache reads and writes, CachedInputTokens the cache reads,
+// ReasoningTokens the thinking tokens (output_tokens_details), which
+// OutputTokens includes.
+//
+// # Extended thinking
+//
+// [Options.ThinkingBudget] turns extended thinking on with a token budget
+// (at least [MinThinkingBudget], less than max_tokens). The thinking blocks
+// of a reply are not kept yet: a conversation that calls tools with
+// thinking on needs them sent back before the tool results, so keep
+// thinking off for tool turns until messages carry them.
 //
 // Failures are [*toolgate.ModelError] values with Provider "anthropic" after
-// the SDK's own retries (see [Options.MaxRetries]); an error event inside a
-// stream gets the kind of its error type and StatusCode 0. Nothing of the
-// prompt or the reply is logged.
+// the SDK's own retries (see [Options.MaxRetries]); RetryAfter is the wait
+// the API asked for in a retry-after header, if any. An error event inside
+// a stream gets the kind of its error type and StatusCode 0; one that
+// arrives before any chunk was yielded (overloaded_error, api_error,
+// rate_limit_error) is retried like the status it stands for. Nothing of
+// the prompt or the reply is logged.
 package anthropic

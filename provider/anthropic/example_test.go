@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -57,4 +58,43 @@ func Example() {
 	// Output:
 	// VX205 is on time.
 	// 140 28
+}
+
+// ExampleOptions_thinking turns extended thinking on with a budget of 2048
+// tokens; the local server prints the request's thinking field and the
+// usage shows the thinking tokens.
+func ExampleOptions_thinking() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Thinking json.RawMessage `json:"thinking"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		fmt.Println("thinking:", string(req.Thinking))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+		  "content":[{"type":"thinking","thinking":"A short count.","signature":"c2ln"},{"type":"text","text":"Three."}],
+		  "stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":40,"output_tokens_details":{"thinking_tokens":34}}}`)
+	}))
+	defer srv.Close()
+
+	model, err := anthropic.New(&anthropic.Options{
+		APIKey:          "sk-ant-example",
+		BaseURL:         srv.URL,
+		Model:           "claude-sonnet-4-5",
+		MaxOutputTokens: 8192,
+		ThinkingBudget:  2048, // at least 1024, less than MaxOutputTokens
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := model.Generate(context.Background(), &toolgate.Prompt{
+		Messages: []toolgate.Message{&toolgate.UserMessage{Text: "How many r in strawberry?"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text(), resp.Usage.OutputTokens, resp.Usage.ReasoningTokens)
+	// Output:
+	// thinking: {"budget_tokens":2048,"type":"enabled"}
+	// Three. 40 34
 }

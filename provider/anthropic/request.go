@@ -37,6 +37,12 @@ func (m *Model) params(p *toolgate.Prompt) (sdk.MessageNewParams, []option.Reque
 	if opts.MaxOutputTokens > 0 {
 		params.MaxTokens = int64(opts.MaxOutputTokens)
 	}
+	if m.thinking > 0 {
+		if err := checkBudget(m.thinking, params.MaxTokens); err != nil {
+			return params, nil, err
+		}
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(m.thinking)
+	}
 	params.StopSequences = opts.Stop
 	system, msgs, err := messages(p.Messages)
 	if err != nil {

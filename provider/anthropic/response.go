@@ -43,7 +43,8 @@ func fromMessage(msg *sdk.Message) (*toolgate.Response, error) {
 			Message:      reply,
 			FinishReason: finishReason(msg.StopReason, reply.HasToolCalls()),
 		}},
-		Usage: usage(msg.Usage.InputTokens, msg.Usage.OutputTokens, msg.Usage.CacheReadInputTokens, msg.Usage.CacheCreationInputTokens),
+		Usage: usage(&tokens{msg.Usage.InputTokens, msg.Usage.OutputTokens, msg.Usage.CacheReadInputTokens,
+			msg.Usage.CacheCreationInputTokens, msg.Usage.OutputTokensDetails.ThinkingTokens}),
 	}, nil
 }
 
@@ -60,20 +61,28 @@ func compactInput(in json.RawMessage) (string, error) {
 	return buf.String(), nil
 }
 
+// tokens are the counts of the API's usage object.
+type tokens struct {
+	input, output, cacheRead, cacheWrite, thinking int64
+}
+
 // usage builds a [toolgate.Usage]. The API counts cache reads and cache
 // writes apart from input_tokens; toolgate's InputTokens is all of them,
 // so that CachedInputTokens (the cache reads) is a part of it as with the
-// other providers.
-func usage(input, output, cacheRead, cacheWrite int64) toolgate.Usage {
+// other providers. output_tokens includes the thinking tokens
+// (output_tokens_details.thinking_tokens), which are ReasoningTokens.
+func usage(t *tokens) toolgate.Usage {
 	return toolgate.Usage{
-		InputTokens:       input + cacheRead + cacheWrite,
-		OutputTokens:      output,
-		CachedInputTokens: cacheRead,
+		InputTokens:       t.input + t.cacheRead + t.cacheWrite,
+		OutputTokens:      t.output,
+		CachedInputTokens: t.cacheRead,
+		ReasoningTokens:   t.thinking,
 	}
 }
 
 // finishReason maps a stop_reason. Reasons without a toolgate equivalent
-// (pause_turn, and any new ones) pass through as they are.
+// (pause_turn, and any new ones) pass through as they are; refusal is
+// [toolgate.FinishRefusal].
 func finishReason(r sdk.StopReason, hasCalls bool) toolgate.FinishReason {
 	switch r {
 	case "":
@@ -88,7 +97,7 @@ func finishReason(r sdk.StopReason, hasCalls bool) toolgate.FinishReason {
 	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
 		return toolgate.FinishLength
 	case sdk.StopReasonRefusal:
-		return toolgate.FinishContentFilter
+		return toolgate.FinishRefusal
 	}
 	return toolgate.FinishReason(r)
 }
@@ -97,20 +106,24 @@ func finishReason(r sdk.StopReason, hasCalls bool) toolgate.FinishReason {
 // collector does.
 const maxCalls = 512
 
+// maxArgs bounds the input of one streamed tool_use block.
+const maxArgs = 8 << 20
+
 // streamState turns the events of a streamed message into chunks.
 type streamState struct {
 	started, stopped bool
+	idSent           bool          // the id and model went out on a chunk
+	id, model        string        // from message_start
 	blocks           []streamBlock // tool_use blocks, in order
 	stopReason       sdk.StopReason
-	input, output    int64
-	cacheRead        int64
-	cacheWrite       int64
+	tokens           tokens
 }
 
 // streamBlock is a tool_use content block of the stream.
 type streamBlock struct {
-	index   int64 // the content block index
-	hasArgs bool
+	index int64  // the content block index
+	args  []byte // the input_json_delta fragments so far
+	done  bool   // content_block_stop was seen
 }
 
 // call returns the call index of the tool_use block at content block
@@ -124,8 +137,20 @@ func (s *streamState) call(index int64) int {
 	return -1
 }
 
-// event handles one event; it returns the chunk to yield, if any.
+// event handles one event; it returns the chunk to yield, if any. The id
+// and model of message_start go out on the first chunk, so that a stream
+// that fails before any content can be retried without a chunk of the
+// failed attempt reaching the consumer.
 func (s *streamState) event(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, error) {
+	ch, err := s.event1(ev)
+	if ch != nil && !s.idSent {
+		s.idSent = true
+		ch.ID, ch.Model = s.id, s.model
+	}
+	return ch, err
+}
+
+func (s *streamState) event1(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, error) {
 	if s.stopped {
 		return nil, nil
 	}
@@ -139,11 +164,9 @@ func (s *streamState) event(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, e
 		}
 		s.started = true
 		u := &ev.Message.Usage
-		s.input, s.output, s.cacheRead, s.cacheWrite = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
-		if ev.Message.ID == "" && ev.Message.Model == "" {
-			return nil, nil
-		}
-		return &toolgate.Chunk{ID: ev.Message.ID, Model: ev.Message.Model}, nil
+		s.tokens = tokens{u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokensDetails.ThinkingTokens}
+		s.id, s.model = ev.Message.ID, ev.Message.Model
+		return nil, nil
 	case "content_block_start":
 		if ev.ContentBlock.Type != "tool_use" {
 			return nil, nil
@@ -170,45 +193,60 @@ func (s *streamState) event(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, e
 			return &toolgate.Chunk{Text: ev.Delta.Text}, nil
 		case "input_json_delta":
 			i := s.call(ev.Index)
-			if i < 0 {
-				return nil, malformed("input_json_delta for content block %d, which is not a tool_use block", ev.Index)
+			if i < 0 || s.blocks[i].done {
+				return nil, malformed("input_json_delta for content block %d, which is not an open tool_use block", ev.Index)
 			}
-			if ev.Delta.PartialJSON == "" {
-				return nil, nil
+			if len(s.blocks[i].args)+len(ev.Delta.PartialJSON) > maxArgs {
+				return nil, malformed("tool_use block %d: input longer than %d bytes", ev.Index, maxArgs)
 			}
-			s.blocks[i].hasArgs = true
-			return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: i, Arguments: ev.Delta.PartialJSON}}}, nil
+			s.blocks[i].args = append(s.blocks[i].args, ev.Delta.PartialJSON...)
 		}
 		return nil, nil
 	case "content_block_stop":
-		// A tool_use block without input fragments has the input {}, as in
-		// a complete message.
-		if i := s.call(ev.Index); i >= 0 && !s.blocks[i].hasArgs {
-			s.blocks[i].hasArgs = true
-			return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: i, Arguments: "{}"}}}, nil
+		// The input goes out whole, in the form a complete message gives:
+		// compact JSON, {} when no fragment came. Text that is not JSON is
+		// kept as it is, for the tool call to fail with it.
+		i := s.call(ev.Index)
+		if i < 0 || s.blocks[i].done {
+			return nil, nil
 		}
-		return nil, nil
+		b := &s.blocks[i]
+		b.done = true
+		args, err := compactInput(b.args)
+		if err != nil {
+			args = string(b.args)
+		}
+		b.args = nil
+		return &toolgate.Chunk{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: i, Arguments: args}}}, nil
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
 			s.stopReason = ev.Delta.StopReason
 		}
 		u := &ev.Usage
 		if u.JSON.OutputTokens.Valid() {
-			s.output = u.OutputTokens
+			s.tokens.output = u.OutputTokens
 		}
 		if u.JSON.InputTokens.Valid() {
-			s.input = u.InputTokens
+			s.tokens.input = u.InputTokens
 		}
 		if u.JSON.CacheReadInputTokens.Valid() {
-			s.cacheRead = u.CacheReadInputTokens
+			s.tokens.cacheRead = u.CacheReadInputTokens
 		}
 		if u.JSON.CacheCreationInputTokens.Valid() {
-			s.cacheWrite = u.CacheCreationInputTokens
+			s.tokens.cacheWrite = u.CacheCreationInputTokens
+		}
+		if u.OutputTokensDetails.JSON.ThinkingTokens.Valid() {
+			s.tokens.thinking = u.OutputTokensDetails.ThinkingTokens
 		}
 		return nil, nil
 	case "message_stop":
 		s.stopped = true
-		u := usage(s.input, s.output, s.cacheRead, s.cacheWrite)
+		for i := range s.blocks {
+			if !s.blocks[i].done {
+				return nil, malformed("tool_use block %d not stopped before message_stop", s.blocks[i].index)
+			}
+		}
+		u := usage(&s.tokens)
 		return &toolgate.Chunk{FinishReason: finishReason(s.stopReason, len(s.blocks) > 0), Usage: &u}, nil
 	}
 	return nil, nil // ping and events this version does not know
