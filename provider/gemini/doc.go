@@ -74,6 +74,8 @@
 // cachedContentTokenCount, ReasoningTokens thoughtsTokenCount.
 //
 // Failures are [*toolgate.ModelError] values with Provider "gemini" after
-// the SDK's retries (none unless [Options.MaxRetries] is set). Nothing of
+// the retries (none unless [Options.MaxRetries] is set), which wait as long
+// as the API asks by Retry-After or a google.rpc.RetryInfo retryDelay (up to
+// [MaxRetryWait]); RetryAfter is the wait the last answer asked for. Nothing of
 // the prompt or the reply is logged.
 package gemini

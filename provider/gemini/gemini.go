@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
 // provider names the provider in [toolgate.ModelError].
@@ -34,13 +35,16 @@ type Options struct {
 	Model string
 	// HTTPClient sends the requests. nil: a new [http.Client].
 	HTTPClient *http.Client
-	// MaxRetries is how many times the SDK retries a request that failed
-	// with a connection error, 408, 429 or 5xx. 0: no retries, the SDK's
-	// default.
+	// MaxRetries is how many times a request that failed with a
+	// connection error, 408, 429, 500, 502, 503 or 504 is retried. A retry
+	// waits as long as the API asked (Retry-After, or the retryDelay of a
+	// google.rpc.RetryInfo error detail) when it asked for at most
+	// [MaxRetryWait], and is not made when it asked for more; otherwise it
+	// backs off (see RetryDelay). 0: no retries, the SDK's default.
 	MaxRetries int
-	// RetryDelay is the wait before the first retry, doubling for each
-	// further one. 0: the SDK's default, 1 s plus up to 1 s of jitter; a
-	// set delay has no jitter.
+	// RetryDelay is the wait before the first retry the API gave no wait
+	// for, doubling for each further one. 0: 1 s plus up to 1 s of jitter,
+	// as the SDK waits; a set delay has no jitter.
 	RetryDelay time.Duration
 }
 
@@ -50,6 +54,7 @@ type Model struct {
 	// fixed at creation
 	client *genai.Client
 	model  string
+	retry  *retrier
 }
 
 var _ toolgate.Model = (*Model)(nil)
@@ -62,19 +67,23 @@ func New(opts *Options) (*Model, error) {
 		return nil, errors.New(`gemini: no model name: set Options.Model (for example "gemini-2.5-flash")`)
 	}
 	o := *opts
+	// Retries are made by the transport, which reads the wait the API
+	// asks for; the SDK's own are left off.
+	hc := &http.Client{}
+	if o.HTTPClient != nil {
+		*hc = *o.HTTPClient
+	}
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	rt := &retrier{next: next, retries: max(o.MaxRetries, 0), delay: max(o.RetryDelay, 0), sleep: sleep}
+	hc.Transport = rt
 	cc := &genai.ClientConfig{
 		APIKey:      o.APIKey,
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  o.HTTPClient,
+		HTTPClient:  hc,
 		HTTPOptions: genai.HTTPOptions{BaseURL: o.BaseURL},
-	}
-	if o.MaxRetries > 0 {
-		ro := &genai.HTTPRetryOptions{Attempts: genai.Ptr(int32(o.MaxRetries + 1))}
-		if o.RetryDelay > 0 {
-			ro.InitialDelay = genai.Ptr(o.RetryDelay.Seconds())
-			ro.Jitter = genai.Ptr(0.0)
-		}
-		cc.HTTPOptions.RetryOptions = ro
 	}
 	client, err := genai.NewClient(context.Background(), cc)
 	if err != nil {
@@ -83,7 +92,7 @@ func New(opts *Options) (*Model, error) {
 		}
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return &Model{client: client, model: o.Model}, nil
+	return &Model{client: client, model: o.Model, retry: rt}, nil
 }
 
 // FromEnv returns a model named model, with the API key read from
@@ -108,9 +117,10 @@ func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Res
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.client.Models.GenerateContent(ctx, model, contents, config)
+	callCtx, note := withNote(ctx)
+	resp, err := m.client.Models.GenerateContent(callCtx, model, contents, config)
 	if err != nil {
-		return nil, modelError(ctx, err)
+		return nil, modelError(ctx, err, note)
 	}
 	return fromResponse(resp)
 }
@@ -130,10 +140,11 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		callCtx, note := withNote(ctx)
 		var s streamState
-		for resp, err := range m.client.Models.GenerateContentStream(ctx, model, contents, config) {
+		for resp, err := range m.client.Models.GenerateContentStream(callCtx, model, contents, config) {
 			if err != nil {
-				yield(nil, modelError(ctx, err))
+				yield(nil, modelError(ctx, err, note))
 				return
 			}
 			ch, err := s.response(resp)
@@ -159,8 +170,9 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 }
 
 // modelError maps an SDK error to a [*toolgate.ModelError], or returns the
-// context's error when the context ended.
-func modelError(ctx context.Context, err error) error {
+// context's error when the context ended. note holds the wait the last
+// answer asked for, if any.
+func modelError(ctx context.Context, err error, note *retryNote) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
@@ -195,6 +207,7 @@ func modelError(ctx context.Context, err error) error {
 		StatusCode: apiErr.Code,
 		Message:    msg,
 		Err:        err,
+		RetryAfter: max(note.get(), retryafter.RetryInfo(apiErr.Details)),
 	}
 }
 
