@@ -136,7 +136,8 @@ func chatResponse(cc *sdk.ChatCompletion) (*toolgate.Response, error) {
 	for i := range choices {
 		ch := &choices[i]
 		msg := &toolgate.AssistantMessage{Text: ch.Message.Content}
-		if msg.Text == "" && ch.Message.Refusal != "" {
+		refused := ch.Message.Refusal != ""
+		if msg.Text == "" && refused {
 			msg.Text = ch.Message.Refusal
 		}
 		for _, tc := range ch.Message.ToolCalls {
@@ -149,18 +150,22 @@ func chatResponse(cc *sdk.ChatCompletion) (*toolgate.Response, error) {
 				Arguments: rawArguments(tc.Function.Arguments, tc.Function.JSON.Arguments.Raw()),
 			})
 		}
-		resp.Generations[i] = toolgate.Generation{Message: msg, FinishReason: chatFinish(ch.FinishReason, msg.HasToolCalls())}
+		resp.Generations[i] = toolgate.Generation{Message: msg, FinishReason: chatFinish(ch.FinishReason, msg.HasToolCalls(), refused)}
 	}
 	return resp, nil
 }
 
 // chatFinish maps a Chat Completions finish reason. Servers that report
-// "stop" (or nothing) for a reply with tool calls get tool_calls.
-func chatFinish(reason string, hasCalls bool) toolgate.FinishReason {
+// "stop" (or nothing) for a reply with tool calls get tool_calls, and for
+// a refusal [toolgate.FinishRefusal].
+func chatFinish(reason string, hasCalls, refused bool) toolgate.FinishReason {
 	switch reason {
 	case "", "stop":
 		if hasCalls {
 			return toolgate.FinishToolCalls
+		}
+		if refused {
+			return toolgate.FinishRefusal
 		}
 		return toolgate.FinishStop
 	case "tool_calls", "function_call":
@@ -244,6 +249,7 @@ type chatStream struct {
 	finish    string
 	finished  bool
 	hasCalls  bool
+	refused   bool // a refusal was streamed
 	usage     *toolgate.Usage
 	// for servers that send tool call fragments without an index
 	nextIndex int
@@ -273,6 +279,9 @@ func (s *chatStream) add(c *sdk.ChatCompletionChunk) (*toolgate.Chunk, error) {
 		text := d.Content
 		if text == "" {
 			text = d.Refusal
+		}
+		if d.Refusal != "" {
+			s.refused = true
 		}
 		if text != "" || len(d.ToolCalls) > 0 {
 			if out == nil {
@@ -329,7 +338,7 @@ func (s *chatStream) last() (*toolgate.Chunk, error) {
 		return nil, errMalformed("the stream ended before the reply was complete")
 	}
 	return &toolgate.Chunk{
-		FinishReason: chatFinish(s.finish, s.hasCalls),
+		FinishReason: chatFinish(s.finish, s.hasCalls, s.refused),
 		Usage:        s.usage,
 		ID:           s.id,
 		Model:        s.model,

@@ -211,7 +211,7 @@ func TestChatGenerate(t *testing.T) {
 		{"content filter", completion("", "content_filter"), &toolgate.AssistantMessage{}, toolgate.FinishContentFilter},
 		{"other reason", completion("x", "eos"), &toolgate.AssistantMessage{Text: "x"}, "eos"},
 		{"refusal", `{"id":"c","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":null,"refusal":"I can't help with that."}}]}`,
-			&toolgate.AssistantMessage{Text: "I can't help with that."}, toolgate.FinishStop},
+			&toolgate.AssistantMessage{Text: "I can't help with that."}, toolgate.FinishRefusal},
 		{"arguments as an object", `{"id":"c","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"clock","arguments":{"tz":"UTC"}}}]}}]}`,
 			&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "a", Name: "clock", Arguments: `{"tz":"UTC"}`}}}, toolgate.FinishToolCalls},
 	}

@@ -48,7 +48,10 @@
 // are sent with strict set to false, since toolgate validates arguments
 // itself and not every schema meets the strict subset; that API has no stop
 // sequences, and a prompt with [toolgate.ModelOptions].Stop is an error.
-// Tool choice and parallel tool calls are sent only with tools, as the API
+// Responses requests send store false and include
+// ["reasoning.encrypted_content"]: nothing is kept at OpenAI, and a
+// reasoning model's reasoning comes back encrypted (set
+// [Options].StoreResponses to let OpenAI keep responses instead). Tool choice and parallel tool calls are sent only with tools, as the API
 // requires.
 //
 // Replies map back to [toolgate.Response]: text (or the refusal, when the
@@ -56,7 +59,8 @@
 // that are not valid JSON included: toolgate answers such calls with an
 // error result), the finish reason (stop, length, tool_calls,
 // content_filter; a reply with tool calls that a server reports as "stop"
-// finishes with tool_calls), the usage with cached input and reasoning
+// finishes with tool_calls, and a refusal with [toolgate.FinishRefusal],
+// its text being the model's explanation), the usage with cached input and reasoning
 // tokens, the response id and the model.
 //
 // # Tool call ids
@@ -88,8 +92,8 @@
 //
 // Failures reported by the API, after the SDK's own retries (see
 // [Options].MaxRetries), are [*toolgate.ModelError] values with Provider
-// "openai", the kind from the HTTP status, the status and the provider's
-// message; match them with errors.Is and [toolgate.ErrRateLimited],
+// "openai", the kind from the HTTP status, the status, the provider's
+// message and the wait a Retry-After header asked for (RetryAfter); match them with errors.Is and [toolgate.ErrRateLimited],
 // [toolgate.ErrModelAuth], [toolgate.ErrModelBadRequest] or
 // [toolgate.ErrModelServer]. The SDK's error is wrapped. Errors reported
 // inside a stream or a failed response, cut streams and malformed answers

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,4 +91,35 @@ func ExampleModel_Stream() {
 	// "Hello"
 	// ", world."
 	// finish: stop output tokens: 10
+}
+
+// ExampleOptions_storeResponses shows what a Responses request sends by
+// default (store false, reasoning returned encrypted) and with
+// StoreResponses.
+func ExampleOptions_storeResponses() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Store   *bool    `json:"store"`
+			Include []string `json:"include"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		fmt.Println("store:", *req.Store, "include:", req.Include)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, response("completed", "ok"))
+	}))
+	defer srv.Close()
+
+	prompt := &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}
+	for _, store := range []bool{false, true} {
+		model, err := openai.New(&openai.Options{Model: "gpt-5", BaseURL: srv.URL, API: openai.Responses, StoreResponses: store})
+		if err != nil {
+			panic(err)
+		}
+		if _, err := model.Generate(context.Background(), prompt); err != nil {
+			panic(err)
+		}
+	}
+	// Output:
+	// store: false include: [reasoning.encrypted_content]
+	// store: true include: []
 }

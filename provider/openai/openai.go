@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/openai/openai-go/v3"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/schemacache"
+	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
 // API selects the OpenAI HTTP API a [Model] speaks.
@@ -30,7 +32,9 @@ const (
 	// llama.cpp, LM Studio, OpenRouter) serve. It is the default.
 	ChatCompletions API = iota
 	// Responses is the Responses API (POST /responses). Conversations are
-	// sent whole with every request; no server-side state is used.
+	// sent whole with every request; no server-side state is used, and
+	// responses are not stored at OpenAI unless [Options.StoreResponses]
+	// is set.
 	Responses
 )
 
@@ -74,6 +78,12 @@ type Options struct {
 	MaxRetries int
 	// API selects the HTTP API. Zero: [ChatCompletions].
 	API API
+	// StoreResponses, with the [Responses] API, lets OpenAI keep each
+	// response (store true), for its dashboard or evaluations. false: every
+	// request sends store false, and include ["reasoning.encrypted_content"]
+	// so that a reasoning model's reasoning comes back encrypted instead
+	// of being kept at OpenAI. It has no effect on [ChatCompletions].
+	StoreResponses bool
 }
 
 // Model is a [toolgate.Model] backed by the OpenAI API, or by any server
@@ -84,6 +94,7 @@ type Model struct {
 	// fixed at creation
 	api   API
 	model string
+	store bool
 	chat  sdk.ChatCompletionService
 	resp  responses.ResponseService
 }
@@ -131,7 +142,7 @@ func New(opts *Options) (*Model, error) {
 		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
 	}
 	// The services, unlike the SDK's client, read no environment variables.
-	m := &Model{api: opts.API, model: opts.Model}
+	m := &Model{api: opts.API, model: opts.Model, store: opts.StoreResponses}
 	if opts.API == Responses {
 		m.resp = responses.NewResponseService(ropts...)
 	} else {
@@ -308,12 +319,17 @@ func wrapErr(ctx context.Context, err error) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
+		var wait time.Duration
+		if apiErr.Response != nil {
+			wait = retryafter.Header(apiErr.Response.Header, time.Now())
+		}
 		return &toolgate.ModelError{
 			Provider:   "openai",
 			Kind:       toolgate.ModelErrorKindForStatus(apiErr.StatusCode),
 			StatusCode: apiErr.StatusCode,
 			Message:    apiErr.Message,
 			Err:        err,
+			RetryAfter: wait,
 		}
 	}
 	var se *ssestream.StreamError

@@ -57,6 +57,12 @@ func (m *Model) responsesParams(p *toolgate.Prompt) (responses.ResponseNewParams
 		}
 	}
 	params.Input.OfInputItemList = items
+	if m.store {
+		params.Store = sdk.Bool(true)
+	} else {
+		params.Store = sdk.Bool(false)
+		params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
 	if len(p.Tools) > 0 {
 		params.Tools = make([]responses.ToolUnionParam, 0, len(p.Tools))
 		for _, t := range p.Tools {
@@ -122,6 +128,7 @@ func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
 	}
 	msg := &toolgate.AssistantMessage{}
 	var text []byte
+	refused := false
 	for _, item := range r.Output {
 		switch item.Type {
 		case "message":
@@ -131,6 +138,7 @@ func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
 					text = append(text, part.Text...)
 				case "refusal":
 					text = append(text, part.Refusal...)
+					refused = true
 				}
 			}
 		case "function_call":
@@ -145,6 +153,9 @@ func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
 	finish, err := responsesFinish(r, msg.HasToolCalls())
 	if err != nil {
 		return nil, err
+	}
+	if refused && finish == toolgate.FinishStop {
+		finish = toolgate.FinishRefusal
 	}
 	return &toolgate.Response{
 		ID:          r.ID,
@@ -215,6 +226,7 @@ type responsesStream struct {
 	id, model string
 	calls     []*streamCall
 	done      bool
+	refused   bool // a refusal part was streamed
 	finish    toolgate.FinishReason
 	usage     *toolgate.Usage
 }
@@ -252,6 +264,9 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 	case "response.created", "response.in_progress", "response.queued":
 		s.note(&ev.Response)
 	case "response.output_text.delta", "response.refusal.delta":
+		if ev.Type == "response.refusal.delta" {
+			s.refused = true
+		}
 		if ev.Delta == "" {
 			return nil, nil
 		}
@@ -314,6 +329,9 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 		finish, err := responsesFinish(r, len(s.calls) > 0)
 		if err != nil {
 			return nil, err
+		}
+		if s.refused && finish == toolgate.FinishStop {
+			finish = toolgate.FinishRefusal
 		}
 		s.finish, s.done = finish, true
 		if ev.Response.JSON.Usage.Valid() {

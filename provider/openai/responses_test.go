@@ -42,7 +42,7 @@ func TestResponsesRequest(t *testing.T) {
 		{"responses_request_full", "Responses API request for every message kind (messages, function_call and function_call_output items), a typed and a schemaless tool (strict false) and every option but stop.", fullPrompt(false), false},
 		{"responses_request_stream", "Responses API streaming request: stream true.", fullPrompt(false), true},
 		{"responses_request_ids", "Responses API request for calls with missing and duplicated ids: derived call ids call_<message>_<position>, used for the call and its output.", idsPrompt(), false},
-		{"responses_request_minimal", "Responses API request with one user message, no tools and no options.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
+		{"responses_request_minimal", "Responses API request with one user message, no tools and no options: store false, with the reasoning returned encrypted.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
