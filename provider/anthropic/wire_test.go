@@ -285,3 +285,52 @@ func TestRetryAfterSurfaced(t *testing.T) {
 		t.Errorf("got %#v, want a ModelError with RetryAfter 17s", err)
 	}
 }
+
+// TestRecordedThinkingReplies reads the recorded thinking replies, complete
+// and streamed, and the final answers after the tool result.
+func TestRecordedThinkingReplies(t *testing.T) {
+	call := func(id string) *toolgate.Response {
+		return &toolgate.Response{Generations: []toolgate.Generation{{
+			Message:      &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: id, Name: "weather", Arguments: `{"location":"Florence, Italy"}`}}},
+			FinishReason: toolgate.FinishToolCalls,
+		}}}
+	}
+	for _, tt := range []struct {
+		name  string
+		first *toolgate.Response
+		usage toolgate.Usage
+		final string
+	}{
+		{"thinking_tool", call("toolu_014azqsWLU8Djh6RhmBGRC2u"), toolgate.Usage{InputTokens: 424, OutputTokens: 118},
+			"The current temperature in Florence, Italy is 40°C (104°F)."},
+		{"thinking_tool_stream", call("toolu_01Js4AMfx5qpTLhwTusnvT68"), toolgate.Usage{InputTokens: 424, OutputTokens: 119},
+			"The current weather in Florence, Italy is 40°C (104°F)."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := readRecording(t, tt.name)
+			f := newFakeAPI(t, recordedAnswer(rec[0]), recordedAnswer(rec[1]))
+			m := f.model(t)
+			read := m.Generate
+			if rec[0].Stream {
+				read = func(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
+					return toolgate.Collect(m.Stream(ctx, p))
+				}
+			}
+			got, err := read(t.Context(), hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.first.ID, tt.first.Model, tt.first.Usage = got.ID, "claude-sonnet-4-20250514", tt.usage
+			if diff := cmp.Diff(tt.first, got); diff != "" || !strings.HasPrefix(got.ID, "msg_01") {
+				t.Errorf("first reply (-want +got):\n%s", diff)
+			}
+			final, err := read(t.Context(), hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(final.Text(), tt.final) || final.FinishReason() != toolgate.FinishStop {
+				t.Errorf("final answer %q (%s), want it to start with %q", final.Text(), final.FinishReason(), tt.final)
+			}
+		})
+	}
+}

@@ -1,0 +1,382 @@
+package anthropic
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/provider/internal/recording"
+)
+
+// thinkingAPI is a fake Messages API that answers with recorded replies, in
+// order, and enforces the rule the API documents for extended thinking
+// with tool use (Anthropic documentation, "Building with extended
+// thinking", section "Preserving thinking blocks"): during tool use the
+// thinking blocks of the assistant turn must be passed back, complete and
+// unmodified. The API checks it: with thinking enabled, a final assistant
+// message must start with a thinking or redacted_thinking block, and a
+// block whose signature does not match its content is rejected. Both
+// answers are 400 invalid_request_error.
+//
+// The fake learns the thinking blocks of every reply it serves (complete
+// or streamed) and requires, for each later request:
+//   - with thinking enabled, the last assistant message, when it holds
+//     tool_use blocks, starts with a thinking or redacted_thinking block;
+//   - every assistant message that answers with a tool_use block the fake
+//     served after thinking carries exactly the thinking blocks served with
+//     it, in order, before its first tool_use block;
+//   - every thinking block sent back is one the fake served, byte for byte
+//     (its signature is valid).
+//
+// A replay through the client is a few lines: serve the recording's
+// replies, give the model (see [thinkingAPI.model]) the recording's tool,
+// run the turn, and check f.rejected().
+type thinkingAPI struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	replies  []recording.Exchange
+	served   map[string][]json.RawMessage // tool_use id: the thinking blocks before it
+	known    map[string]bool              // canonical JSON of every thinking block served
+	requests [][]byte
+	refusals []string // why requests were rejected
+}
+
+func newThinkingAPI(t *testing.T, replies ...recording.Exchange) *thinkingAPI {
+	t.Helper()
+	f := &thinkingAPI{t: t, replies: replies, served: map[string][]json.RawMessage{}, known: map[string]bool{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// model returns a model talking to the fake with thinking on and retries
+// off.
+func (f *thinkingAPI) model(t *testing.T) *Model {
+	t.Helper()
+	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-20250514", ThinkingBudget: 4000, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (f *thinkingAPI) rejected() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.refusals...)
+}
+
+func (f *thinkingAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, body)
+	if err := f.check(body); err != nil {
+		f.refusals = append(f.refusals, err.Error())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": err.Error()}})
+		w.Write(b)
+		return
+	}
+	if len(f.replies) == 0 {
+		http.Error(w, `{"type":"error","error":{"type":"api_error","message":"no reply left in the test"}}`, http.StatusTeapot)
+		return
+	}
+	e := f.replies[0]
+	f.replies = f.replies[1:]
+	if err := f.learn(e); err != nil {
+		f.t.Errorf("recorded reply: %v", err)
+	}
+	if e.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(e.Status)
+	w.Write(e.Response)
+}
+
+// block is a content block as the fake reads it.
+type block struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	Data      *string         `json:"data,omitempty"`
+	Raw       json.RawMessage `json:"-"`
+}
+
+func isThinking(t string) bool { return t == "thinking" || t == "redacted_thinking" }
+
+// canonical returns the JSON of a thinking block's fields that must come
+// back unchanged.
+func canonical(b block) string {
+	c, _ := json.Marshal(struct {
+		Type      string  `json:"type"`
+		Thinking  *string `json:"thinking,omitempty"`
+		Signature *string `json:"signature,omitempty"`
+		Data      *string `json:"data,omitempty"`
+	}{b.Type, b.Thinking, b.Signature, b.Data})
+	return string(c)
+}
+
+// learn records the thinking blocks of a served reply.
+func (f *thinkingAPI) learn(e recording.Exchange) error {
+	if e.Status != http.StatusOK {
+		return nil
+	}
+	var content []block
+	if e.Stream {
+		var err error
+		if content, err = streamedContent(e.Response); err != nil {
+			return err
+		}
+	} else {
+		var msg struct{ Content []block }
+		if err := json.Unmarshal(e.Response, &msg); err != nil {
+			return err
+		}
+		content = msg.Content
+	}
+	var thinking []json.RawMessage
+	for _, b := range content {
+		switch {
+		case isThinking(b.Type):
+			c := canonical(b)
+			f.known[c] = true
+			thinking = append(thinking, json.RawMessage(c))
+		case b.Type == "tool_use" && len(thinking) > 0:
+			f.served[b.ID] = thinking
+		}
+	}
+	return nil
+}
+
+// streamedContent assembles the content blocks of a recorded stream.
+func streamedContent(sse []byte) ([]block, error) {
+	var blocks []block
+	sc := bufio.NewScanner(bytes.NewReader(sse))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string
+			Index        int
+			ContentBlock block `json:"content_block"`
+			Delta        struct {
+				Type, Thinking, Signature string
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return nil, err
+		}
+		switch ev.Type {
+		case "content_block_start":
+			for len(blocks) <= ev.Index {
+				blocks = append(blocks, block{})
+			}
+			blocks[ev.Index] = ev.ContentBlock
+		case "content_block_delta":
+			if ev.Index >= len(blocks) {
+				return nil, fmt.Errorf("delta for block %d before its start", ev.Index)
+			}
+			b := &blocks[ev.Index]
+			switch ev.Delta.Type {
+			case "thinking_delta":
+				s := deref(b.Thinking) + ev.Delta.Thinking
+				b.Thinking = &s
+			case "signature_delta":
+				s := deref(b.Signature) + ev.Delta.Signature
+				b.Signature = &s
+			}
+		}
+	}
+	return blocks, sc.Err()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// check applies the rule to a request body.
+func (f *thinkingAPI) check(body []byte) error {
+	var req struct {
+		Thinking *struct{ Type string } `json:"thinking"`
+		Messages []struct {
+			Role    string
+			Content []block
+		}
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("the request body is not JSON: %v", err)
+	}
+	enabled := req.Thinking != nil && req.Thinking.Type == "enabled"
+	lastAssistant := -1
+	for i, m := range req.Messages {
+		if m.Role == "assistant" {
+			lastAssistant = i
+		}
+	}
+	for i, m := range req.Messages {
+		if m.Role != "assistant" {
+			continue
+		}
+		var sent []json.RawMessage // thinking blocks before the first tool_use
+		firstCall := -1
+		for j, b := range m.Content {
+			if isThinking(b.Type) {
+				c := canonical(b)
+				if !f.known[c] {
+					return fmt.Errorf("messages.%d.content.%d: Invalid `signature` in `%s` block", i, j, b.Type)
+				}
+				if firstCall < 0 {
+					sent = append(sent, json.RawMessage(c))
+				}
+			}
+			if b.Type == "tool_use" && firstCall < 0 {
+				firstCall = j
+			}
+		}
+		if firstCall < 0 {
+			continue
+		}
+		if enabled && i == lastAssistant && !isThinking(m.Content[0].Type) {
+			return fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block", i, m.Content[0].Type)
+		}
+		want, ok := f.served[m.Content[firstCall].ID]
+		if !ok {
+			continue
+		}
+		if !equalBlocks(want, sent) {
+			return fmt.Errorf("messages.%d: the thinking blocks of this assistant turn were not passed back unchanged", i)
+		}
+	}
+	return nil
+}
+
+func equalBlocks(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestThinkingAPIEnforcesRule checks the fake itself: after serving a
+// recorded reply with a thinking block and a tool call, it accepts the
+// recorded follow-up request (the thinking block sent back unchanged) and
+// rejects the same request with the block left out, reordered after the
+// call, or with its thinking or signature changed.
+func TestThinkingAPIEnforcesRule(t *testing.T) {
+	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := readRecording(t, name)
+			good := rec[1].Request
+			mutations := map[string]func(content []any) []any{
+				"accepted unchanged": nil,
+				"thinking left out":  func(c []any) []any { return c[1:] },
+				"thinking after the call": func(c []any) []any {
+					return []any{c[1], c[0]}
+				},
+				"signature changed": func(c []any) []any {
+					b := c[0].(map[string]any)
+					sig := []byte(b["signature"].(string))
+					sig[len(sig)/2] ^= 1 // one bit of the middle character
+					b["signature"] = string(sig)
+					return c
+				},
+				"thinking text changed": func(c []any) []any {
+					c[0].(map[string]any)["thinking"] = "Something else."
+					return c
+				},
+			}
+			for what, mutate := range mutations {
+				t.Run(what, func(t *testing.T) {
+					f := newThinkingAPI(t, rec...)
+					post(t, f.srv.URL, rec[0].Request, http.StatusOK)
+					body := good
+					if mutate != nil {
+						body = mutateAssistant(t, good, mutate)
+					}
+					want := http.StatusOK
+					if mutate != nil {
+						want = http.StatusBadRequest
+					}
+					post(t, f.srv.URL, body, want)
+				})
+			}
+		})
+	}
+}
+
+// TestThinkingAPIFinalTurnRule: with thinking enabled, a final assistant
+// turn with a tool call that starts without a thinking block is rejected
+// even when the fake did not serve it (a reply from another provider).
+func TestThinkingAPIFinalTurnRule(t *testing.T) {
+	body := `{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[
+		{"role":"user","content":[{"type":"text","text":"hi"}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"weather","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"40 C"}]}]}`
+	f := newThinkingAPI(t)
+	post(t, f.srv.URL, []byte(body), http.StatusBadRequest)
+	if got := f.rejected(); len(got) != 1 || !strings.Contains(got[0], "must start with a thinking block") {
+		t.Errorf("rejected: %q", got)
+	}
+	off := strings.Replace(body, `"thinking":{"type":"enabled","budget_tokens":2000},`, "", 1)
+	post(t, f.srv.URL, []byte(off), http.StatusTeapot) // accepted; no reply scripted
+}
+
+// mutateAssistant applies mutate to the content of the first assistant
+// message of a request body.
+func mutateAssistant(t *testing.T, body []byte, mutate func([]any) []any) []byte {
+	t.Helper()
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req["messages"].([]any) {
+		m := m.(map[string]any)
+		if m["role"] == "assistant" {
+			m["content"] = mutate(m["content"].([]any))
+			break
+		}
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func post(t *testing.T, url string, body []byte, want int) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
+	}
+}
