@@ -1,0 +1,342 @@
+package openai_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/recording"
+	"github.com/toolgate/toolgate/provider/openai"
+)
+
+// readRecording returns the recorded exchanges of testdata/recorded/name.
+func readRecording(t *testing.T, name string) []recording.Exchange {
+	t.Helper()
+	f, err := recording.Read(filepath.Join("testdata", "recorded", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Exchanges
+}
+
+// recordedReply answers with a recorded response.
+func recordedReply(e recording.Exchange) reply {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if e.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(e.Status)
+		w.Write(e.Response)
+	}
+}
+
+// reasoningAPI is a fake OpenAI-compatible Chat Completions server in
+// thinking mode that answers with recorded replies, in order, and enforces
+// the rule DeepSeek documents for thinking mode with tool calls (DeepSeek
+// API documentation, "Thinking Mode", section on tool calls): while the
+// model works through tool calls within one user turn, each assistant
+// message of that turn must be sent back with its reasoning_content, or the
+// API answers 400; reasoning_content of earlier turns may be left out.
+//
+// The fake rejects a request when an assistant message with tool_calls
+// after the last user message has no reasoning_content, or (stricter, as
+// toolgate replays reasoning byte for byte) one that differs from the
+// reasoning_content it served with those calls.
+//
+// A replay through the client is a few lines: serve the recording's
+// replies, give the model (see [reasoningAPI.model]) the recording's tools,
+// run the turn and check f.rejected().
+type reasoningAPI struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	replies  []recording.Exchange
+	served   map[string]string // first tool call id: the reasoning served with it
+	refusals []string
+}
+
+func newReasoningAPI(t *testing.T, replies ...recording.Exchange) *reasoningAPI {
+	t.Helper()
+	f := &reasoningAPI{t: t, replies: replies, served: map[string]string{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// model returns a Chat Completions model talking to the fake.
+func (f *reasoningAPI) model(t *testing.T) *openai.Model {
+	t.Helper()
+	m, err := openai.New(&openai.Options{Model: "glm-4.7-flash", BaseURL: f.srv.URL + "/v1", HTTPClient: f.srv.Client(), MaxRetries: openai.NoRetries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (f *reasoningAPI) rejected() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.refusals...)
+}
+
+func (f *reasoningAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check(body); err != nil {
+		f.refusals = append(f.refusals, err.Error())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
+		w.Write(b)
+		return
+	}
+	if len(f.replies) == 0 {
+		http.Error(w, `{"error":{"message":"no reply left in the test"}}`, http.StatusTeapot)
+		return
+	}
+	e := f.replies[0]
+	f.replies = f.replies[1:]
+	if err := f.learn(e); err != nil {
+		f.t.Errorf("recorded reply: %v", err)
+	}
+	recordedReply(e)(w, r)
+}
+
+// learn records the reasoning served with tool calls.
+func (f *reasoningAPI) learn(e recording.Exchange) error {
+	if e.Status != http.StatusOK {
+		return nil
+	}
+	var reasoning strings.Builder
+	firstCall := ""
+	add := func(text string, calls []struct{ ID string }) {
+		reasoning.WriteString(text)
+		for _, c := range calls {
+			if firstCall == "" && c.ID != "" {
+				firstCall = c.ID
+			}
+		}
+	}
+	if !e.Stream {
+		var cc struct {
+			Choices []struct {
+				Message struct {
+					ReasoningContent string                `json:"reasoning_content"`
+					ToolCalls        []struct{ ID string } `json:"tool_calls"`
+				}
+			}
+		}
+		if err := json.Unmarshal(e.Response, &cc); err != nil {
+			return err
+		}
+		for _, c := range cc.Choices {
+			add(c.Message.ReasoningContent, c.Message.ToolCalls)
+		}
+	} else {
+		sc := bufio.NewScanner(bytes.NewReader(e.Response))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data:")
+			if data = strings.TrimSpace(data); !ok || data == "[DONE]" {
+				continue
+			}
+			var ch struct {
+				Choices []struct {
+					Delta struct {
+						ReasoningContent string                `json:"reasoning_content"`
+						ToolCalls        []struct{ ID string } `json:"tool_calls"`
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(data), &ch); err != nil {
+				return err
+			}
+			for _, c := range ch.Choices {
+				add(c.Delta.ReasoningContent, c.Delta.ToolCalls)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+	}
+	if firstCall != "" {
+		f.served[firstCall] = reasoning.String()
+	}
+	return nil
+}
+
+// check applies the rule to a request body.
+func (f *reasoningAPI) check(body []byte) error {
+	var req struct {
+		Messages []struct {
+			Role             string
+			ReasoningContent *string               `json:"reasoning_content"`
+			ToolCalls        []struct{ ID string } `json:"tool_calls"`
+		}
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("the request body is not JSON: %v", err)
+	}
+	start := 0
+	for i, m := range req.Messages {
+		if m.Role == "user" {
+			start = i + 1
+		}
+	}
+	for i := start; i < len(req.Messages); i++ {
+		m := req.Messages[i]
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		if m.ReasoningContent == nil || *m.ReasoningContent == "" {
+			return fmt.Errorf("Missing `reasoning_content` field in the assistant message at message index %d", i)
+		}
+		if want, ok := f.served[m.ToolCalls[0].ID]; ok && want != *m.ReasoningContent {
+			return fmt.Errorf("messages[%d]: reasoning_content differs from the one served with these tool calls", i)
+		}
+	}
+	return nil
+}
+
+// TestReasoningAPIEnforcesRule checks the fake itself: after serving a
+// recorded reply with reasoning_content and two parallel calls, it accepts
+// the recorded follow-up request (reasoning_content sent back), and
+// rejects it with reasoning_content left out, empty or changed.
+func TestReasoningAPIEnforcesRule(t *testing.T) {
+	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := readRecording(t, name)
+			for _, tt := range []struct {
+				what   string
+				mutate func(m map[string]any)
+				want   int
+			}{
+				{"accepted unchanged", nil, http.StatusOK},
+				{"left out", func(m map[string]any) { delete(m, "reasoning_content") }, http.StatusBadRequest},
+				{"empty", func(m map[string]any) { m["reasoning_content"] = "" }, http.StatusBadRequest},
+				{"changed", func(m map[string]any) { m["reasoning_content"] = "Something else." }, http.StatusBadRequest},
+			} {
+				t.Run(tt.what, func(t *testing.T) {
+					f := newReasoningAPI(t, rec...)
+					postChat(t, f.srv.URL, rec[0].Request, http.StatusOK)
+					body := rec[1].Request
+					if tt.mutate != nil {
+						body = mutateAssistantMessage(t, body, tt.mutate)
+					}
+					postChat(t, f.srv.URL, body, tt.want)
+				})
+			}
+		})
+	}
+}
+
+// TestReasoningAPIPastTurns: reasoning of an earlier turn may be left out.
+func TestReasoningAPIPastTurns(t *testing.T) {
+	rec := readRecording(t, "chat_reasoning_parallel")
+	f := newReasoningAPI(t, rec...)
+	postChat(t, f.srv.URL, rec[0].Request, http.StatusOK)
+	body := mutateAssistantMessage(t, rec[1].Request, func(m map[string]any) { delete(m, "reasoning_content") })
+	var req map[string]any
+	json.Unmarshal(body, &req)
+	req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
+	body, _ = json.Marshal(req)
+	postChat(t, f.srv.URL, body, http.StatusOK)
+}
+
+func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]any)) []byte {
+	t.Helper()
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "assistant" {
+			mutate(m)
+			break
+		}
+	}
+	out, _ := json.Marshal(req)
+	return out
+}
+
+func postChat(t *testing.T, url string, body []byte, want int) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
+	}
+}
+
+// TestRecordedReasoningReplies reads the recorded reasoning replies,
+// complete and streamed: text, tool calls, finish reason and usage with
+// reasoning tokens (the reasoning itself is not kept yet).
+func TestRecordedReasoningReplies(t *testing.T) {
+	parallel := func(text, add, mul string) *toolgate.AssistantMessage {
+		return &toolgate.AssistantMessage{Text: text, ToolCalls: []toolgate.ToolCall{
+			{ID: add, Name: "add", Arguments: `{"a":2,"b":3}`},
+			{ID: mul, Name: "multiply", Arguments: `{"a":2,"b":3}`},
+		}}
+	}
+	weather := func(id string) *toolgate.AssistantMessage {
+		return &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: id, Name: "weather", Arguments: `{"location":"Florence, Italy"}`}}}
+	}
+	for _, tt := range []struct {
+		name  string
+		api   openai.API
+		want  *toolgate.AssistantMessage
+		usage toolgate.Usage
+	}{
+		{"chat_reasoning_parallel", openai.ChatCompletions,
+			parallel("I'll add and multiply 2 and 3 at the same time as requested.", "call_-7807255211226955507", "call_-7807255211226955506"),
+			toolgate.Usage{InputTokens: 279, OutputTokens: 131, CachedInputTokens: 43, ReasoningTokens: 82}},
+		{"chat_reasoning_parallel_stream", openai.ChatCompletions,
+			parallel("I'll both add and multiply the numbers 2 and 3 for you.", "call_4f8cb52342424eb9bbc1b20e", "call_0d06add371834452b339ffdb"),
+			toolgate.Usage{InputTokens: 275, OutputTokens: 112, CachedInputTokens: 43, ReasoningTokens: 64}},
+		{"responses_reasoning_tool", openai.Responses, weather("call_4QfIn5gPKIOWzKqBb5D2uuh4"),
+			toolgate.Usage{InputTokens: 63, OutputTokens: 212, ReasoningTokens: 128}},
+		{"responses_reasoning_tool_stream", openai.Responses, weather("call_zgUaIBRPTwxxOusyyKw5NVMH"),
+			toolgate.Usage{InputTokens: 63, OutputTokens: 121, ReasoningTokens: 64}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := readRecording(t, tt.name)
+			s := newServer(t, recordedReply(rec[0]))
+			m := s.model(tt.api)
+			var got *toolgate.Response
+			var err error
+			if rec[0].Stream {
+				got, err = toolgate.Collect(m.Stream(t.Context(), hiPrompt))
+			} else {
+				got, err = m.Generate(t.Context(), hiPrompt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got.Message()); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+			if got.FinishReason() != toolgate.FinishToolCalls || got.Usage != tt.usage {
+				t.Errorf("got finish %s, usage %+v; want tool_calls, %+v", got.FinishReason(), got.Usage, tt.usage)
+			}
+		})
+	}
+}
