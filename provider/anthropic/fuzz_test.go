@@ -23,6 +23,15 @@ func FuzzStreamEvents(f *testing.F) {
 		f.Add(strings.Join(lines, "\n"))
 	}
 	f.Add(`{"type":"content_block_delta","index":-1,"delta":{"type":"input_json_delta","partial_json":"x"}}`)
+	f.Add(strings.Join([]string{
+		`{"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\": "}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"[1, 2]}"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3,"output_tokens_details":{"thinking_tokens":1}}}`,
+		`{"type":"message_stop"}`,
+	}, "\n"))
 	f.Fuzz(func(t *testing.T, data string) {
 		var s streamState
 		var chunks []*toolgate.Chunk
@@ -42,7 +51,7 @@ func FuzzStreamEvents(f *testing.F) {
 		if s.end() != nil {
 			return
 		}
-		_, err := toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
+		resp, err := toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
 			for _, ch := range chunks {
 				if !yield(ch, nil) {
 					return
@@ -51,6 +60,14 @@ func FuzzStreamEvents(f *testing.F) {
 		})
 		if err != nil {
 			t.Fatalf("an accepted stream does not collect: %v", err)
+		}
+		// Arguments that are JSON are compact, as a complete message gives
+		// them.
+		for _, c := range resp.Message().ToolCalls {
+			var b bytes.Buffer
+			if json.Compact(&b, []byte(c.Arguments)) == nil && b.String() != c.Arguments {
+				t.Fatalf("arguments %q are JSON but not compact", c.Arguments)
+			}
 		}
 	})
 }

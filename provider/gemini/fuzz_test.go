@@ -2,12 +2,15 @@ package gemini
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
 	"google.golang.org/genai"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
 // FuzzStreamResponses feeds streamed responses (one JSON response a line)
@@ -96,4 +99,34 @@ func FuzzCallArgs(f *testing.F) {
 			t.Fatalf("callArgs(%q): %v", args, err)
 		}
 	})
+}
+
+// FuzzAskedWait reads the wait asked for by a failed answer's headers and
+// body: never a panic, a wait within bounds, and the body left intact.
+func FuzzAskedWait(f *testing.F) {
+	f.Add("30", `{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`)
+	f.Add("Sun, 01 Mar 2026 12:00:10 GMT", `{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":1}]}}`)
+	f.Add("", `not json`)
+	f.Fuzz(func(t *testing.T, header, body string) {
+		resp := &http.Response{Header: http.Header{"Retry-After": {header}}, Body: io.NopCloser(strings.NewReader(body))}
+		resp, wait := askedWait(resp)
+		if wait < 0 || wait > retryafter.Max {
+			t.Fatalf("wait %v out of range", wait)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || string(got) != body {
+			t.Fatalf("body changed: %q, %v", got, err)
+		}
+	})
+}
+
+// TestAskedWaitLongBody: a body longer than the part read for a retry
+// delay reaches the SDK whole.
+func TestAskedWaitLongBody(t *testing.T) {
+	body := `{"error":{"code":503,"message":"` + strings.Repeat("x", maxErrorBody) + `"}}`
+	resp, _ := askedWait(&http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))})
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || string(got) != body {
+		t.Fatalf("got %d bytes, %v; want the %d bytes of the body", len(got), err, len(body))
+	}
 }

@@ -124,13 +124,17 @@ func (r *retrier) backoff(n int) time.Duration {
 }
 
 // askedWait returns the wait a failed answer asks for: Retry-After, or the
-// retryDelay of a RetryInfo detail in its body, whichever is longer. The
-// returned response has its body intact.
+// retryDelay of a RetryInfo detail in the first maxErrorBody bytes of its
+// body, whichever is longer. The returned response has its body intact.
 func askedWait(resp *http.Response) (*http.Response, time.Duration) {
 	wait := retryafter.Header(resp.Header, time.Now())
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	orig := resp.Body
+	body, err := io.ReadAll(io.LimitReader(orig, maxErrorBody))
+	// The SDK reads the whole body: what was read, then the rest.
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), orig), orig}
 	if err != nil {
 		return resp, wait
 	}
