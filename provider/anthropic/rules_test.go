@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -378,5 +383,63 @@ func post(t *testing.T, url string, body []byte, want int) {
 	msg, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != want {
 		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
+	}
+}
+
+// TestThinkingAPIThroughAdapter runs the recorded first round through the
+// adapter with thinking on: the request the adapter builds for the
+// recorded prompt is the recorded request, field for field, and the fake
+// serves it. (The second round needs the thinking blocks kept in the
+// conversation; see thinkingAPI.)
+func TestThinkingAPIThroughAdapter(t *testing.T) {
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	weather := toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
+		toolgate.ToolMetadata{}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })
+	prompt := &toolgate.Prompt{
+		Messages: []toolgate.Message{
+			&toolgate.SystemMessage{Text: "You are a helpful assistant"},
+			&toolgate.UserMessage{Text: "What's the weather in Florence, Italy?"},
+		},
+		Tools:   []*toolgate.Tool{weather},
+		Options: &toolgate.ModelOptions{ParallelToolCalls: ptr(true)},
+	}
+	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := readRecording(t, name)
+			f := newThinkingAPI(t, rec...)
+			m := f.model(t)
+			var resp *toolgate.Response
+			var err error
+			if rec[0].Stream {
+				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
+			} else {
+				resp, err = m.Generate(t.Context(), prompt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.rejected(); len(got) != 0 {
+				t.Fatalf("rejected: %q", got)
+			}
+			if calls := resp.Message().ToolCalls; len(calls) != 1 || calls[0].Name != "weather" {
+				t.Errorf("got calls %+v, want the recorded weather call", calls)
+			}
+			var want, got any
+			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			sent := f.requests[0]
+			f.mu.Unlock()
+			if err := json.Unmarshal(sent, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("request differs from the recorded one (-recorded +adapter):\n%s", diff)
+			}
+		})
 	}
 }

@@ -33,7 +33,9 @@ type Options struct {
 	// Model is the model to call when the prompt's ModelOptions.Model is
 	// "", for example "gemini-2.5-flash". It must not be "".
 	Model string
-	// HTTPClient sends the requests. nil: a new [http.Client].
+	// HTTPClient sends the requests; [New] uses a copy whose transport
+	// makes the retries (see MaxRetries) around the client's own. nil: a
+	// new [http.Client].
 	HTTPClient *http.Client
 	// MaxRetries is how many times a request that failed with a
 	// connection error, 408, 429, 500, 502, 503 or 504 is retried. A retry

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/recording"
@@ -57,6 +59,7 @@ type signatureAPI struct {
 	mu       sync.Mutex
 	bypass   bool
 	replies  []recording.Exchange
+	requests [][]byte
 	served   map[string]string // call key: the signature served with it
 	refusals []string
 }
@@ -89,6 +92,7 @@ func (f *signatureAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.requests = append(f.requests, body)
 	w.Header().Set("Content-Type", "application/json")
 	if err := f.check(body); err != nil {
 		f.refusals = append(f.refusals, err.Error())
@@ -342,6 +346,70 @@ func TestRecordedParallelCalls(t *testing.T) {
 			wantUsage := toolgate.Usage{InputTokens: tt.in, OutputTokens: tt.out + tt.thoughts, ReasoningTokens: tt.thoughts}
 			if got.FinishReason() != toolgate.FinishToolCalls || got.Usage != wantUsage || got.Model != "gemini-3.1-pro-preview" {
 				t.Errorf("got finish %s, usage %+v, model %s; want tool_calls, %+v, gemini-3.1-pro-preview", got.FinishReason(), got.Usage, got.Model, wantUsage)
+			}
+		})
+	}
+}
+
+// TestSignatureAPIThroughAdapter runs the recorded first round through the
+// adapter: the contents, system instruction and generation settings the
+// adapter sends for the recorded prompt are the recorded ones, and the
+// fake serves them. (The second round needs the signatures kept in the
+// conversation; see signatureAPI.)
+func TestSignatureAPIThroughAdapter(t *testing.T) {
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	tool := func(name, desc string) *toolgate.Tool {
+		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
+			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
+	}
+	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := readRecording(t, name)
+			var want map[string]any
+			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
+				t.Fatal(err)
+			}
+			system := want["systemInstruction"].(map[string]any)["parts"].([]any)[0].(map[string]any)["text"].(string)
+			prompt := &toolgate.Prompt{
+				Messages: []toolgate.Message{
+					&toolgate.SystemMessage{Text: system},
+					&toolgate.UserMessage{Text: "Add and multiply the number 2 and 3"},
+				},
+				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Options: &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"},
+			}
+			f := newSignatureAPI(t, rec...)
+			m := f.model(t)
+			var resp *toolgate.Response
+			var err error
+			if rec[0].Stream {
+				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
+			} else {
+				resp, err = m.Generate(t.Context(), prompt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.rejected(); len(got) != 0 {
+				t.Fatalf("rejected: %q", got)
+			}
+			if calls := resp.Message().ToolCalls; len(calls) != 2 {
+				t.Errorf("got calls %+v, want the two recorded calls", calls)
+			}
+			f.mu.Lock()
+			sent := f.requests[0]
+			f.mu.Unlock()
+			var got map[string]any
+			if err := json.Unmarshal(sent, &got); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
+				if diff := cmp.Diff(want[k], got[k]); diff != "" {
+					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
+				}
 			}
 		})
 	}

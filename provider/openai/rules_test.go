@@ -3,6 +3,7 @@ package openai_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/recording"
@@ -65,6 +67,7 @@ type reasoningAPI struct {
 
 	mu       sync.Mutex
 	replies  []recording.Exchange
+	requests [][]byte
 	served   map[string]string // first tool call id: the reasoning served with it
 	refusals []string
 }
@@ -97,6 +100,7 @@ func (f *reasoningAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.requests = append(f.requests, body)
 	if err := f.check(body); err != nil {
 		f.refusals = append(f.refusals, err.Error())
 		w.Header().Set("Content-Type", "application/json")
@@ -336,6 +340,69 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			}
 			if got.FinishReason() != toolgate.FinishToolCalls || got.Usage != tt.usage {
 				t.Errorf("got finish %s, usage %+v; want tool_calls, %+v", got.FinishReason(), got.Usage, tt.usage)
+			}
+		})
+	}
+}
+
+// TestReasoningAPIThroughAdapter runs the recorded first round through the
+// adapter: the messages it sends for the recorded prompt are the recorded
+// ones, and the fake serves them. (The second round needs the reasoning
+// kept in the conversation; see reasoningAPI.)
+func TestReasoningAPIThroughAdapter(t *testing.T) {
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	tool := func(name, desc string) *toolgate.Tool {
+		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
+			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
+	}
+	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := readRecording(t, name)
+			var want map[string]any
+			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
+				t.Fatal(err)
+			}
+			msgs := want["messages"].([]any)
+			prompt := &toolgate.Prompt{
+				Messages: []toolgate.Message{
+					&toolgate.SystemMessage{Text: msgs[0].(map[string]any)["content"].(string)},
+					&toolgate.UserMessage{Text: msgs[1].(map[string]any)["content"].(string)},
+				},
+				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
+			}
+			f := newReasoningAPI(t, rec...)
+			m := f.model(t)
+			var resp *toolgate.Response
+			var err error
+			if rec[0].Stream {
+				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
+			} else {
+				resp, err = m.Generate(t.Context(), prompt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.rejected(); len(got) != 0 {
+				t.Fatalf("rejected: %q", got)
+			}
+			if calls := resp.Message().ToolCalls; len(calls) != 2 {
+				t.Errorf("got calls %+v, want the two recorded calls", calls)
+			}
+			f.mu.Lock()
+			sent := f.requests[0]
+			f.mu.Unlock()
+			var got map[string]any
+			if err := json.Unmarshal(sent, &got); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"messages", "model", "tool_choice"} {
+				if diff := cmp.Diff(want[k], got[k]); diff != "" {
+					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
+				}
 			}
 		})
 	}
