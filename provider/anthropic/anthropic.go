@@ -193,9 +193,7 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		for retry := 0; ; retry++ {
-			stream := m.client.Messages.NewStreaming(ctx, params, opts...)
-			sent, err := readStream(stream, yield)
-			stream.Close()
+			sent, err := m.attempt(ctx, params, opts, yield)
 			if err == nil {
 				return
 			}
@@ -213,6 +211,14 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 			}
 		}
 	}
+}
+
+// attempt makes one streaming request and yields its chunks (see
+// readStream).
+func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, yield func(*toolgate.Chunk, error) bool) (sent bool, err error) {
+	stream := m.client.Messages.NewStreaming(ctx, params, opts...)
+	defer stream.Close()
+	return readStream(stream, yield)
 }
 
 // readStream yields the chunks of stream. It returns a nil error when the
