@@ -142,7 +142,7 @@ func (s *streamState) call(index int64) int {
 // that fails before any content can be retried without a chunk of the
 // failed attempt reaching the consumer.
 func (s *streamState) event(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, error) {
-	ch, err := s.event1(ev)
+	ch, err := s.convert(ev)
 	if ch != nil && !s.idSent {
 		s.idSent = true
 		ch.ID, ch.Model = s.id, s.model
@@ -150,7 +150,8 @@ func (s *streamState) event(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, e
 	return ch, err
 }
 
-func (s *streamState) event1(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, error) {
+// convert maps one event to its chunk, if any.
+func (s *streamState) convert(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk, error) {
 	if s.stopped {
 		return nil, nil
 	}
