@@ -443,3 +443,35 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 		})
 	}
 }
+
+// TestThinkingAPIRedacted: a redacted_thinking block (built from the
+// documented wire format; no recording was found) must come back with its
+// data unchanged, like a thinking block.
+func TestThinkingAPIRedacted(t *testing.T) {
+	reply := recording.Exchange{Status: http.StatusOK, Response: []byte(`{"id":"msg_r","type":"message","role":"assistant","model":"m","content":[
+		{"type":"redacted_thinking","data":"RXF3Ymxv"},
+		{"type":"tool_use","id":"toolu_r","name":"weather","input":{"location":"Oslo"}}],
+		"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":9}}`)}
+	first := []byte(`{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[{"role":"user","content":[{"type":"text","text":"Weather in Oslo?"}]}]}`)
+	second := func(assistant string) []byte {
+		return []byte(`{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[
+			{"role":"user","content":[{"type":"text","text":"Weather in Oslo?"}]},
+			{"role":"assistant","content":[` + assistant + `]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_r","content":"4 C"}]}]}`)
+	}
+	call := `{"type":"tool_use","id":"toolu_r","name":"weather","input":{"location":"Oslo"}}`
+	for _, tt := range []struct {
+		what, assistant string
+		want            int
+	}{
+		{"unchanged", `{"type":"redacted_thinking","data":"RXF3Ymxv"},` + call, http.StatusTeapot}, // accepted; no reply scripted
+		{"left out", call, http.StatusBadRequest},
+		{"data changed", `{"type":"redacted_thinking","data":"RXF3YmxX"},` + call, http.StatusBadRequest},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			f := newThinkingAPI(t, reply)
+			post(t, f.srv.URL, first, http.StatusOK)
+			post(t, f.srv.URL, second(tt.assistant), tt.want)
+		})
+	}
+}
