@@ -53,6 +53,7 @@ type Server struct {
 	events eventsState
 	ops    *ops // metrics, traces, timeouts (ops.go)
 	web    webState
+	hooks  *notifier // nil without webhooks
 
 	closed atomic.Bool
 }
@@ -85,7 +86,9 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/grants/{grant}/revoke", s.auth(s.revokeGrant))
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
+	s.handle("GET /v1/webhooks/deliveries", s.auth(s.webhookDeliveries))
 	s.startEvents()
+	s.startWebhooks()
 	s.initWeb()
 	s.sweeper = s.startSweeper()
 	s.recoverer = s.startRecovery()
@@ -113,6 +116,7 @@ func (s *Server) Close() error {
 		s.stopEvents()
 		s.stopSweeper()
 		s.stopRecovery()
+		s.stopWebhooks()
 	}
 	return nil
 }
