@@ -42,6 +42,7 @@ import (
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"
+	"github.com/toolgate/toolgate/webhook"
 )
 
 // FileConfig is a configuration file of the service, as [LoadConfig]
@@ -86,10 +87,102 @@ type FileConfig struct {
 	// IdentitySources is [server.Config.IdentitySources]: by "api_keys"
 	// or an OIDC issuer, such as {case_insensitive: true}.
 	IdentitySources map[string]server.IdentitySource `yaml:"identity_sources"`
+	// PublicURL is [server.Config.PublicURL]: the service's address as
+	// people reach it, for the links in webhooks. "": no links.
+	PublicURL string `yaml:"public_url"`
+	// Webhooks announce paused, decided and expired pauses. Zero: none.
+	Webhooks WebhooksSpec `yaml:"webhooks"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
 	pos  map[string]position // where each value is, by key path
+}
+
+// WebhooksSpec is the webhooks section of a file (package webhook).
+type WebhooksSpec struct {
+	// Endpoints receive the webhooks. nil: no webhooks.
+	Endpoints []WebhookEndpointSpec `yaml:"endpoints"`
+	// MaxAttempts is [webhook.Options.MaxAttempts]. 0: 8.
+	MaxAttempts int `yaml:"max_attempts"`
+	// MinBackoff and MaxBackoff are [webhook.Options.MinBackoff] and
+	// MaxBackoff. 0: 1s and 10m.
+	MinBackoff time.Duration `yaml:"min_backoff"`
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Timeout is [webhook.Options.Timeout]. 0: 10s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Roles is [server.Config.WebhookRoles]: who may read the delivery
+	// log. nil: nobody.
+	Roles []string `yaml:"roles"`
+}
+
+// WebhookEndpointSpec is one receiver of webhooks.
+type WebhookEndpointSpec struct {
+	// Name is [webhook.Endpoint.Name]. Required.
+	Name string `yaml:"name"`
+	// URL is [webhook.Endpoint.URL]; it is never logged. Required.
+	URL string `yaml:"url"`
+	// SecretEnv is the environment variable holding the signing secret
+	// ("whsec_" and base64); it must be set when the file is loaded.
+	// Required.
+	SecretEnv string `yaml:"secret_env"`
+	// Types is [webhook.Endpoint.Types]: pause.paused, pause.decided,
+	// pause.expired. nil: all three.
+	Types []string `yaml:"types"`
+}
+
+// options returns the [webhook.Options] of the spec.
+func (w *WebhooksSpec) options(logger *slog.Logger) *webhook.Options {
+	o := &webhook.Options{MaxAttempts: w.MaxAttempts, MinBackoff: w.MinBackoff, MaxBackoff: w.MaxBackoff, Timeout: w.Timeout, Logger: logger}
+	for _, e := range w.Endpoints {
+		o.Endpoints = append(o.Endpoints, webhook.Endpoint{Name: e.Name, URL: e.URL, Secret: os.Getenv(e.SecretEnv), Types: slices.Clone(e.Types)})
+	}
+	return o
+}
+
+// webhookTypes are the types an endpoint may ask for.
+var webhookTypes = []string{server.WebhookPaused, server.WebhookDecided, server.WebhookExpired}
+
+// check adds the problems of the webhooks section.
+func (w *WebhooksSpec) check(bad func(path, format string, args ...any), env func(path, name string)) {
+	if w.Endpoints == nil {
+		if w.MaxAttempts != 0 || w.MinBackoff != 0 || w.MaxBackoff != 0 || w.Timeout != 0 || w.Roles != nil {
+			bad("webhooks", "webhook settings given but no endpoints")
+		}
+		return
+	}
+	for i, e := range w.Endpoints {
+		p := fmt.Sprintf("webhooks.endpoints[%d]", i)
+		if e.SecretEnv == "" {
+			bad(p+".secret_env", "required: the environment variable holding the signing secret")
+		} else {
+			env(p+".secret_env", e.SecretEnv)
+		}
+		for j, t := range e.Types {
+			if !slices.Contains(webhookTypes, t) {
+				bad(fmt.Sprintf("%s.types[%d]", p, j), "unknown type %q (want %s)", t, strings.Join(webhookTypes, ", "))
+			}
+		}
+	}
+	for _, err := range w.options(nil).Check() {
+		// "endpoints[0].secret: …": secrets come from secret_env.
+		field, msg, _ := strings.Cut(err.Error(), ": ")
+		if strings.HasSuffix(field, ".secret") {
+			env := w.Endpoints[endpointIndex(field)].SecretEnv
+			if env == "" || os.Getenv(env) == "" {
+				continue // reported above
+			}
+			field += "_env"
+			msg = env + ": " + msg
+		}
+		bad("webhooks."+field, "%s", msg)
+	}
+}
+
+// endpointIndex returns i of a field "endpoints[i]…".
+func endpointIndex(field string) int {
+	var i int
+	fmt.Sscanf(field, "endpoints[%d]", &i)
+	return i
 }
 
 // AgentSpec describes one agent.
@@ -757,6 +850,12 @@ func (fc *FileConfig) check(d *decoder) {
 	if fc.Metrics.Disabled && fc.Metrics.Roles != nil {
 		bad("metrics.roles", "the metrics endpoint is disabled")
 	}
+	if fc.PublicURL != "" {
+		if u, err := url.Parse(fc.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			bad("public_url", "want an http or https URL without credentials, query or fragment")
+		}
+	}
+	fc.Webhooks.check(bad, env)
 }
 
 // checkMCP adds the problems of the MCP servers of agent a, whose key path
@@ -1032,6 +1131,8 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		Identities:         maps.Clone(fc.Identities),
 		CaseInsensitiveIDs: fc.CaseInsensitiveIDs,
 		IdentitySources:    maps.Clone(fc.IdentitySources),
+		PublicURL:          fc.PublicURL,
+		WebhookRoles:       slices.Clone(fc.Webhooks.Roles),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
@@ -1076,13 +1177,24 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 	if broker != nil {
 		cfg.Broker = broker
 	}
+	closeWebhooks := func() error { return nil }
+	if len(cerr.Problems) == 0 && fc.Webhooks.Endpoints != nil {
+		sender, err := webhook.New(fc.Webhooks.options(logger))
+		if err != nil {
+			bad("webhooks", err)
+		} else {
+			cfg.Webhooks, closeWebhooks = sender, sender.Close
+		}
+	}
 	if len(cerr.Problems) > 0 {
 		closeServers()
 		closeStore()
 		auditLog.Close()
 		return nil, nil, cerr
 	}
-	return cfg, func() error { return errors.Join(closeServers(), closeStore(), auditLog.Close()) }, nil
+	return cfg, func() error {
+		return errors.Join(closeWebhooks(), closeServers(), closeStore(), auditLog.Close())
+	}, nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as
