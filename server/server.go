@@ -1034,6 +1034,11 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if s.timedOut(w, r, err) {
 		return
 	}
+	if body, ok := modelError(err); ok {
+		s.logger.ErrorContext(r.Context(), "server: the model failed", "method", r.Method, "path", capped(r.URL.Path), "kind", body.Kind, "err", logcap.Error(err))
+		writeJSON(w, http.StatusBadGateway, body)
+		return
+	}
 	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	writeError(w, http.StatusInternalServerError, codeInternal, "internal error")
 }
