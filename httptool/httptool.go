@@ -109,7 +109,7 @@ type TLS struct {
 // Problem is one problem of [Options].
 type Problem struct {
 	// Field names the option at fault as a configuration file does:
-	// "name", "url", "method", "header.X-Api-Key", "timeout", "tls.ca_file", ….
+	// "name", "url", "method", "headers.X-Api-Key", "timeout", "tls.ca_file", ….
 	Field string
 	// Message says what is wrong.
 	Message string
@@ -227,13 +227,13 @@ func (o *Options) build() (*tool, []Problem) {
 	t.header = http.Header{}
 	for _, k := range slices.Sorted(maps.Keys(o.Header)) {
 		if !validHeaderName(k) {
-			bad("header."+k, "not a valid header name")
+			bad("headers."+k, "not a valid header name")
 			continue
 		}
 		for _, v := range o.Header[k] {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				// The value is not repeated: it may be a secret.
-				bad("header."+k, "the value holds a line break or NUL")
+				bad("headers."+k, "the value holds a line break or NUL")
 			}
 			t.header.Add(k, v)
 		}
