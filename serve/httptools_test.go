@@ -183,3 +183,24 @@ func TestHTTPToolTLSPathsRelative(t *testing.T) {
 func certPEM(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// TestHTTPToolsExampleConfig checks that examples/serve-http-tools.yaml
+// loads and builds, given its environment variables.
+func TestHTTPToolsExampleConfig(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-example")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("SHOP_API_TOKEN", "shop-token")
+	t.Setenv("TOOLGATE_WEBHOOK_SECRET", testHookSecret)
+	fc, err := serve.LoadConfig("../examples/serve-http-tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.Store.SQLite = filepath.Join(t.TempDir(), "support.db") // not in the repository
+	f := build(t, fc)
+	if code, _ := f.raw("GET", "/v1/webhooks/deliveries", exampleApproverKey, ""); code != 200 {
+		t.Errorf("delivery log: %d, want 200", code)
+	}
+	if fc.Agents["support"] == nil || len(fc.Agents["support"].HTTPTools) != 2 {
+		t.Errorf("agents %v", fc.Agents)
+	}
+}
