@@ -102,7 +102,7 @@ type FileConfig struct {
 type WebhooksSpec struct {
 	// Endpoints receive the webhooks. nil: no webhooks.
 	Endpoints []WebhookEndpointSpec `yaml:"endpoints"`
-	// MaxAttempts is [webhook.Options.MaxAttempts]. 0: 8.
+	// MaxAttempts is [webhook.Options.MaxAttempts]. 0: 12.
 	MaxAttempts int `yaml:"max_attempts"`
 	// MinBackoff and MaxBackoff are [webhook.Options.MinBackoff] and
 	// MaxBackoff. 0: 1s and 10m.

@@ -22,7 +22,7 @@
 // endpoint posts it. An answer other than 2xx, or none within
 // [Options.Timeout], is retried after a wait that doubles from
 // [Options.MinBackoff] to [Options.MaxBackoff], up to [Options.MaxAttempts]
-// attempts in all (by default 8 attempts over about four minutes); then
+// attempts in all (by default 12 attempts over about 27 minutes); then
 // the message is given up as failed. Redirects are not followed.
 //
 // Delivery is at least once: a receiver that took a message but whose

@@ -21,7 +21,7 @@ import (
 
 // The defaults of [Options].
 const (
-	DefaultMaxAttempts = 8
+	DefaultMaxAttempts = 12
 	DefaultMinBackoff  = time.Second
 	DefaultMaxBackoff  = 10 * time.Minute
 	DefaultTimeout     = 10 * time.Second
