@@ -163,26 +163,20 @@ func (w *WebhooksSpec) check(bad func(path, format string, args ...any), env fun
 			}
 		}
 	}
-	for _, err := range w.options(nil).Check() {
-		// "endpoints[0].secret: …": secrets come from secret_env.
-		field, msg, _ := strings.Cut(err.Error(), ": ")
-		if strings.HasSuffix(field, ".secret") {
-			env := w.Endpoints[endpointIndex(field)].SecretEnv
+	for _, pr := range w.options(nil).Check() {
+		field, msg := pr.Field, pr.Message
+		var i int
+		if n, _ := fmt.Sscanf(field, "endpoints[%d].secret", &i); n == 1 && strings.HasSuffix(field, ".secret") {
+			// Secrets come from secret_env, whose problems are reported
+			// above when it is unset.
+			env := w.Endpoints[i].SecretEnv
 			if env == "" || os.Getenv(env) == "" {
-				continue // reported above
+				continue
 			}
-			field += "_env"
-			msg = env + ": " + msg
+			field, msg = field+"_env", env+": "+msg
 		}
 		bad("webhooks."+field, "%s", msg)
 	}
-}
-
-// endpointIndex returns i of a field "endpoints[i]…".
-func endpointIndex(field string) int {
-	var i int
-	fmt.Sscanf(field, "endpoints[%d]", &i)
-	return i
 }
 
 // AgentSpec describes one agent.

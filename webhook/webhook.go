@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,12 +158,35 @@ type job struct {
 	d    *Delivery // guarded by Sender.mu
 }
 
+// Problem is one problem of [Options].
+type Problem struct {
+	// Field names the option at fault as a configuration file does, such
+	// as "endpoints[0].secret" or "max_backoff".
+	Field string
+	// Message says what is wrong; it never repeats a secret or a URL.
+	Message string
+}
+
+// OptionsError is the error of [New] for unusable options: every problem
+// found.
+type OptionsError struct {
+	Problems []Problem
+}
+
+func (e *OptionsError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.Field + ": " + p.Message
+	}
+	return "webhook: invalid options: " + strings.Join(parts, "; ")
+}
+
 // Check returns what is wrong with the options, nil when [New] accepts
-// them; each problem names its field, such as "endpoints[0].secret".
-func (o *Options) Check() []error {
-	var errs []error
+// them.
+func (o *Options) Check() []Problem {
+	var problems []Problem
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+		problems = append(problems, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if len(o.Endpoints) == 0 {
 		bad("endpoints", "at least one endpoint is required")
@@ -201,7 +225,7 @@ func (o *Options) Check() []error {
 	if o.MaxBackoff > 0 && o.MaxBackoff < o.MinBackoff {
 		bad("max_backoff", "less than min_backoff")
 	}
-	return errs
+	return problems
 }
 
 // validType reports whether t can be a message type: 1 to 64 of
@@ -225,25 +249,25 @@ func newSigner(secret string) (*standardwebhooks.Webhook, error) {
 	if !strings.HasPrefix(secret, "whsec_") {
 		return nil, errors.New(`want "whsec_" and the base64 of 24 to 64 random bytes`)
 	}
-	wh, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	switch {
+	case err != nil:
 		return nil, errors.New("the part after whsec_ is not base64")
+	case len(key) < 24 || len(key) > 64:
+		return nil, fmt.Errorf("want 24 to 64 bytes of key after whsec_, got %d", len(key))
 	}
-	// The library keeps the decoded key; its length is checked here.
-	if n := len(strings.TrimPrefix(secret, "whsec_")) * 3 / 4; n < 24 || n > 66 {
-		return nil, errors.New("want 24 to 64 bytes of key after whsec_")
-	}
-	return wh, nil
+	return standardwebhooks.NewWebhookRaw(key)
 }
 
 // New returns a sender for opts, which it copies, and starts one worker per
-// endpoint. Close it when done. The error lists every problem of opts.
+// endpoint. Close it when done. The error for unusable options is an
+// [*OptionsError] listing every problem.
 func New(opts *Options) (*Sender, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	if errs := opts.Check(); len(errs) > 0 {
-		return nil, fmt.Errorf("webhook: invalid options: %w", errors.Join(errs...))
+	if problems := opts.Check(); len(problems) > 0 {
+		return nil, &OptionsError{Problems: problems}
 	}
 	o := *opts
 	o.Endpoints = slices.Clone(opts.Endpoints)

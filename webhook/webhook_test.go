@@ -277,13 +277,15 @@ func TestInvalidOptions(t *testing.T) {
 		{"secret prefix", &webhook.Options{Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: "hunter2"}}}, "endpoints[0].secret"},
 		{"secret base64", &webhook.Options{Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: "whsec_!!!"}}}, "endpoints[0].secret"},
 		{"short secret", &webhook.Options{Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: "whsec_c2hvcnQ="}}}, "endpoints[0].secret"},
+		{"long secret", &webhook.Options{Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: "whsec_" + strings.Repeat("QUFB", 27)}}}, "endpoints[0].secret"},
 		{"type", &webhook.Options{Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: secret, Types: []string{"Pause Paused"}}}}, "endpoints[0].types[0]"},
 		{"attempts", &webhook.Options{MaxAttempts: -1, Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: secret}}}, "max_attempts"},
 		{"backoff", &webhook.Options{MinBackoff: time.Minute, MaxBackoff: time.Second, Endpoints: []webhook.Endpoint{{Name: "a", URL: "https://a.example", Secret: secret}}}, "max_backoff"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := webhook.New(tc.opts)
-			if s != nil || err == nil || !strings.Contains(err.Error(), tc.field+":") {
+			var oe *webhook.OptionsError
+			if s != nil || !errors.As(err, &oe) || !strings.Contains(err.Error(), tc.field+":") {
 				t.Fatalf("New = %v, %v; want an error naming %s", s, err, tc.field)
 			}
 			if strings.Contains(err.Error(), "hunter2") {
