@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/toolgate/toolgate"
@@ -28,6 +29,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
+	"github.com/toolgate/toolgate/httptool"
 	"github.com/toolgate/toolgate/internal/confcheck"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/mcptool"
@@ -40,6 +42,7 @@ import (
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"
+	"github.com/toolgate/toolgate/webhook"
 )
 
 // FileConfig is a configuration file of the service, as [LoadConfig]
@@ -84,10 +87,96 @@ type FileConfig struct {
 	// IdentitySources is [server.Config.IdentitySources]: by "api_keys"
 	// or an OIDC issuer, such as {case_insensitive: true}.
 	IdentitySources map[string]server.IdentitySource `yaml:"identity_sources"`
+	// PublicURL is [server.Config.PublicURL]: the service's address as
+	// people reach it, for the links in webhooks. "": no links.
+	PublicURL string `yaml:"public_url"`
+	// Webhooks announce paused, decided and expired pauses. Zero: none.
+	Webhooks WebhooksSpec `yaml:"webhooks"`
 
 	file string              // as given to LoadConfig
 	dir  string              // relative paths in the file are relative to it
 	pos  map[string]position // where each value is, by key path
+}
+
+// WebhooksSpec is the webhooks section of a file (package webhook).
+type WebhooksSpec struct {
+	// Endpoints receive the webhooks. nil: no webhooks.
+	Endpoints []WebhookEndpointSpec `yaml:"endpoints"`
+	// MaxAttempts is [webhook.Options.MaxAttempts]. 0: 12.
+	MaxAttempts int `yaml:"max_attempts"`
+	// MinBackoff and MaxBackoff are [webhook.Options.MinBackoff] and
+	// MaxBackoff. 0: 1s and 10m.
+	MinBackoff time.Duration `yaml:"min_backoff"`
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Timeout is [webhook.Options.Timeout]. 0: 10s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Roles is [server.Config.WebhookRoles]: who may read the delivery
+	// log. nil: nobody.
+	Roles []string `yaml:"roles"`
+}
+
+// WebhookEndpointSpec is one receiver of webhooks.
+type WebhookEndpointSpec struct {
+	// Name is [webhook.Endpoint.Name]. Required.
+	Name string `yaml:"name"`
+	// URL is [webhook.Endpoint.URL]; it is never logged. Required.
+	URL string `yaml:"url"`
+	// SecretEnv is the environment variable holding the signing secret
+	// ("whsec_" and base64); it must be set when the file is loaded.
+	// Required.
+	SecretEnv string `yaml:"secret_env"`
+	// Types is [webhook.Endpoint.Types]: pause.paused, pause.decided,
+	// pause.expired. nil: all three.
+	Types []string `yaml:"types"`
+}
+
+// options returns the [webhook.Options] of the spec.
+func (w *WebhooksSpec) options(logger *slog.Logger) *webhook.Options {
+	o := &webhook.Options{MaxAttempts: w.MaxAttempts, MinBackoff: w.MinBackoff, MaxBackoff: w.MaxBackoff, Timeout: w.Timeout, Logger: logger}
+	for _, e := range w.Endpoints {
+		o.Endpoints = append(o.Endpoints, webhook.Endpoint{Name: e.Name, URL: e.URL, Secret: os.Getenv(e.SecretEnv), Types: slices.Clone(e.Types)})
+	}
+	return o
+}
+
+// webhookTypes are the types an endpoint may ask for.
+var webhookTypes = []string{server.WebhookPaused, server.WebhookDecided, server.WebhookExpired}
+
+// check adds the problems of the webhooks section.
+func (w *WebhooksSpec) check(bad func(path, format string, args ...any), env func(path, name string)) {
+	if w.Endpoints == nil {
+		if w.MaxAttempts != 0 || w.MinBackoff != 0 || w.MaxBackoff != 0 || w.Timeout != 0 || w.Roles != nil {
+			bad("webhooks", "webhook settings given but no endpoints")
+		}
+		return
+	}
+	for i, e := range w.Endpoints {
+		p := fmt.Sprintf("webhooks.endpoints[%d]", i)
+		if e.SecretEnv == "" {
+			bad(p+".secret_env", "required: the environment variable holding the signing secret")
+		} else {
+			env(p+".secret_env", e.SecretEnv)
+		}
+		for j, t := range e.Types {
+			if !slices.Contains(webhookTypes, t) {
+				bad(fmt.Sprintf("%s.types[%d]", p, j), "unknown type %q (want %s)", t, strings.Join(webhookTypes, ", "))
+			}
+		}
+	}
+	for _, pr := range w.options(nil).Check() {
+		field, msg := pr.Field, pr.Message
+		var i int
+		if n, _ := fmt.Sscanf(field, "endpoints[%d].secret", &i); n == 1 && strings.HasSuffix(field, ".secret") {
+			// Secrets come from secret_env, whose problems are reported
+			// above when it is unset.
+			env := w.Endpoints[i].SecretEnv
+			if env == "" || os.Getenv(env) == "" {
+				continue
+			}
+			field, msg = field+"_env", env+": "+msg
+		}
+		bad("webhooks."+field, "%s", msg)
+	}
 }
 
 // AgentSpec describes one agent.
@@ -126,6 +215,108 @@ type AgentSpec struct {
 	// may be used wherever the agent's tools are named (confirmation,
 	// privacy disclosures, approvals); Build checks them. nil: none.
 	MCPServers []MCPServerSpec `yaml:"mcp_servers"`
+	// HTTPTools are tools that call HTTP endpoints (package httptool),
+	// which the agent has besides its built-in and MCP tools. Their names
+	// may be used wherever the agent's tools are named. nil: none.
+	HTTPTools []HTTPToolSpec `yaml:"http_tools"`
+}
+
+// HTTPToolSpec is one HTTP tool of an agent: [httptool.Options] in a
+// configuration file. [LoadConfig] checks every field, reads the TLS
+// files and requires the environment variables the headers name.
+type HTTPToolSpec struct {
+	// Name is [httptool.Options.Name]: unique among the agent's tools.
+	// Required.
+	Name string `yaml:"name"`
+	// Description is [httptool.Options.Description].
+	Description string `yaml:"description"`
+	// InputSchema is [httptool.Options.InputSchema], a JSON schema written
+	// in YAML (or JSON): {type: object, properties: {...}, required: [...]}.
+	// Keywords that are not JSON schema keywords are refused. nil: any
+	// object.
+	InputSchema *jsonschema.Schema `yaml:"input_schema"`
+	// URL is [httptool.Options.URL]: http or https, with {name}
+	// placeholders in the path. Required.
+	URL string `yaml:"url"`
+	// Method is [httptool.Options.Method]. "": POST.
+	Method string `yaml:"method"`
+	// Headers are sent with every request. In a value, ${NAME} is replaced
+	// by the environment variable NAME, which must be set when the file is
+	// loaded: put secrets there, as in "Bearer ${CRM_TOKEN}", never in
+	// the file. Values are never logged. nil: none.
+	Headers map[string]string `yaml:"headers"`
+	// Timeout is [httptool.Options.Timeout]. 0: 30s.
+	Timeout time.Duration `yaml:"timeout"`
+	// IdempotencyHeader is [httptool.Options.IdempotencyHeader]: the
+	// header carrying the idempotency key of a call that paused. "":
+	// Idempotency-Key; "-": none.
+	IdempotencyHeader string `yaml:"idempotency_header"`
+	// MaxResponseBytes is [httptool.Options.MaxResponseBytes]. 0: 1 MiB.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// RequiresConfirmation makes every call wait for a person's decision
+	// (the tool's metadata; see also confirmation.tools). false: the
+	// agent's confirmation and approval settings decide.
+	RequiresConfirmation bool `yaml:"requires_confirmation"`
+	// TLS configures the connections to an https URL. Zero: the system's
+	// certificate authorities, no client certificate.
+	TLS HTTPTLSSpec `yaml:"tls"`
+}
+
+// HTTPTLSSpec is [httptool.TLS] in a configuration file; its paths are
+// relative to the file.
+type HTTPTLSSpec struct {
+	// CAFile is a PEM file of the certificate authorities trusted instead
+	// of the system's. "": the system's.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are a PEM client certificate and its key
+	// (mutual TLS): both or neither.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// InsecureSkipVerify accepts any server certificate, for a test
+	// server only; the service logs a warning at start-up. false:
+	// certificates are verified.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// options returns the [httptool.Options] of the spec, headers expanded;
+// missing are the header names whose environment variables are not set.
+func (h *HTTPToolSpec) options(fc *FileConfig) (o *httptool.Options, missing map[string][]string) {
+	o = &httptool.Options{
+		Name:              h.Name,
+		Description:       h.Description,
+		InputSchema:       h.InputSchema,
+		Metadata:          toolgate.ToolMetadata{RequiresConfirmation: h.RequiresConfirmation},
+		URL:               h.URL,
+		Method:            h.Method,
+		Timeout:           h.Timeout,
+		IdempotencyHeader: h.IdempotencyHeader,
+		MaxResponseBytes:  h.MaxResponseBytes,
+	}
+	if h.Headers != nil {
+		o.Header = http.Header{}
+		for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+			v, miss := expandEnv(h.Headers[k])
+			if len(miss) > 0 {
+				if missing == nil {
+					missing = map[string][]string{}
+				}
+				missing[k] = miss
+			}
+			o.Header[k] = []string{v}
+		}
+	}
+	if t := h.TLS; t != (HTTPTLSSpec{}) {
+		o.TLS = &httptool.TLS{InsecureSkipVerify: t.InsecureSkipVerify}
+		for _, f := range []struct {
+			from string
+			to   *string
+		}{{t.CAFile, &o.TLS.CAFile}, {t.CertFile, &o.TLS.CertFile}, {t.KeyFile, &o.TLS.KeyFile}} {
+			if f.from != "" {
+				*f.to = fc.resolve(f.from)
+			}
+		}
+	}
+	return o, missing
 }
 
 // MCPServerSpec is one MCP server of an agent (package mcptool): a command
@@ -210,8 +401,31 @@ type ModelSpec struct {
 	// be set when the file is loaded. "": OPENAI_API_KEY,
 	// ANTHROPIC_API_KEY or GEMINI_API_KEY.
 	APIKeyEnv string `yaml:"api_key_env"`
-	// BaseURL is the provider's base URL. "": the provider's default.
+	// BaseURL is the provider's base URL: with provider openai, that of
+	// any OpenAI-compatible server (vLLM, Ollama, LiteLLM, Azure OpenAI;
+	// see docs/SERVICE.md). "": the environment variable OPENAI_BASE_URL,
+	// ANTHROPIC_BASE_URL or GEMINI_BASE_URL when set, as for toolgate
+	// demo, else the provider's default.
 	BaseURL string `yaml:"base_url"`
+}
+
+// baseURLEnv are the environment variables of the providers' base URLs.
+var baseURLEnv = map[string]string{
+	providerOpenAI:    "OPENAI_BASE_URL",
+	providerAnthropic: "ANTHROPIC_BASE_URL",
+	providerGemini:    "GEMINI_BASE_URL",
+}
+
+// baseURL returns the base URL the model is reached at ("" for the
+// provider's default) and where it comes from, for messages.
+func (m ModelSpec) baseURL() (u, from string) {
+	if m.BaseURL != "" {
+		return m.BaseURL, "base_url"
+	}
+	if env := baseURLEnv[m.Provider]; env != "" {
+		return os.Getenv(env), env
+	}
+	return "", ""
 }
 
 // ConfirmationSpec says which calls need a person's decision: those of
@@ -480,9 +694,9 @@ func (fc *FileConfig) check(d *decoder) {
 				keyEnv = defaultKeyEnv[m.Provider]
 			}
 			env(p+".model.api_key_env", keyEnv)
-			if m.BaseURL != "" {
-				if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					bad(p+".model.base_url", "not an http or https URL")
+			if base, from := m.baseURL(); base != "" {
+				if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					bad(p+".model.base_url", "%s: not an http or https URL", from)
 				}
 			}
 		default:
@@ -496,10 +710,11 @@ func (fc *FileConfig) check(d *decoder) {
 				bad(fmt.Sprintf("%s.tools[%d]", p, i), "tool %q is listed twice", t)
 			}
 		}
+		httpNames := fc.checkHTTPTools(a, p, bad)
 		agentTool := func(path, t string) {
 			// With MCP servers, the agent's tools are known only once Build
 			// has listed them; it checks the other names then.
-			if !d.failed[p+".tools"] && !slices.Contains(a.Tools, t) && len(a.MCPServers) == 0 {
+			if !d.failed[p+".tools"] && !slices.Contains(a.Tools, t) && !slices.Contains(httpNames, t) && len(a.MCPServers) == 0 {
 				bad(path, "%q is not one of the agent's tools", t)
 			}
 		}
@@ -629,6 +844,12 @@ func (fc *FileConfig) check(d *decoder) {
 	if fc.Metrics.Disabled && fc.Metrics.Roles != nil {
 		bad("metrics.roles", "the metrics endpoint is disabled")
 	}
+	if fc.PublicURL != "" {
+		if u, err := url.Parse(fc.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			bad("public_url", "want an http or https URL without credentials, query or fragment")
+		}
+	}
+	fc.Webhooks.check(bad, env)
 }
 
 // checkMCP adds the problems of the MCP servers of agent a, whose key path
@@ -694,6 +915,53 @@ func (fc *FileConfig) checkMCP(a *AgentSpec, p string, bad func(path, format str
 			bad(sp+".max_backoff", "less than min_backoff")
 		}
 	}
+}
+
+// checkHTTPTools adds the problems of the HTTP tools of agent a, whose key
+// path is p, and returns their names.
+func (fc *FileConfig) checkHTTPTools(a *AgentSpec, p string, bad func(path, format string, args ...any)) []string {
+	var names []string
+	for i, h := range a.HTTPTools {
+		hp := fmt.Sprintf("%s.http_tools[%d]", p, i)
+		switch {
+		case slices.Contains(builtinTools, h.Name):
+			bad(hp+".name", "%q is the name of a built-in tool", h.Name)
+		case slices.Contains(names, h.Name):
+			bad(hp+".name", "another HTTP tool of the agent is named %q", h.Name)
+		}
+		names = append(names, h.Name)
+		schemaKeywords(h.InputSchema, hp+".input_schema", bad)
+		o, missing := h.options(fc)
+		for _, k := range slices.Sorted(maps.Keys(missing)) {
+			for _, n := range missing[k] {
+				bad(hp+".headers."+k, "the environment variable %s is not set", n)
+			}
+		}
+		for _, pr := range o.Check() {
+			field := pr.Field
+			if field == "tls." {
+				field = "tls"
+			}
+			bad(hp+"."+field, "%s", pr.Message)
+		}
+	}
+	return names
+}
+
+// schemaKeywords adds a problem for the unknown keywords of s and of the
+// schemas of its properties and items, which are most likely typing
+// mistakes ("requried").
+func schemaKeywords(s *jsonschema.Schema, path string, bad func(path, format string, args ...any)) {
+	if s == nil {
+		return
+	}
+	if len(s.Extra) > 0 {
+		bad(path, "unknown JSON schema keywords: %s", strings.Join(slices.Sorted(maps.Keys(s.Extra)), ", "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		schemaKeywords(s.Properties[k], path+".properties."+k, bad)
+	}
+	schemaKeywords(s.Items, path+".items", bad)
 }
 
 func expandMissing(s string) []string {
@@ -857,6 +1125,8 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		Identities:         maps.Clone(fc.Identities),
 		CaseInsensitiveIDs: fc.CaseInsensitiveIDs,
 		IdentitySources:    maps.Clone(fc.IdentitySources),
+		PublicURL:          fc.PublicURL,
+		WebhookRoles:       slices.Clone(fc.Webhooks.Roles),
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Models)) {
 		if _, ok := fc.Agents[name]; !ok {
@@ -901,13 +1171,24 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 	if broker != nil {
 		cfg.Broker = broker
 	}
+	closeWebhooks := func() error { return nil }
+	if len(cerr.Problems) == 0 && fc.Webhooks.Endpoints != nil {
+		sender, err := webhook.New(fc.Webhooks.options(logger))
+		if err != nil {
+			bad("webhooks", err)
+		} else {
+			cfg.Webhooks, closeWebhooks = sender, sender.Close
+		}
+	}
 	if len(cerr.Problems) > 0 {
 		closeServers()
 		closeStore()
 		auditLog.Close()
 		return nil, nil, cerr
 	}
-	return cfg, func() error { return errors.Join(closeServers(), closeStore(), auditLog.Close()) }, nil
+	return cfg, func() error {
+		return errors.Join(closeWebhooks(), closeServers(), closeStore(), auditLog.Close())
+	}, nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as
@@ -949,15 +1230,16 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 		keyEnv = defaultKeyEnv[m.Provider]
 	}
 	key := os.Getenv(keyEnv)
+	base, _ := m.baseURL()
 	switch m.Provider {
 	case providerDemo:
 		model = flightdemo.Model()
 	case providerOpenAI:
-		model, err = openai.New(&openai.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+		model, err = openai.New(&openai.Options{Model: m.Name, APIKey: key, BaseURL: base})
 	case providerAnthropic:
-		model, err = anthropic.New(&anthropic.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+		model, err = anthropic.New(&anthropic.Options{Model: m.Name, APIKey: key, BaseURL: base})
 	case providerGemini:
-		model, err = gemini.New(&gemini.Options{Model: m.Name, APIKey: key, BaseURL: m.BaseURL})
+		model, err = gemini.New(&gemini.Options{Model: m.Name, APIKey: key, BaseURL: base})
 	}
 	if err != nil {
 		bad(p+".model", err)
@@ -973,6 +1255,18 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 		if slices.Contains(a.Tools, t.Name()) {
 			tools = append(tools, t)
 		}
+	}
+	for i, h := range a.HTTPTools {
+		o, _ := h.options(fc)
+		t, err := httptool.New(o)
+		if err != nil {
+			bad(fmt.Sprintf("%s.http_tools[%d]", p, i), err)
+			return nil, err
+		}
+		if h.TLS.InsecureSkipVerify {
+			logger.Warn("serve: an HTTP tool accepts any server certificate (tls.insecure_skip_verify)", "agent", b.name, "tool", h.Name)
+		}
+		tools = append(tools, t)
 	}
 	mcpTools, policy, err := b.connectMCP()
 	if err != nil {
@@ -1039,6 +1333,9 @@ func (b *agentBuild) connectMCP() ([]*toolgate.Tool, toolgate.ConfirmationPolicy
 	owner := map[string]string{} // tool name → whose it is
 	for _, t := range builtinTools {
 		owner[t] = "a built-in tool"
+	}
+	for _, h := range b.a.HTTPTools {
+		owner[h.Name] = "an HTTP tool"
 	}
 	var tools []*toolgate.Tool
 	var policies []toolgate.ConfirmationPolicy

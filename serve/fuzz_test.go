@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/serve"
@@ -15,6 +16,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("a: &a [*a, *a]\nagents: *a\n"))
 	f.Add([]byte("authentication:\n  oidc: {issuer: i, clock_skew: 1m, algorithms: [none]}\n"))
 	f.Add([]byte("--- 1\n--- 2\n"))
+	f.Add([]byte(strings.ReplaceAll(httpToolConfig, "\t", "  ")))
+	f.Add([]byte("agents: {a: {http_tools: [{name: t, url: 'https://x/{a}', input_schema: {type: object, properties: {a: &s {items: *s}}}, tls: {ca_file: /dev/null}}]}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, err := serve.ParseConfig("fuzz/serve.yaml", data)
 		var ce *serve.ConfigError

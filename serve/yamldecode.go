@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -86,7 +88,35 @@ func (d *decoder) problem(n *yaml.Node, path, format string, args ...any) {
 	d.failed[path] = true
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	schemaType   = reflect.TypeFor[*jsonschema.Schema]()
+)
+
+// decodeSchema sets v, a *jsonschema.Schema, from n: a JSON schema written
+// in YAML, which goes through JSON to the schema's own decoder.
+func (d *decoder) decodeSchema(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.problem(n, path, "want a JSON schema (a mapping), got %s", kindName(n))
+		return
+	}
+	var doc any
+	if err := n.Decode(&doc); err != nil {
+		d.problem(n, path, "not a JSON schema: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+		return
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		d.problem(n, path, "not a JSON schema: keys must be strings and values JSON values")
+		return
+	}
+	s := &jsonschema.Schema{}
+	if err := json.Unmarshal(data, s); err != nil {
+		d.problem(n, path, "not a JSON schema: %v", strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	v.Set(reflect.ValueOf(s))
+}
 
 // kindName names the kind of YAML value n is, for messages.
 func kindName(n *yaml.Node) string {
@@ -168,6 +198,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	t := v.Type()
 	switch {
+	case t == schemaType:
+		d.decodeSchema(n, v, path)
 	case t.Kind() == reflect.Pointer:
 		e := reflect.New(t.Elem())
 		d.decode(n, e.Elem(), path)

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/telemetry"
+	"github.com/toolgate/toolgate/webhook"
 )
 
 // Config configures a [Server]. It is copied by [New]; the agents' clients
@@ -148,6 +149,17 @@ type Config struct {
 	// in bytes; larger ones are refused with 422 "arguments_too_large".
 	// 0: [DefaultMaxEditedArguments].
 	MaxEditedArguments int `json:"max_edited_arguments,omitempty" yaml:"max_edited_arguments,omitempty"`
+	// Webhooks sends a webhook when this server pauses, decides or
+	// expires a pause (see webhooks.go and docs/SERVICE.md). The server
+	// shares it and does not close it. nil: no webhooks.
+	Webhooks *webhook.Sender `json:"-" yaml:"-"`
+	// WebhookRoles are the roles whose holders may read the webhooks'
+	// delivery log (GET /v1/webhooks/deliveries). nil: nobody.
+	WebhookRoles []string `json:"webhook_roles,omitempty" yaml:"webhook_roles,omitempty"`
+	// PublicURL is the service's address as people reach it, such as
+	// "https://toolgate.example.com": webhooks link to a pause's page under
+	// it. "": webhooks carry no link.
+	PublicURL string `json:"public_url,omitempty" yaml:"public_url,omitempty"`
 }
 
 // The bounds of a decision when [Config.MaxDenyMessage] and
@@ -285,6 +297,9 @@ func (c *Config) validate() (*keyTable, error) {
 	if c.MaxEditedArguments < 0 {
 		errs = append(errs, fmt.Errorf("max_edited_arguments %d is negative", c.MaxEditedArguments))
 	}
+	if msg := publicURLProblem(c.PublicURL); msg != "" {
+		errs = append(errs, errors.New(msg))
+	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
 	}
@@ -317,6 +332,7 @@ func (c *Config) clone() *Config {
 	out.AuditRoles = slices.Clone(c.AuditRoles)
 	out.AuditDigestKey = slices.Clone(c.AuditDigestKey)
 	out.MetricsRoles = slices.Clone(c.MetricsRoles)
+	out.WebhookRoles = slices.Clone(c.WebhookRoles)
 	out.OIDCLogin = c.OIDCLogin.clone()
 	out.Identities = maps.Clone(c.Identities)
 	out.IdentitySources = maps.Clone(c.IdentitySources)

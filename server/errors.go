@@ -2,7 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+
+	"github.com/toolgate/toolgate"
 )
 
 // The error codes of the API: the "error" field of every error body. Their
@@ -25,6 +28,7 @@ const (
 	codeUnknownAgent     = "unknown_agent"      // 422: no agent of that name
 	codeInvalidDecisions = "invalid_decisions"  // 422: decisions break a rule; "problem" says which
 	codeInternal         = "internal"           // 500
+	codeModelError       = "model_error"        // 502: the model provider failed; "kind" says how
 	codeClosed           = "unavailable"        // 503: the server is closed
 )
 
@@ -32,6 +36,44 @@ const (
 type errorJSON struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
+}
+
+// modelErrorJSON is the body of a 502 for a model provider's failure.
+type modelErrorJSON struct {
+	errorJSON
+	// Kind is the [toolgate.ModelErrorKind]: rate_limit, auth,
+	// bad_request, server or other.
+	Kind toolgate.ModelErrorKind `json:"kind"`
+	// Provider names the provider, such as "openai".
+	Provider string `json:"provider,omitempty"`
+	// ProviderStatus is the provider's HTTP status; 0, omitted, when it
+	// sent no answer.
+	ProviderStatus int `json:"provider_status,omitempty"`
+}
+
+// modelErrorMessages say, by kind, what a model failure means to the
+// caller. The provider's own message is logged, not answered: it may name
+// the service's account.
+var modelErrorMessages = map[toolgate.ModelErrorKind]string{
+	toolgate.ModelErrRateLimit:  "the model provider's rate limit was reached; retry later",
+	toolgate.ModelErrAuth:       "the model provider refused the service's credentials",
+	toolgate.ModelErrBadRequest: "the model provider refused the request",
+	toolgate.ModelErrServer:     "the model provider failed; retry later",
+	toolgate.ModelErrOther:      "the model call failed",
+}
+
+// modelError returns the body answering err when it is a model provider's
+// failure.
+func modelError(err error) (*modelErrorJSON, bool) {
+	var me *toolgate.ModelError
+	if !errors.As(err, &me) {
+		return nil, false
+	}
+	msg, ok := modelErrorMessages[me.Kind]
+	if !ok {
+		msg = modelErrorMessages[toolgate.ModelErrOther]
+	}
+	return &modelErrorJSON{errorJSON: errorJSON{Error: codeModelError, Message: msg}, Kind: me.Kind, Provider: me.Provider, ProviderStatus: me.StatusCode}, true
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

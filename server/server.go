@@ -53,6 +53,7 @@ type Server struct {
 	events eventsState
 	ops    *ops // metrics, traces, timeouts (ops.go)
 	web    webState
+	hooks  *notifier // nil without webhooks
 
 	closed atomic.Bool
 }
@@ -85,7 +86,9 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations/{id}/grants/{grant}/revoke", s.auth(s.revokeGrant))
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
+	s.handle("GET /v1/webhooks/deliveries", s.auth(s.webhookDeliveries))
 	s.startEvents()
+	s.startWebhooks()
 	s.initWeb()
 	s.sweeper = s.startSweeper()
 	s.recoverer = s.startRecovery()
@@ -113,6 +116,7 @@ func (s *Server) Close() error {
 		s.stopEvents()
 		s.stopSweeper()
 		s.stopRecovery()
+		s.stopWebhooks()
 	}
 	return nil
 }
@@ -1028,6 +1032,11 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if s.timedOut(w, r, err) {
+		return
+	}
+	if body, ok := modelError(err); ok {
+		s.logger.ErrorContext(r.Context(), "server: the model failed", "method", r.Method, "path", capped(r.URL.Path), "kind", body.Kind, "err", logcap.Error(err))
+		writeJSON(w, http.StatusBadGateway, body)
 		return
 	}
 	s.logger.ErrorContext(r.Context(), "server: request failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))

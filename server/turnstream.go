@@ -155,6 +155,11 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 		_, body, _ := s.denial(r, err)
 		sw.event("", "error", body)
 		return
+	case errors.As(err, new(*toolgate.ModelError)):
+		body, _ := modelError(err)
+		s.logger.ErrorContext(r.Context(), "server: the model failed in a streamed turn", "method", r.Method, "path", capped(r.URL.Path), "kind", body.Kind, "err", logcap.Error(err))
+		sw.event("", "error", body)
+		return
 	default:
 		s.logger.ErrorContext(r.Context(), "server: streamed turn failed", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
 	}

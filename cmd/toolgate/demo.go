@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -125,6 +126,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	var store toolgate.ConversationStore = toolgate.NewMemoryStore()
+	var vaults privacy.VaultStore // with --db: the privacy vaults survive the process too
 	if f.db != "" {
 		s, err := sqlite.Open(ctx, f.db, nil)
 		if err != nil {
@@ -132,7 +134,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 			return 1
 		}
 		defer s.Close()
-		store = s
+		store, vaults = s, s
 	}
 	d := &demo{flags: f, env: e, tools: &flightdemo.Tools{}, in: bufio.NewReader(e.stdin)}
 	model, err := demoProviderModel(f)
@@ -158,6 +160,8 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 	if f.privacy {
 		guard, err := privacy.NewGuard(&privacy.GuardOptions{
 			Disclosure: map[string]privacy.Grant{"bookFlight": privacy.Types(privacy.EmailAddress)},
+			Vaults:     vaults,
+			Key:        demoVaultKey[:],
 		})
 		if err != nil {
 			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
@@ -167,11 +171,25 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 	}
 	d.client = toolgate.NewClient(model, d.tools.Tools(), opts)
 	if err := d.run(ctx); err != nil {
+		if errors.Is(err, errInterrupted) {
+			fmt.Fprintln(e.stdout)
+			if f.db != "" {
+				fmt.Fprintf(e.stderr, "toolgate demo: interrupted; nothing ran, and the pause is kept in %s: %s --yes\n", f.db, d.resumeCommand())
+			} else {
+				fmt.Fprintln(e.stderr, "toolgate demo: interrupted; nothing ran")
+			}
+			return 130
+		}
 		fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 		return 1
 	}
 	return 0
 }
+
+// demoVaultKey seals the privacy vaults the demo keeps in --db, so that
+// --resume finds the originals behind the tokens. It is a published
+// constant: the demo's file protects nothing.
+var demoVaultKey = sha256.Sum256([]byte("toolgate demo: not a secret"))
 
 type demo struct {
 	flags     *demoFlags
@@ -253,6 +271,9 @@ func (d *demo) run(ctx context.Context) error {
 		d.printf("toolgate demo: a flight-booking agent on %s\n\n", d.flags.provider)
 	}
 	id := d.flags.conversation
+	if d.principal != nil {
+		d.printf("Running as %s (roles %v) under the Cedar policies.\n", d.principal.ID, d.principal.Roles)
+	}
 	if d.flags.resume {
 		conv, err := d.client.Store().Load(ctx, id)
 		if err != nil {
@@ -274,9 +295,6 @@ func (d *demo) run(ctx context.Context) error {
 	input := flightdemo.Input
 	if d.flags.privacy {
 		input = flightdemo.PrivateInput
-	}
-	if d.principal != nil {
-		d.printf("Running as %s (roles %v) under the Cedar policies.\n", d.principal.ID, d.principal.Roles)
 	}
 	d.printf("user: %s\n", input)
 	resp, err := d.client.Call(ctx, &toolgate.CallParams{ConversationID: id, Principal: d.principal, Input: input})
@@ -333,19 +351,19 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 	}
 	d.printf("\n")
 
-	decisions, ok, err := d.collect(reply, keys, awaiting)
+	decisions, ok, err := d.collect(ctx, reply, keys, awaiting)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		if d.flags.db == "" {
 			d.printf("Stopped at the pause. Nothing ran, and without --db the pause is not kept.\n")
-			d.printf("Try: toolgate demo --db demo.db, then toolgate demo --db demo.db --resume --yes\n")
+			d.printf("Try: %[1]s demo --db demo.db, then %[1]s demo --db demo.db --resume --yes\n", d.program())
 			return nil
 		}
 		d.printf("Stopped at the pause. Nothing ran; the pause is kept in %s.\n", d.flags.db)
-		d.printf("Resume with:  toolgate demo --db %s --resume --yes\n", d.flags.db)
-		d.printf("         or:  toolgate demo --db %s --resume --no \"MESSAGE\"\n", d.flags.db)
+		d.printf("Resume with:  %s --yes\n", d.resumeCommand())
+		d.printf("         or:  %s --no 'MESSAGE'\n", d.resumeCommand())
 		return nil
 	}
 	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: d.flags.conversation, Principal: d.principal, Decisions: decisions})
@@ -380,10 +398,44 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 	return nil
 }
 
+// program is how the person runs this command.
+func (d *demo) program() string {
+	if d.env.program == "" {
+		return "toolgate"
+	}
+	return d.env.program
+}
+
+// resumeCommand is the command line that resumes the pause kept in --db:
+// the same story (conversation, user, policy, privacy, model) as this run.
+func (d *demo) resumeCommand() string {
+	f := d.flags
+	words := []string{d.program(), "demo", "--db", shellQuote(f.db)}
+	if f.conversation != "demo" {
+		words = append(words, "--conversation", shellQuote(f.conversation))
+	}
+	if f.user != "" {
+		words = append(words, "--user", shellQuote(f.user))
+	}
+	if f.policy != "" {
+		words = append(words, "--policy", shellQuote(f.policy))
+	}
+	if f.privacy {
+		words = append(words, "--privacy")
+	}
+	if f.provider != "" {
+		words = append(words, "--provider", shellQuote(f.provider))
+	}
+	if f.model != "" {
+		words = append(words, "--model", shellQuote(f.model))
+	}
+	return strings.Join(append(words, "--resume"), " ")
+}
+
 // collect returns one decision per call: calls that await a decision are
 // decided by the flags or the person; the others are allowed. ok is false
 // when nobody can decide now (no flag, no terminal, or end of input).
-func (d *demo) collect(reply *toolgate.AssistantMessage, keys, awaiting []string) (ds []toolgate.Decision, ok bool, err error) {
+func (d *demo) collect(ctx context.Context, reply *toolgate.AssistantMessage, keys, awaiting []string) (ds []toolgate.Decision, ok bool, err error) {
 	for i, c := range reply.ToolCalls {
 		key := keys[i]
 		switch {
@@ -396,7 +448,7 @@ func (d *demo) collect(reply *toolgate.AssistantMessage, keys, awaiting []string
 		case !d.env.interactive:
 			return nil, false, nil
 		default:
-			dec, ok, err := d.ask(key, c)
+			dec, ok, err := d.ask(ctx, key, c)
 			if err != nil || !ok {
 				return nil, ok, err
 			}
@@ -407,10 +459,10 @@ func (d *demo) collect(reply *toolgate.AssistantMessage, keys, awaiting []string
 }
 
 // ask asks the person about one call until the answer is understood.
-func (d *demo) ask(key string, c toolgate.ToolCall) (toolgate.Decision, bool, error) {
+func (d *demo) ask(ctx context.Context, key string, c toolgate.ToolCall) (toolgate.Decision, bool, error) {
 	for {
 		d.printf("Allow %s %s [%s]? (y/n) ", c.Name, c.Arguments, key)
-		line, err := d.readLine()
+		line, err := d.readLine(ctx)
 		if err != nil {
 			return toolgate.Decision{}, false, err
 		}
@@ -423,7 +475,7 @@ func (d *demo) ask(key string, c toolgate.ToolCall) (toolgate.Decision, bool, er
 			return toolgate.Allow(key), true, nil
 		case "n", "no", "deny":
 			d.printf("Message for the model (Enter for the default): ")
-			msg, err := d.readLine()
+			msg, err := d.readLine(ctx)
 			if err != nil {
 				return toolgate.Decision{}, false, err
 			}
@@ -437,9 +489,32 @@ func (d *demo) ask(key string, c toolgate.ToolCall) (toolgate.Decision, bool, er
 	}
 }
 
-// readLine reads one trimmed line; nil at the end of input.
-func (d *demo) readLine() (*string, error) {
-	line, err := d.in.ReadString('\n')
+// errInterrupted ends the demo's prompt on Ctrl-C.
+var errInterrupted = errors.New("interrupted at the prompt")
+
+// readLine reads one trimmed line; nil at the end of input. It returns
+// ctx's error as soon as ctx is done (Ctrl-C), without waiting for the
+// line.
+func (d *demo) readLine(ctx context.Context) (*string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// Left blocked on the terminal when ctx ends first; the process
+		// is about to exit.
+		line, err := d.in.ReadString('\n')
+		ch <- result{line, err}
+	}()
+	var line string
+	var err error
+	select {
+	case <-ctx.Done():
+		return nil, errInterrupted
+	case r := <-ch:
+		line, err = r.line, r.err
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}

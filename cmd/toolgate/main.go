@@ -20,7 +20,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
@@ -29,7 +32,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, interactive: isTerminal(os.Stdin)}
+	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, interactive: isTerminal(os.Stdin), program: programName(os.Args[0])}
 	os.Exit(run(ctx, os.Args[1:], env))
 }
 
@@ -39,6 +42,37 @@ type env struct {
 	stdout, stderr io.Writer
 	// interactive is true when stdin is a terminal a person types at.
 	interactive bool
+	// program is how the person runs this command, for the commands it
+	// prints: "toolgate", "go run ./cmd/toolgate" or a path. "":
+	// "toolgate".
+	program string
+}
+
+// programName returns how to run this command again from the shell it
+// was started in: "go run ./cmd/toolgate" for a binary that go run built
+// in a temporary directory, the name alone when the shell finds this very
+// binary by it, the path given otherwise.
+func programName(arg0 string) string {
+	if strings.Contains(arg0, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/toolgate"
+	}
+	base := filepath.Base(arg0)
+	if found, err := exec.LookPath(base); err == nil {
+		a, errA := filepath.Abs(found)
+		b, errB := filepath.Abs(arg0)
+		if errA == nil && errB == nil && (a == b || base == arg0) {
+			return base
+		}
+	}
+	return shellQuote(arg0)
+}
+
+// shellQuote returns s as one word of a POSIX shell command line.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=:@,+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 const usage = `toolgate: tool calls that wait for a person's decision

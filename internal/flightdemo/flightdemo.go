@@ -78,6 +78,21 @@ func (d *Tools) Tools() []*toolgate.Tool {
 	}
 }
 
+// The flight numbers in the tools' results.
+var (
+	statusPattern = regexp.MustCompile(`Flight ([A-Za-z0-9-]{1,16}) is on time`)
+	bookedPattern = regexp.MustCompile(`Booked ([A-Za-z0-9-]{1,16})`)
+)
+
+// resultFlight returns the flight number a tool result names, or "the
+// flight".
+func resultFlight(p *regexp.Regexp, content string) string {
+	if m := p.FindStringSubmatch(content); m != nil {
+		return m[1]
+	}
+	return "the flight"
+}
+
 // tokenPattern matches the privacy guard's tokens, such as [EMAIL_ADDRESS_1].
 var tokenPattern = regexp.MustCompile(`\[[A-Z_]+_[0-9]+\]`)
 
@@ -113,9 +128,11 @@ func Model() *scripted.Model {
 		for _, r := range tm.Results {
 			switch {
 			case r.Name == "flightStatus" && r.Status == toolgate.ResultOK:
-				parts = append(parts, "VX205 is on time.")
+				parts = append(parts, resultFlight(statusPattern, r.Content)+" is on time.")
 			case r.Name == "bookFlight" && r.Status == toolgate.ResultOK:
-				parts = append(parts, "Your seat on VX205 is booked.")
+				// The flight the tool booked, which an approver may have
+				// changed from the one asked for.
+				parts = append(parts, "Your seat on "+resultFlight(bookedPattern, r.Content)+" is booked.")
 				if toks := tokenPattern.FindAllString(r.Content, 1); len(toks) == 1 {
 					parts = append(parts, "The ticket goes to "+toks[0]+".")
 				}
