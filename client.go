@@ -1,6 +1,7 @@
 package toolgate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // Client runs turns of a conversation: it sends the conversation to the
@@ -168,7 +171,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		c.wrapped = append(c.wrapped, t.Wrap(c.toolMW...))
 	}
 	for _, name := range c.manager.UnmatchedConfirmTools(tools) {
-		c.logger.Warn("toolgate: a tool named for confirmation matches no tool of the client", "tool", name)
+		c.logger.Warn("toolgate: a tool named for confirmation matches no tool of the client", "tool", logcap.String(name))
 	}
 	return c
 }
@@ -197,11 +200,12 @@ type CallParams struct {
 type ResumeTurnParams struct {
 	// ConversationID names the paused conversation.
 	ConversationID string
-	// PauseID, when set, names the pause the decisions were made for: the
-	// resumption fails with [ErrNoOpenPause] when the conversation's open
-	// pause is another one, so that decisions taken on one pause are never
-	// applied to a later pause whose calls happen to have the same keys.
-	// "": the open pause, whichever it is.
+	// PauseID names the pause the decisions were made for
+	// ([Response.PauseID] of the paused turn). Required: the resumption
+	// fails with [ErrNoOpenPause] when it is empty or the conversation's
+	// open pause is another one, so that decisions taken on one pause are
+	// never applied to a later pause whose calls happen to have the same
+	// keys.
 	PauseID string
 	// Principal is who the resumed turn runs for, as the caller knows them
 	// now (not as they were when the turn paused): the guards judge the
@@ -305,39 +309,57 @@ func (c *Client) ResumeStream(ctx context.Context, p *ResumeTurnParams) iter.Seq
 	}
 }
 
+// ClosePauseParams are the inputs of [Client.DenyOpenPause] and
+// [Client.ExpireOpenPause].
+type ClosePauseParams struct {
+	// ConversationID names the conversation.
+	ConversationID string
+	// PauseID names the pause to close; the call fails with
+	// [ErrNoOpenPause] when the conversation's open pause is another one.
+	// "": the open pause, whichever it is.
+	PauseID string
+	// Message is the result every call answers the model with. "":
+	// [DefaultDenyMessage] for a denial, [ExpiredMessage] for an expiry.
+	Message string
+}
+
 // DenyOpenPause resolves the conversation's open pause by denying every
-// call with message (DefaultDenyMessage when ""), without calling the
-// model, so that new input is accepted and the stored conversation stays
-// valid for providers (every tool call has a result). It fails with
-// [ErrNoOpenPause] when there is no open pause.
-func (c *Client) DenyOpenPause(ctx context.Context, conversationID, message string) error {
-	if message == "" {
-		message = DefaultDenyMessage
+// call with p.Message, without calling the model, so that new input is
+// accepted and the stored conversation stays valid for providers (every
+// tool call has a result). It fails with [ErrNoOpenPause] when there is no
+// such open pause.
+func (c *Client) DenyOpenPause(ctx context.Context, p *ClosePauseParams) error {
+	if p == nil {
+		p = &ClosePauseParams{}
 	}
+	message := cmp.Or(p.Message, DefaultDenyMessage)
 	deny := func(reply *AssistantMessage) []Decision { return DenyAll(reply, message) }
 	// Not a person's decision: the pause is abandoned and nothing of the
 	// reply runs, including the calls that awaited no decision.
-	return c.resolveOpenPause(ctx, conversationID, "", deny, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+	return c.resolveOpenPause(ctx, p.ConversationID, p.PauseID, deny, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
 		return answerAll(reply, ResultDenied, message), nil
 	})
 }
 
 // ExpiredMessage is the result every call of an expired pause answers the
-// model with (see [Client.ExpireOpenPause]).
+// model with by default (see [Client.ExpireOpenPause]).
 const ExpiredMessage = "This call expired before anyone decided; it did not run."
 
 // ExpireOpenPause resolves the conversation's open pause because nobody
-// decided it in time: every call answers [ExpiredMessage] with status
-// [ResultExpired], nothing runs and the model is not called, so that new
-// input is accepted and the stored conversation stays valid for providers.
-// pauseID names the pause that expired ("": the open pause, whichever it
-// is). The pause is claimed like a resumption claims it, so a pause is
-// either expired or resumed, never both. It fails with [ErrNoOpenPause]
-// when the conversation has no such open pause (none, another one, or
-// one already claimed by a resumption).
-func (c *Client) ExpireOpenPause(ctx context.Context, conversationID, pauseID string) error {
-	return c.resolveOpenPause(ctx, conversationID, pauseID, nil, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
-		return answerAll(reply, ResultExpired, ExpiredMessage), nil
+// decided it in time: every call answers p.Message ([ExpiredMessage] when
+// "") with status [ResultExpired], nothing runs and the model is not
+// called, so that new input is accepted and the stored conversation stays
+// valid for providers. The pause is claimed like a resumption claims it,
+// so a pause is either expired or resumed, never both. It fails with
+// [ErrNoOpenPause] when the conversation has no such open pause (none,
+// another one, or one already claimed by a resumption).
+func (c *Client) ExpireOpenPause(ctx context.Context, p *ClosePauseParams) error {
+	if p == nil {
+		p = &ClosePauseParams{}
+	}
+	message := cmp.Or(p.Message, ExpiredMessage)
+	return c.resolveOpenPause(ctx, p.ConversationID, p.PauseID, nil, func(_ *Prompt, reply *AssistantMessage) (*ToolMessage, error) {
+		return answerAll(reply, ResultExpired, message), nil
 	})
 }
 
@@ -417,7 +439,7 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 		yield(nil, err)
 		return
 	}
-	last := &Chunk{FinishReason: resp.FinishReason(), Awaiting: resp.Awaiting, MisleadingIDs: resp.MisleadingIDs, ID: resp.ID, Model: resp.Model}
+	last := &Chunk{FinishReason: resp.FinishReason(), Awaiting: resp.Awaiting, PauseID: resp.PauseID, MisleadingIDs: resp.MisleadingIDs, ID: resp.ID, Model: resp.Model}
 	u := resp.Usage
 	last.Usage = &u
 	if resp.Paused() {
@@ -443,12 +465,12 @@ type turn struct {
 	usage     Usage
 	results   []ToolResult // results of the turn's rounds
 	emit      func(*Chunk) bool
-	inBody    bool              // a streaming caller's loop body is running (see callModel)
-	guard     RequestAuthorizer // nil without an authorizer
-	prot      RequestProtector  // nil without a protector
-	protTools []*Tool           // the client's tools wrapped by prot
-	search    RequestToolSearch // nil without tool search
-	searchT   *Tool             // the request's search tool, wrapped by prot
+	inBody    bool           // a streaming caller's loop body is running (see callModel)
+	guard     TurnAuthorizer // nil without an authorizer
+	prot      TurnProtector  // nil without a protector
+	protTools []*Tool        // the client's tools wrapped by prot
+	search    TurnToolSearch // nil without tool search
+	searchT   *Tool          // the request's search tool, wrapped by prot
 	outStream func(context.Context, string, bool) (string, error)
 	wrapped   map[*Tool]*Tool // guard's tools wrapped by tool middleware
 	// for resumption
@@ -498,7 +520,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 	tools := t.c.tools
 	if p := t.c.protector; p != nil {
 		err := guarded(log, SeamProtector, func() error {
-			rp, err := p.Begin(ctx, &ProtectRequest{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+			rp, err := p.Begin(ctx, &ProtectParams{Principal: t.principal, ConversationID: t.convID, Resume: resume})
 			if err != nil {
 				return err
 			}
@@ -519,7 +541,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 	}
 	if s := t.c.search; s != nil {
 		err := guarded(log, SeamToolSearch, func() error {
-			rs, err := s.Begin(ctx, &ToolSearchRequest{Principal: t.principal, ConversationID: t.convID})
+			rs, err := s.Begin(ctx, &ToolSearchParams{Principal: t.principal, ConversationID: t.convID})
 			if err != nil {
 				return err
 			}
@@ -547,7 +569,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 		return nil
 	}
 	return guarded(log, SeamAuthorizer, func() error {
-		g, err := t.c.authz.Begin(ctx, &AuthorizeRequest{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
+		g, err := t.c.authz.Begin(ctx, &AuthorizeParams{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
 		if err != nil {
 			return err
 		}
@@ -642,8 +664,8 @@ func (t *turn) searchOffer(ctx context.Context, tools []*Tool, all bool) ([]*Too
 }
 
 func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, error) {
-	if p == nil {
-		p = &ResumeTurnParams{}
+	if p == nil || p.PauseID == "" {
+		return nil, fmt.Errorf("%w: resume: ResumeTurnParams.PauseID is empty; pass the Response.PauseID of the paused turn", ErrNoOpenPause)
 	}
 	conv := p.Conversation
 	if conv == nil {
@@ -658,7 +680,7 @@ func (c *Client) resumeTurn(ctx context.Context, p *ResumeTurnParams) (*turn, er
 	if err != nil {
 		return nil, err
 	}
-	if p.PauseID != "" && conv.Pause.ID != p.PauseID {
+	if conv.Pause.ID != p.PauseID {
 		return nil, fmt.Errorf("%w: conversation %q, pause %q: the open pause is %q", ErrNoOpenPause, p.ConversationID, p.PauseID, conv.Pause.ID)
 	}
 	t := &turn{
@@ -914,7 +936,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 					return nil, err
 				}
 				out := t.response(resp, FinishToolCalls)
-				out.Awaiting, out.MisleadingIDs = pe.Awaiting, pe.MisleadingIDs
+				out.Awaiting, out.MisleadingIDs, out.PauseID = pe.Awaiting, pe.MisleadingIDs, pr.ID
 				return out, nil
 			case errors.As(err, &le):
 				return t.endWithSkipped(ctx, resp, reply, le)

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // ErrPanicked is matched (with [errors.Is]) by every [*PanicError].
@@ -21,12 +23,12 @@ const (
 	SeamPolicy = "confirmation_policy"
 	// SeamDecider: the check of who decided ([ResumeTurnParams.MayDecide]).
 	SeamDecider = "decider"
-	// SeamAuthorizer: the [Authorizer] or its [RequestAuthorizer].
+	// SeamAuthorizer: the [Authorizer] or its [TurnAuthorizer].
 	SeamAuthorizer = "authorizer"
-	// SeamProtector: the [Protector] or its [RequestProtector], recognizers
+	// SeamProtector: the [Protector] or its [TurnProtector], recognizers
 	// and validators included.
 	SeamProtector = "protector"
-	// SeamToolSearch: the [ToolSearch] or its [RequestToolSearch].
+	// SeamToolSearch: the [ToolSearch] or its [TurnToolSearch].
 	SeamToolSearch = "tool_search"
 	// SeamToolMiddleware: code wrapped around a tool's function
 	// ([ClientOptions.ToolMiddleware], [Tool.Wrap], the guards' per-call
@@ -69,11 +71,14 @@ func panicked(logger *slog.Logger, seam string, v any) *PanicError {
 	return &PanicError{Seam: seam}
 }
 
+// describePanic describes a panic value for a log line: a runtime error's
+// text, cut to a bounded length (a value of the caller's own type may
+// implement runtime.Error and quote anything), or the value's type.
 func describePanic(v any) string {
 	if re, ok := v.(runtime.Error); ok {
-		return re.Error()
+		return logcap.Error(re)
 	}
-	return fmt.Sprintf("%T", v)
+	return logcap.String(fmt.Sprintf("%T", v))
 }
 
 // catch, deferred, turns a panic into *err = a [*PanicError] for seam.
@@ -186,9 +191,9 @@ func guarded(logger *slog.Logger, seam string, f func() error) (err error) {
 	return f()
 }
 
-// safeAuthorizer is a [RequestAuthorizer] whose panics fail closed.
+// safeAuthorizer is a [TurnAuthorizer] whose panics fail closed.
 type safeAuthorizer struct {
-	ra     RequestAuthorizer
+	ra     TurnAuthorizer
 	logger *slog.Logger
 }
 
@@ -207,10 +212,10 @@ func (s safeAuthorizer) CheckReply(ctx context.Context, p *Prompt, reply *Assist
 	return s.ra.CheckReply(ctx, p, reply)
 }
 
-// safeProtector is a [RequestProtector] whose panics fail closed. Its Tool
+// safeProtector is a [TurnProtector] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeProtector struct {
-	rp     RequestProtector
+	rp     TurnProtector
 	logger *slog.Logger
 }
 
@@ -244,10 +249,10 @@ func (s safeProtector) End(ctx context.Context) (err error) {
 	return s.rp.End(ctx)
 }
 
-// safeSearch is a [RequestToolSearch] whose panics fail closed. Its Tool
+// safeSearch is a [TurnToolSearch] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeSearch struct {
-	rs     RequestToolSearch
+	rs     TurnToolSearch
 	logger *slog.Logger
 }
 

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // Manager runs the tool calls of model replies. It asks its confirmation
@@ -555,7 +557,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	}
 	var tp *toolPanic
 	if errors.As(err, &tp) {
-		m.logger.Error("toolgate: tool panicked", "tool", tp.tool, "panic", describePanic(tp.value), "stack", string(tp.stack))
+		m.logger.Error("toolgate: tool panicked", "tool", logcap.String(tp.tool), "panic", describePanic(tp.value), "stack", string(tp.stack))
 	}
 	content, abort := m.handle(ctx, call, err)
 	if abort != nil {
