@@ -500,16 +500,6 @@ func TestPropertyNoDeniedToolLeaks(t *testing.T) {
 	}
 }
 
-func TestContextPrincipal(t *testing.T) {
-	ctx := authz.ContextWithPrincipal(context.Background(), bob)
-	if got := authz.PrincipalFromContext(ctx); got != bob {
-		t.Errorf("got %+v", got)
-	}
-	if got := authz.PrincipalFromContext(context.Background()); got != nil {
-		t.Errorf("empty context gave %+v", got)
-	}
-}
-
 func TestNewGuardNilPolicy(t *testing.T) {
 	defer func() {
 		if recover() == nil {

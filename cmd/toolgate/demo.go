@@ -15,7 +15,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
-	"github.com/toolgate/toolgate/examples"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/anthropic"
@@ -241,7 +240,7 @@ func demoPolicy(path string) (*cedar.Policy, error) {
 	if path != "" {
 		return cedar.Load(path)
 	}
-	return cedar.New(nil, cedar.Source{Name: "examples/flights.cedar", Text: []byte(examples.FlightsCedar)})
+	return cedar.New(nil, cedar.Source{Name: "examples/flights.cedar", Text: []byte(flightdemo.Policies)})
 }
 
 func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.env.stdout, format, args...) }
