@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,11 +38,6 @@ type Claim struct {
 	// TakeOver.
 	Supersedes string
 }
-
-// ErrClaimLost: the pause is no longer claimed with the caller's token. A
-// recovery took the claim over (or the pause was resolved), so the caller
-// must start no more calls and its results will not be stored.
-var ErrClaimLost = errors.New("toolgate: the claim on the pause was lost")
 
 // validateClaim applies the rules every store enforces for
 // [ConversationStore.ClaimPause] on conversation id whose unresolved pause

@@ -341,10 +341,6 @@ func (c *Client) DenyOpenPause(ctx context.Context, p *ClosePauseParams) error {
 	})
 }
 
-// ExpiredMessage is the result every call of an expired pause answers the
-// model with by default (see [Client.ExpireOpenPause]).
-const ExpiredMessage = "This call expired before anyone decided; it did not run."
-
 // ExpireOpenPause resolves the conversation's open pause because nobody
 // decided it in time: every call answers p.Message ([ExpiredMessage] when
 // "") with status [ResultExpired], nothing runs and the model is not

@@ -9,12 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// EditNote opens the result of a call that ran with arguments a person
-// edited (see [AllowWithArguments]): the model reads
-// EditNote + the edited arguments + "\n" + the tool's output, so it knows
-// what actually ran. The reply keeps the arguments the model gave.
-const EditNote = "The approver changed the arguments to: "
-
 // compactArguments returns a compacted copy of args, or a plain copy when
 // args is not valid JSON (the checks report it later).
 func compactArguments(args json.RawMessage) json.RawMessage {

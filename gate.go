@@ -13,9 +13,6 @@ import (
 	"github.com/toolgate/toolgate/internal/logcap"
 )
 
-// ErrPanicked is matched (with [errors.Is]) by every [*PanicError].
-var ErrPanicked = errors.New("toolgate: code called by the gate panicked")
-
 // The seams a [*PanicError] names. Their values are stable: they cross the
 // wire in the service's errors.
 const (

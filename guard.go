@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 )
 
 // Authorizer is the seam through which an authorization guard (package
@@ -59,13 +58,6 @@ type TurnAuthorizer interface {
 	CheckPrompt(ctx context.Context, offered []*Tool, p *Prompt) error
 	CheckReply(ctx context.Context, p *Prompt, reply *AssistantMessage) (refusals []ToolResult, err error)
 }
-
-// ErrAbortTurn is matched by tool errors that must end the run instead of
-// becoming an error result for the model: a guard's refusal right before a
-// call runs, for example. The [Manager] returns such an error from
-// [Manager.Run] and [Manager.Resume] without consulting the error handler;
-// calls after it do not run.
-var ErrAbortTurn = errors.New("toolgate: the run was aborted")
 
 // Protector is the seam through which a privacy guard (package privacy)
 // takes part in every request of a [Client]: the model sees tokens instead

@@ -78,10 +78,6 @@ func DefaultErrorHandler(_ context.Context, _ ToolCall, err error) (string, erro
 	return err.Error(), nil
 }
 
-// ErrToolPanicked wraps the value of a panic in a tool; the panic is turned
-// into an error result and the stack is logged.
-var ErrToolPanicked = errors.New("tool panicked")
-
 // NewManager returns a manager configured by opts (nil: defaults).
 func NewManager(opts *ManagerOptions) *Manager {
 	if opts == nil {
@@ -110,10 +106,10 @@ func NewManager(opts *ManagerOptions) *Manager {
 	if opts.DisableMetadataFlag {
 		m.logger.Warn("toolgate: the requires-confirmation flag of tool metadata is disabled; flagged tools run without a person's decision")
 	} else {
-		ps = append(ps, FromMetadata())
+		ps = append(ps, fromMetadata())
 	}
 	if len(m.confirm) > 0 {
-		ps = append(ps, ForTools(m.confirm...))
+		ps = append(ps, forTools(m.confirm...))
 	}
 	if opts.Policy != nil {
 		m.argPolicy = opts.Policy
@@ -263,9 +259,6 @@ type PauseError struct {
 	MisleadingIDs []string
 }
 
-// ErrPaused is matched (with [errors.Is]) by [*PauseError].
-var ErrPaused = errors.New("toolgate: paused for confirmation")
-
 func (e *PauseError) Error() string {
 	return fmt.Sprintf("toolgate: paused for confirmation: %d of %d calls await a decision", len(e.Awaiting), len(e.Keys))
 }
@@ -282,9 +275,6 @@ type LimitError struct {
 	Limit, Count int
 }
 
-// ErrLimitExceeded is matched (with [errors.Is]) by [*LimitError].
-var ErrLimitExceeded = errors.New("toolgate: tool call limit exceeded")
-
 func (e *LimitError) Error() string {
 	if e.Tool == "" {
 		return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls in this turn, limit %d", e.Count, e.Limit)
@@ -294,10 +284,6 @@ func (e *LimitError) Error() string {
 
 // Is reports whether target is [ErrLimitExceeded].
 func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
-
-// ErrNoToolCalls is returned when a reply with no tool calls is given to
-// [Manager.Run].
-var ErrNoToolCalls = errors.New("toolgate: the reply has no tool calls")
 
 // Run runs the calls of a reply. If the policy asks for confirmation of
 // any call, nothing runs and Run returns a [*PauseError]. If the calls would

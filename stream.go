@@ -1,7 +1,6 @@
 package toolgate
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -11,10 +10,6 @@ import (
 // maxStreamedCalls bounds the tool-call index a stream may use, so that a
 // hostile or broken stream cannot make the client allocate without limit.
 const maxStreamedCalls = 512
-
-// ErrBadStream is wrapped by errors about malformed streams (a tool-call
-// fragment with an out-of-range index).
-var ErrBadStream = errors.New("toolgate: malformed stream")
 
 // accumulator builds a reply (or a whole turn's last reply) from chunks.
 type accumulator struct {

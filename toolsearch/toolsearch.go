@@ -128,8 +128,8 @@ func New(opts *Options) *Searcher {
 	if s.bound <= 0 {
 		s.bound = DefaultMaxConversations
 	}
-	if err := toolgate.CheckToolDefinition(toolgate.ToolDefinition{Name: s.name}); err != nil {
-		panic("toolsearch: New: " + err.Error())
+	if !toolgate.ValidToolName(s.name) {
+		panic(fmt.Sprintf("toolsearch: New: invalid tool name %q: want 1-64 of [A-Za-z0-9_.-]", s.name))
 	}
 	schema, err := jsonschema.For[Input](nil)
 	if err != nil {
