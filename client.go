@@ -761,17 +761,18 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := &ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, Awaiting: t.awaiting(),
-		MayDecide: t.mayDecide, ConversationID: t.convID, Principal: t.principal}
-	// The decisions' own rules first (one per call, known keys), and who
-	// may decide what, then the authorizer, then the rules that need the
-	// tools and the limits.
-	keys, which, err := matchDecisions(&Prompt{}, t.reply, denyOnly(t.decisions))
+	// The decisions are checked once, into the plan the manager executes:
+	// their own rules (one per call, known keys) and who may decide what,
+	// the edits, then the authorizer, then the rules that need the tools
+	// and the limits.
+	pl, err := newPlan(&ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, Awaiting: t.awaiting(),
+		MayDecide: t.mayDecide, ConversationID: t.convID, Principal: t.principal}, false)
 	if err != nil {
 		return nil, err
 	}
+	m := c.manager
 	var res *RunResult
-	if err := c.manager.checkDeciding(params, keys, which); err != nil {
+	if err := m.checkDeciding(pl); err != nil {
 		if !t.recovering {
 			return nil, err
 		}
@@ -782,12 +783,15 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	}
 	// Edited arguments are checked (their schema, then the policy and who
 	// may decide the edited call) before the authorizer judges them.
-	if err := checkEdits(prompt, t.reply, t.decisions); err != nil {
+	if err := checkEdits(pl); err != nil {
 		return nil, err
 	}
+	// A recovery does not fail on the policy's view of an edit: the pause
+	// is resolved as unrunnable below, unless the authorizer refuses first.
+	var editErr error
 	if res == nil {
-		if err := c.manager.checkEditedPolicy(params, keys, which); err != nil && !t.recovering {
-			return nil, err
+		if editErr = m.checkEditedPolicy(pl); editErr != nil && !t.recovering {
+			return nil, editErr
 		}
 	}
 	if err := t.protectReply(ctx, t.reply); err != nil {
@@ -808,7 +812,14 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		}
 	}
 	if refused == nil && res == nil {
-		if err := c.manager.CheckResume(params); err != nil {
+		err := pl.checkTools()
+		if err == nil {
+			err = editErr
+		}
+		if err == nil {
+			err = m.checkLimits(pl)
+		}
+		if err != nil {
 			if !t.recovering {
 				return nil, err
 			}
@@ -830,10 +841,10 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	case refused != nil:
 		res = &RunResult{Message: refused}
 	default:
-		m := t.newMarker(claim)
-		params.before = t.marking(m)
-		res, err = c.manager.Resume(ctx, params)
-		if m.claimed() {
+		mk := t.newMarker(claim)
+		pl.start = t.marking(mk)
+		res, err = m.execute(ctx, pl)
+		if mk.claimed() {
 			t.claim = claim.Token
 		}
 		switch {
@@ -1161,19 +1172,6 @@ func (t *turn) awaiting() []string {
 		return t.pause.Awaiting
 	}
 	return append(slices.Clip(t.pause.Awaiting), t.interrupted...)
-}
-
-// denyOnly turns every decision into a denial, so that the rules of
-// [CheckDecisions] can be checked without requiring tools.
-func denyOnly(ds []Decision) []Decision {
-	out := make([]Decision, len(ds))
-	for i, d := range ds {
-		out[i] = d
-		if d.Verdict == VerdictAllow {
-			out[i] = Deny(d.Key)
-		}
-	}
-	return out
 }
 
 // modelPrompt builds the prompt of a round: the conversation and the

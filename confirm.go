@@ -385,13 +385,15 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 // a decision nor who decided: [Manager.CheckResume] checks those rules
 // too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
 func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
-	_, _, err := matchDecisions(p, reply, decisions)
+	_, _, err := matchDecisions(p, reply, decisions, true)
 	return err
 }
 
 // matchDecisions checks decisions and returns the reply's keys and, for
-// each call, the index of its decision.
-func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (keys []string, which []int, err error) {
+// each call, the index of its decision. With tools false the rules that
+// need the prompt's tools (an allowed call's tool is in p, its edit matches
+// the tool's schema) are left out.
+func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision, tools bool) (keys []string, which []int, err error) {
 	if !reply.HasToolCalls() {
 		return nil, nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
@@ -431,7 +433,7 @@ func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (k
 		if di < 0 {
 			return nil, nil, &DecisionError{Problem: ProblemMissing, Key: keys[ci]}
 		}
-		if d := &decisions[di]; d.Verdict == VerdictAllow {
+		if d := &decisions[di]; tools && d.Verdict == VerdictAllow {
 			name := reply.ToolCalls[ci].Name
 			t := p.Tool(name)
 			if t == nil {

@@ -124,17 +124,18 @@ func MisleadingCallIDs(reply *AssistantMessage) []string {
 // a call that awaited no decision gets a plain allow, so that it runs as
 // the model wrote it ([ProblemNotAwaited]), and every call that awaited one
 // is one the decider may decide ([ProblemNotDecider]).
-func (m *Manager) checkDeciding(p *ResumeParams, keys []string, which []int) error {
-	for i, c := range p.Reply.ToolCalls {
-		d := &p.Decisions[which[i]]
+func (m *Manager) checkDeciding(pl *plan) error {
+	keys := pl.keys
+	for i, c := range pl.reply.ToolCalls {
+		d := pl.decision(i)
 		var awaited bool
-		if p.Awaiting != nil {
-			awaited = slices.Contains(p.Awaiting, keys[i])
+		if pl.awaiting != nil {
+			awaited = slices.Contains(pl.awaiting, keys[i])
 		} else {
 			// The policy answers as it did when the reply paused; one that
 			// fails makes the call await a decision (and the decider check
 			// then applies to it).
-			needs, err := m.needs(p.Prompt, c)
+			needs, err := m.needs(pl.prompt, c)
 			awaited = needs || err != nil
 		}
 		if !awaited {
@@ -143,7 +144,7 @@ func (m *Manager) checkDeciding(p *ResumeParams, keys []string, which []int) err
 			}
 			continue
 		}
-		if !m.mayDecide(p.MayDecide, c) {
+		if !m.mayDecide(pl.mayDecide, c) {
 			return &DecisionError{Problem: ProblemNotDecider, Key: keys[i], Tool: c.Name}
 		}
 	}

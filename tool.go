@@ -289,11 +289,12 @@ func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
 	return t.call(ctx, req, nil)
 }
 
-// call is [Tool.Call] with a hook that runs, when set, after the arguments
-// are normalised and before the function, as the outermost middleware
-// would (see [Tool.Wrap]).
-func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, error) {
-	if t.run == nil && before == nil {
+// call is [Tool.Call] with the manager's start hook ([plan.start]), which
+// runs, when set, once the arguments are normalised and right before the
+// tool is entered, its middleware and guards included: a call that fails
+// earlier (invalid arguments) never starts.
+func (t *Tool) call(ctx context.Context, req *ToolRequest, start func(context.Context, *ToolRequest) error) (string, error) {
+	if t.run == nil && start == nil {
 		return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
 	}
 	args, err := normalizeArguments(req.Call.Arguments)
@@ -301,8 +302,8 @@ func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.C
 		return "", err
 	}
 	req.Arguments = args
-	if before != nil {
-		if err := before(ctx, req); err != nil {
+	if start != nil {
+		if err := start(ctx, req); err != nil {
 			return "", err
 		}
 		if t.run == nil {
