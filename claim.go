@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -40,17 +39,10 @@ type Claim struct {
 	Supersedes string
 }
 
-// ErrClaimLost: the pause is no longer claimed with the caller's token. A
-// recovery took the claim over (or the pause was resolved), so the caller
-// must start no more calls and its results will not be stored.
-var ErrClaimLost = errors.New("toolgate: the claim on the pause was lost")
-
-// ValidateClaim applies the rules every store enforces for
+// validateClaim applies the rules every store enforces for
 // [ConversationStore.ClaimPause] on conversation id whose unresolved pause
-// is pr (nil for none). Stores call it inside their transaction, or use an
-// equivalent conditional update; it returns an error wrapping
-// [ErrInvalidAppend], [ErrNoOpenPause] or [ErrClaimLost].
-func ValidateClaim(id string, pr *PauseRecord, pauseID string, c *Claim) error {
+// is pr (nil for none); storekit.ValidateClaim publishes it.
+func validateClaim(id string, pr *PauseRecord, pauseID string, c *Claim) error {
 	switch {
 	case c == nil || c.Token == "":
 		return fmt.Errorf("%w: a claim needs a token", ErrInvalidAppend)
@@ -83,12 +75,10 @@ func ValidateClaim(id string, pr *PauseRecord, pauseID string, c *Claim) error {
 	return nil
 }
 
-// ValidateMark applies the rules every store enforces for
+// validateMark applies the rules every store enforces for
 // [ConversationStore.MarkStarted] on conversation id whose unresolved pause
-// is pr (nil for none): a token and at least one key, no empty or repeated
-// key, the pause claimed with token ([ErrClaimLost] otherwise), and no key
-// already started. Stores call it inside their transaction.
-func ValidateMark(id string, pr *PauseRecord, pauseID, token string, keys []string) error {
+// is pr (nil for none); storekit.ValidateMark publishes it.
+func validateMark(id string, pr *PauseRecord, pauseID, token string, keys []string) error {
 	if token == "" {
 		return fmt.Errorf("%w: marking calls started needs the claim's token", ErrInvalidAppend)
 	}
@@ -134,7 +124,7 @@ func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Cla
 	if conv := s.convs[id]; conv != nil {
 		pr = conv.Pause
 	}
-	if err := ValidateClaim(id, pr, pauseID, c); err != nil {
+	if err := validateClaim(id, pr, pauseID, c); err != nil {
 		return err
 	}
 	at := c.At
@@ -157,7 +147,7 @@ func (s *MemoryStore) MarkStarted(ctx context.Context, id, pauseID, token string
 	if conv := s.convs[id]; conv != nil {
 		pr = conv.Pause
 	}
-	if err := ValidateMark(id, pr, pauseID, token, keys); err != nil {
+	if err := validateMark(id, pr, pauseID, token, keys); err != nil {
 		return err
 	}
 	pr.Started = append(pr.Started, keys...)

@@ -127,8 +127,8 @@ func TestClientMemoryPlacement(t *testing.T) {
 			if !resp.Paused() || !cmp.Equal(resp.Awaiting, []string{"b1"}) {
 				t.Fatalf("got paused=%v awaiting=%v, want paused on [b1]", resp.Paused(), resp.Awaiting)
 			}
-			if got := toolgate.AwaitingDecision(resp); !cmp.Equal(got, []string{"b1"}) {
-				t.Errorf("AwaitingDecision = %v, want [b1]", got)
+			if stored, _ := store.Load(ctx, "c1"); stored.Pause == nil || resp.PauseID != stored.Pause.ID {
+				t.Errorf("PauseID = %q, want the stored pause's id %+v", resp.PauseID, stored.Pause)
 			}
 			if resp.FinishReason() != toolgate.FinishToolCalls || resp.Message().ToolCalls[0].Name != "bookFlight" {
 				t.Errorf("got finish %q reply %+v, want the paused bookFlight reply", resp.FinishReason(), resp.Message())
@@ -147,7 +147,7 @@ func TestClientMemoryPlacement(t *testing.T) {
 				t.Fatalf("stored pause %+v, want one on the last message", conv.Pause)
 			}
 
-			resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c1", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
+			resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,11 +195,11 @@ func TestClientSecondPause(t *testing.T) {
 	if id == "" {
 		t.Fatal("no conversation id assigned")
 	}
-	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
+	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
 	if err != nil || !cmp.Equal(resp.Awaiting, []string{"b2"}) {
 		t.Fatalf("first resume: %v awaiting=%v, want a second pause on b2", err, resp.Awaiting)
 	}
-	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: []toolgate.Decision{toolgate.DenyWithMessage("b2", "One is enough.")}})
+	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.DenyWithMessage("b2", "One is enough.")}})
 	if err != nil || resp.Text() != "Both booked." {
 		t.Fatalf("second resume: %v text=%q", err, resp.Text())
 	}
@@ -253,7 +253,7 @@ func TestClientResumeOnce(t *testing.T) {
 		if !resp.Paused() {
 			t.Fatal("not paused")
 		}
-		p := &toolgate.ResumeTurnParams{ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}}
+		p := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}}
 		if _, err := c.Resume(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestClientResumeOnce(t *testing.T) {
 		for range n {
 			wg.Go(func() {
 				<-start
-				_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
+				_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -313,10 +313,13 @@ func TestClientOpenPauseRefusesInput(t *testing.T) {
 	if !errors.Is(err, toolgate.ErrPauseOpen) {
 		t.Fatalf("new input on open pause: %v, want ErrPauseOpen", err)
 	}
-	if err := c.DenyOpenPause(ctx, "p", "The user moved on."); err != nil {
+	if err := c.DenyOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", PauseID: "pause_other"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
+		t.Errorf("deny naming another pause: %v, want ErrNoOpenPause", err)
+	}
+	if err := c.DenyOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", Message: "The user moved on."}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.DenyOpenPause(ctx, "p", ""); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := c.DenyOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("second DenyOpenPause: %v, want ErrNoOpenPause", err)
 	}
 	resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "never mind"})
@@ -361,20 +364,20 @@ func TestClientExpireOpenPause(t *testing.T) {
 	pauseID := conv.Pause.ID
 
 	// Another pause id is not the open pause, and nothing is claimed.
-	if err := c.ExpireOpenPause(ctx, "p", "pause_other"); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := c.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", PauseID: "pause_other"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("expire of an unknown pause: %v, want ErrNoOpenPause", err)
 	}
-	if err := c.ExpireOpenPause(ctx, "nobody", ""); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := c.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "nobody"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("expire in a conversation without a pause: %v, want ErrNoOpenPause", err)
 	}
-	if err := c.ExpireOpenPause(ctx, "p", pauseID); err != nil {
+	if err := c.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", PauseID: pauseID}); err != nil {
 		t.Fatalf("ExpireOpenPause: %v", err)
 	}
 	if n := len(model.Prompts()); n != 1 {
 		t.Errorf("the model was called %d times, want once (expiry calls no model)", n)
 	}
 	// Expired once: a second expiry and a late resumption find no open pause.
-	if err := c.ExpireOpenPause(ctx, "p", pauseID); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := c.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", PauseID: pauseID}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("second ExpireOpenPause: %v, want ErrNoOpenPause", err)
 	}
 	_, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "p", PauseID: pauseID,
@@ -436,7 +439,7 @@ func TestClientExpireClaimedPause(t *testing.T) {
 	if err := store.ClaimPause(ctx, "p", conv.Pause.ID, &toolgate.Claim{Token: "other"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ExpireOpenPause(ctx, "p", conv.Pause.ID); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := c.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: "p", PauseID: conv.Pause.ID}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("expire of a claimed pause: %v, want ErrNoOpenPause", err)
 	}
 	after, err := store.Load(ctx, "p")
@@ -454,7 +457,7 @@ func TestClientResumeErrors(t *testing.T) {
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx), call("b1", "bookFlight", vx)}}, scripted.Reply{Text: "ok"})
 	c := toolgate.NewClient(model, ft.tools(), nil)
 
-	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "none"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "none"), ConversationID: "none"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("resume unknown conversation: %v, want ErrNoOpenPause", err)
 	}
 	if _, err := c.Resume(ctx, nil); !errors.Is(err, toolgate.ErrNoOpenPause) {
@@ -471,16 +474,21 @@ func TestClientResumeErrors(t *testing.T) {
 		{{Key: "b1"}, toolgate.Allow("s1")},
 	}
 	for i, ds := range bad {
-		_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: ds})
+		_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "e"), ConversationID: "e", Decisions: ds})
 		if !errors.Is(err, toolgate.ErrInvalidDecisions) {
 			t.Errorf("case %d: %v, want ErrInvalidDecisions", i, err)
 		}
+	}
+	// The pause id is required: valid decisions without it run nothing.
+	valid := []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: valid}); !errors.Is(err, toolgate.ErrNoOpenPause) || !strings.Contains(err.Error(), "PauseID is empty") {
+		t.Errorf("resume without a pause id: %v, want ErrNoOpenPause naming the empty PauseID", err)
 	}
 	if ft.status.Load()+ft.book.Load() != 0 {
 		t.Fatal("a tool ran on invalid decisions")
 	}
 	// The pause is still open: valid decisions work.
-	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}}); err != nil {
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "e"), ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}}); err != nil {
 		t.Fatalf("valid resume after invalid ones: %v", err)
 	}
 	if ft.status.Load() != 1 || ft.book.Load() != 0 {
@@ -724,6 +732,9 @@ func TestClientStream(t *testing.T) {
 		if !cmp.Equal(last.Awaiting, []string{"b1"}) || len(last.ToolCalls) != 2 || last.FinishReason != toolgate.FinishToolCalls || last.Usage == nil {
 			t.Errorf("last chunk %+v, want the paused reply's calls, keys, finish reason and usage", last)
 		}
+		if stored, _ := c.Store().Load(ctx, "s"); stored.Pause == nil || last.PauseID != stored.Pause.ID {
+			t.Errorf("last chunk's PauseID %q, want the stored pause's id %+v", last.PauseID, stored.Pause)
+		}
 		usages := 0
 		for _, ch := range chunks {
 			if ch.Usage != nil {
@@ -736,7 +747,7 @@ func TestClientStream(t *testing.T) {
 		if ft.status.Load() != 1 || ft.book.Load() != 0 {
 			t.Errorf("runs status %d book %d, want 1 0", ft.status.Load(), ft.book.Load())
 		}
-		resp, err := toolgate.Collect(c.ResumeStream(ctx, &toolgate.ResumeTurnParams{ConversationID: "s", Decisions: []toolgate.Decision{toolgate.Allow("s2"), toolgate.Allow("b1")}}))
+		resp, err := toolgate.Collect(c.ResumeStream(ctx, &toolgate.ResumeTurnParams{PauseID: last.PauseID, ConversationID: "s", Decisions: []toolgate.Decision{toolgate.Allow("s2"), toolgate.Allow("b1")}}))
 		if err != nil {
 			t.Fatal(err)
 		}

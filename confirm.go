@@ -3,7 +3,6 @@ package toolgate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -101,23 +100,18 @@ func positionalKey(i int) string {
 // A policy must be safe for concurrent use and must not block.
 type ConfirmationPolicy func(call ToolCall, meta ToolMetadata) bool
 
-// FromMetadata returns the default policy: a call needs confirmation when
+// fromMetadata returns the default policy: a call needs confirmation when
 // its tool's metadata says RequiresConfirmation.
-func FromMetadata() ConfirmationPolicy {
+func fromMetadata() ConfirmationPolicy {
 	return func(_ ToolCall, meta ToolMetadata) bool { return meta.RequiresConfirmation }
 }
 
-// ForTools returns a policy that asks for confirmation of every call of the
-// named tools, whatever their metadata says. Names are the names the model
-// sees, prefixes included.
-func ForTools(names ...string) ConfirmationPolicy {
+// forTools returns the policy of [ManagerOptions.ConfirmTools]: it asks
+// for confirmation of every call of the named tools, whatever their
+// metadata says. Names are the names the model sees, prefixes included.
+func forTools(names ...string) ConfirmationPolicy {
 	set := slices.Clone(names)
 	return func(call ToolCall, _ ToolMetadata) bool { return slices.Contains(set, call.Name) }
-}
-
-// NoConfirmation returns a policy that never asks.
-func NoConfirmation() ConfirmationPolicy {
-	return func(ToolCall, ToolMetadata) bool { return false }
 }
 
 // Or returns a policy that asks when any of ps asks. Nil policies are
@@ -133,10 +127,6 @@ func Or(ps ...ConfirmationPolicy) ConfirmationPolicy {
 		return false
 	}
 }
-
-// DefaultDenyMessage is the result a denied call answers the model with
-// when the decision gives no message.
-const DefaultDenyMessage = "The user did not allow this tool call."
 
 // Verdict is the kind of a [Decision]. The zero value is not a verdict: a
 // decision without one is rejected, never taken as allow.
@@ -278,10 +268,6 @@ func (d Decision) check() error {
 	return nil
 }
 
-// ErrInvalidDecisions is matched (with [errors.Is]) by every
-// [*DecisionError].
-var ErrInvalidDecisions = errors.New("toolgate: invalid decisions")
-
 // DecisionProblem names the rule a set of decisions breaks. Its values are
 // stable: they cross the wire in the service's errors.
 type DecisionProblem string
@@ -399,13 +385,15 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 // a decision nor who decided: [Manager.CheckResume] checks those rules
 // too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
 func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
-	_, _, err := matchDecisions(p, reply, decisions)
+	_, _, err := matchDecisions(p, reply, decisions, true)
 	return err
 }
 
 // matchDecisions checks decisions and returns the reply's keys and, for
-// each call, the index of its decision.
-func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (keys []string, which []int, err error) {
+// each call, the index of its decision. With tools false the rules that
+// need the prompt's tools (an allowed call's tool is in p, its edit matches
+// the tool's schema) are left out.
+func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision, tools bool) (keys []string, which []int, err error) {
 	if !reply.HasToolCalls() {
 		return nil, nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
@@ -445,7 +433,7 @@ func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) (k
 		if di < 0 {
 			return nil, nil, &DecisionError{Problem: ProblemMissing, Key: keys[ci]}
 		}
-		if d := &decisions[di]; d.Verdict == VerdictAllow {
+		if d := &decisions[di]; tools && d.Verdict == VerdictAllow {
 			name := reply.ToolCalls[ci].Name
 			t := p.Tool(name)
 			if t == nil {

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,14 +53,24 @@ func nonStandardDeps(t *testing.T, pkg string) []string {
 	return deps
 }
 
+// coreInternal are the internal packages the core uses: its argument
+// validator, the cap of logged strings and the hand-over of the store
+// rules to package storekit. Each imports only the standard library
+// (checked by the tests below, which list the core's dependencies).
+var coreInternal = []string{
+	"github.com/toolgate/toolgate/internal/argcheck",
+	"github.com/toolgate/toolgate/internal/logcap",
+	"github.com/toolgate/toolgate/internal/storerules",
+}
+
 // TestCoreDependencies keeps the core package free of SDKs and frameworks:
 // besides the standard library it may use only the JSON schema library and
-// its own argument validator (whose dependencies are checked here too).
+// its own internal packages (whose dependencies are checked here too).
 func TestCoreDependencies(t *testing.T) {
 	const core = "github.com/toolgate/toolgate"
 	for _, dep := range nonStandardDeps(t, core) {
 		switch {
-		case dep == core, dep == core+"/internal/argcheck":
+		case dep == core, slices.Contains(coreInternal, dep):
 		case strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
 		default:
 			t.Errorf("%s depends on %s; want only the standard library and github.com/google/jsonschema-go", core, dep)
@@ -73,7 +84,7 @@ func TestScriptedDependencies(t *testing.T) {
 	const scripted = "github.com/toolgate/toolgate/provider/scripted"
 	for _, dep := range nonStandardDeps(t, scripted) {
 		switch {
-		case dep == scripted, dep == "github.com/toolgate/toolgate", dep == "github.com/toolgate/toolgate/internal/argcheck":
+		case dep == scripted, dep == "github.com/toolgate/toolgate", slices.Contains(coreInternal, dep):
 		case strings.HasPrefix(dep, "github.com/google/jsonschema-go/"):
 		default:
 			t.Errorf("%s depends on %s; want only the core package and the standard library", scripted, dep)

@@ -39,6 +39,7 @@
 //
 //		resp, _ = client.Resume(ctx, &toolgate.ResumeTurnParams{
 //			ConversationID: "c",
+//			PauseID:        resp.PauseID,
 //			Decisions:      []toolgate.Decision{toolgate.Allow("c1")},
 //		})
 //		fmt.Println(resp.Text()) // Your seat is booked.

@@ -9,12 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// EditNote opens the result of a call that ran with arguments a person
-// edited (see [AllowWithArguments]): the model reads
-// EditNote + the edited arguments + "\n" + the tool's output, so it knows
-// what actually ran. The reply keeps the arguments the model gave.
-const EditNote = "The approver changed the arguments to: "
-
 // compactArguments returns a compacted copy of args, or a plain copy when
 // args is not valid JSON (the checks report it later).
 func compactArguments(args json.RawMessage) json.RawMessage {
@@ -167,15 +161,16 @@ func recordEdit(r *ToolResult, args string) {
 //     ([ResumeParams.MayDecide]).
 //
 // A policy that panics on the edit refuses the decisions.
-func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int) error {
-	for i, c := range p.Reply.ToolCalls {
-		args := edited(p.Decisions, which, i)
+func (m *Manager) checkEditedPolicy(pl *plan) error {
+	keys := pl.keys
+	for i, c := range pl.reply.ToolCalls {
+		args := edited(pl.decisions, pl.which, i)
 		if args == "" {
 			continue
 		}
 		c.Arguments = args
 		if m.argPolicy != nil {
-			flagged, err := m.ask(m.argPolicy, p.Prompt, c)
+			flagged, err := m.ask(m.argPolicy, pl.prompt, c)
 			if err != nil {
 				return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
 			}
@@ -183,40 +178,30 @@ func (m *Manager) checkEditedPolicy(p *ResumeParams, keys []string, which []int)
 				return &DecisionError{Problem: ProblemEditNeedsConfirmation, Key: keys[i], Tool: c.Name, Detail: "the confirmation policy asks a decision for the edited arguments themselves"}
 			}
 		}
-		needs, err := m.needs(p.Prompt, c)
+		needs, err := m.needs(pl.prompt, c)
 		if err != nil {
 			return &DecisionError{Problem: ProblemInvalidArguments, Key: keys[i], Detail: "the confirmation policy failed on them"}
 		}
-		if needs && !m.mayDecide(p.MayDecide, c) {
+		if needs && !m.mayDecide(pl.mayDecide, c) {
 			return &DecisionError{Problem: ProblemNotDecider, Key: keys[i], Tool: c.Name, Detail: "the edited call needs a decision this decider may not make"}
 		}
 	}
 	return nil
 }
 
-// checkEdits checks the edited arguments of the allows among decisions:
-// well formed and, when p carries the call's tool, matching its schema.
-// Decisions naming no call are left to [CheckDecisions].
-func checkEdits(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
-	var keys []string
-	for _, d := range decisions {
+// checkEdits checks the edited arguments of the allowed calls of pl
+// against the schemas of their tools, where the prompt carries the tool (a
+// missing tool is [plan.checkTools]' concern). Decisions are well formed
+// already ([newPlan]).
+func checkEdits(pl *plan) error {
+	for i, c := range pl.reply.ToolCalls {
+		d := pl.decision(i)
 		if d.Verdict != VerdictAllow || len(d.Arguments) == 0 {
 			continue
 		}
-		if err := d.check(); err != nil {
-			return err
-		}
-		if keys == nil {
-			keys = ToolCallKeys(reply)
-		}
-		for i, k := range keys {
-			if k != d.Key {
-				continue
-			}
-			if t := p.Tool(reply.ToolCalls[i].Name); t != nil {
-				if err := checkEdit(t, k, d.Arguments); err != nil {
-					return err
-				}
+		if t := pl.prompt.Tool(c.Name); t != nil {
+			if err := checkEdit(t, pl.keys[i], d.Arguments); err != nil {
+				return err
 			}
 		}
 	}

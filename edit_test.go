@@ -350,14 +350,14 @@ func TestClientResumeEdited(t *testing.T) {
 	edit := `{"flight":"VX205","seats":2}`
 	bad := []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(`{"flight":"VX205","seats":"two"}`))}
 	var de *toolgate.DecisionError
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: bad}); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "e"), ConversationID: "e", Decisions: bad}); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments {
 		t.Fatalf("Resume with a bad edit: got %v, want a DecisionError with problem invalid_arguments", err)
 	}
 	if len(rec.ran()) != 0 {
 		t.Fatalf("a bad edit ran bookFlight")
 	}
 	// The pause is still open and can be decided.
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}})
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "e", Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}})
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -411,7 +411,7 @@ func TestClientResumeStreamEdited(t *testing.T) {
 	}
 	edit := `{"flight":"VX206"}`
 	var results []toolgate.ToolResult
-	for ch, err := range client.ResumeStream(ctx, &toolgate.ResumeTurnParams{ConversationID: "s",
+	for ch, err := range client.ResumeStream(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s",
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}}) {
 		if err != nil {
 			t.Fatalf("ResumeStream: %v", err)

@@ -39,7 +39,7 @@ func ExampleClient_Resume() {
 	}
 	fmt.Println("paused:", resp.Paused(), "awaiting:", resp.Awaiting)
 
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID,
 		ConversationID: "trip",
 		Decisions: []toolgate.Decision{
 			toolgate.Allow("c1"),
@@ -150,7 +150,8 @@ func ExampleResumeTurnParams_mayDecide() {
 		scripted.Reply{Text: "Booked."},
 	)
 	client := toolgate.NewClient(model, []*toolgate.Tool{book}, nil)
-	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"}); err != nil {
+	paused, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"})
+	if err != nil {
 		panic(err)
 	}
 	// Travel agents may decide bookings; interns may not.
@@ -160,6 +161,7 @@ func ExampleResumeTurnParams_mayDecide() {
 	for _, role := range []string{"intern", "agent"} {
 		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{
 			ConversationID: "trip",
+			PauseID:        paused.PauseID,
 			Decisions:      []toolgate.Decision{toolgate.Allow("c1")},
 			MayDecide:      mayDecide(role),
 		})

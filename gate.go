@@ -9,10 +9,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-)
 
-// ErrPanicked is matched (with [errors.Is]) by every [*PanicError].
-var ErrPanicked = errors.New("toolgate: code called by the gate panicked")
+	"github.com/toolgate/toolgate/internal/logcap"
+)
 
 // The seams a [*PanicError] names. Their values are stable: they cross the
 // wire in the service's errors.
@@ -21,12 +20,12 @@ const (
 	SeamPolicy = "confirmation_policy"
 	// SeamDecider: the check of who decided ([ResumeTurnParams.MayDecide]).
 	SeamDecider = "decider"
-	// SeamAuthorizer: the [Authorizer] or its [RequestAuthorizer].
+	// SeamAuthorizer: the [Authorizer] or its [TurnAuthorizer].
 	SeamAuthorizer = "authorizer"
-	// SeamProtector: the [Protector] or its [RequestProtector], recognizers
+	// SeamProtector: the [Protector] or its [TurnProtector], recognizers
 	// and validators included.
 	SeamProtector = "protector"
-	// SeamToolSearch: the [ToolSearch] or its [RequestToolSearch].
+	// SeamToolSearch: the [ToolSearch] or its [TurnToolSearch].
 	SeamToolSearch = "tool_search"
 	// SeamToolMiddleware: code wrapped around a tool's function
 	// ([ClientOptions.ToolMiddleware], [Tool.Wrap], the guards' per-call
@@ -69,11 +68,14 @@ func panicked(logger *slog.Logger, seam string, v any) *PanicError {
 	return &PanicError{Seam: seam}
 }
 
+// describePanic describes a panic value for a log line: a runtime error's
+// text, cut to a bounded length (a value of the caller's own type may
+// implement runtime.Error and quote anything), or the value's type.
 func describePanic(v any) string {
 	if re, ok := v.(runtime.Error); ok {
-		return re.Error()
+		return logcap.Error(re)
 	}
-	return fmt.Sprintf("%T", v)
+	return logcap.String(fmt.Sprintf("%T", v))
 }
 
 // catch, deferred, turns a panic into *err = a [*PanicError] for seam.
@@ -122,17 +124,18 @@ func MisleadingCallIDs(reply *AssistantMessage) []string {
 // a call that awaited no decision gets a plain allow, so that it runs as
 // the model wrote it ([ProblemNotAwaited]), and every call that awaited one
 // is one the decider may decide ([ProblemNotDecider]).
-func (m *Manager) checkDeciding(p *ResumeParams, keys []string, which []int) error {
-	for i, c := range p.Reply.ToolCalls {
-		d := &p.Decisions[which[i]]
+func (m *Manager) checkDeciding(pl *plan) error {
+	keys := pl.keys
+	for i, c := range pl.reply.ToolCalls {
+		d := pl.decision(i)
 		var awaited bool
-		if p.Awaiting != nil {
-			awaited = slices.Contains(p.Awaiting, keys[i])
+		if pl.awaiting != nil {
+			awaited = slices.Contains(pl.awaiting, keys[i])
 		} else {
 			// The policy answers as it did when the reply paused; one that
 			// fails makes the call await a decision (and the decider check
 			// then applies to it).
-			needs, err := m.needs(p.Prompt, c)
+			needs, err := m.needs(pl.prompt, c)
 			awaited = needs || err != nil
 		}
 		if !awaited {
@@ -141,7 +144,7 @@ func (m *Manager) checkDeciding(p *ResumeParams, keys []string, which []int) err
 			}
 			continue
 		}
-		if !m.mayDecide(p.MayDecide, c) {
+		if !m.mayDecide(pl.mayDecide, c) {
 			return &DecisionError{Problem: ProblemNotDecider, Key: keys[i], Tool: c.Name}
 		}
 	}
@@ -186,9 +189,9 @@ func guarded(logger *slog.Logger, seam string, f func() error) (err error) {
 	return f()
 }
 
-// safeAuthorizer is a [RequestAuthorizer] whose panics fail closed.
+// safeAuthorizer is a [TurnAuthorizer] whose panics fail closed.
 type safeAuthorizer struct {
-	ra     RequestAuthorizer
+	ra     TurnAuthorizer
 	logger *slog.Logger
 }
 
@@ -207,10 +210,10 @@ func (s safeAuthorizer) CheckReply(ctx context.Context, p *Prompt, reply *Assist
 	return s.ra.CheckReply(ctx, p, reply)
 }
 
-// safeProtector is a [RequestProtector] whose panics fail closed. Its Tool
+// safeProtector is a [TurnProtector] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeProtector struct {
-	rp     RequestProtector
+	rp     TurnProtector
 	logger *slog.Logger
 }
 
@@ -244,10 +247,10 @@ func (s safeProtector) End(ctx context.Context) (err error) {
 	return s.rp.End(ctx)
 }
 
-// safeSearch is a [RequestToolSearch] whose panics fail closed. Its Tool
+// safeSearch is a [TurnToolSearch] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeSearch struct {
-	rs     RequestToolSearch
+	rs     TurnToolSearch
 	logger *slog.Logger
 }
 

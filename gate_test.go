@@ -63,14 +63,14 @@ func TestGateSiblingDecisionRefused(t *testing.T) {
 			var ft flightTools
 			c := toolgate.NewClient(scripted.New(statusAndBook(), scripted.Reply{Text: "done"}), ft.tools(), nil)
 			pauseStatusAndBook(t, c)
-			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 				Decisions: []toolgate.Decision{tt.d, toolgate.Allow("b")}})
 			wantProblem(t, err, toolgate.ProblemNotAwaited)
 			if ft.status.Load() != 0 || ft.book.Load() != 0 {
 				t.Fatalf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
 			}
 			// The pause was not consumed: a proper decision still runs.
-			if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+			if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 				Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}}); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestGateDecider(t *testing.T) {
 		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger()})})
 	pauseStatusAndBook(t, c)
 	var asked []string
-	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")},
 		MayDecide: func(call toolgate.ToolCall) bool { asked = append(asked, call.Name); return call.Name != "bookFlight" }})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
@@ -118,7 +118,7 @@ func TestGateDecider(t *testing.T) {
 		t.Fatalf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
 	}
 	// A check that panics decides nothing either.
-	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")},
 		MayDecide: func(toolgate.ToolCall) bool { panic("decider store down") }})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
@@ -174,11 +174,11 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 		t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 	}
 	// Arguments the policy itself flags: refused, whoever decides.
-	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":50000}`))}})
 	wantProblem(t, err, toolgate.ProblemEditNeedsConfirmation)
 	// Arguments this decider may not decide: refused.
-	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", MayDecide: mayDecide,
+	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":900}`))}})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
 	if tr.runs.Load() != 0 {
@@ -186,7 +186,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 	}
 	// An edit the policy does not flag and the decider may make runs, with
 	// the edited arguments.
-	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", MayDecide: mayDecide,
+	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":700}`))}}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 // panicAuthorizer offers every tool and panics in CheckReply.
 type panicAuthorizer struct{}
 
-func (panicAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+func (panicAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
 	return panicGuard{tools: r.Tools}, nil
 }
 
@@ -215,7 +215,7 @@ func (panicGuard) CheckReply(context.Context, *toolgate.Prompt, *toolgate.Assist
 // panicProtector panics when it rewrites messages for the model.
 type panicProtector struct{}
 
-func (panicProtector) Begin(context.Context, *toolgate.ProtectRequest) (toolgate.RequestProtector, error) {
+func (panicProtector) Begin(context.Context, *toolgate.ProtectParams) (toolgate.TurnProtector, error) {
 	return panicRequestProtector{}, nil
 }
 
@@ -363,7 +363,7 @@ func TestGatePanicInResumedTurn(t *testing.T) {
 			t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 		}
 		broken.Store(true)
-		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 			Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":50}`))}})
 		wantProblem(t, err, toolgate.ProblemInvalidArguments)
 		if strings.Contains(err.Error(), "bug") {
@@ -372,7 +372,7 @@ func TestGatePanicInResumedTurn(t *testing.T) {
 		if tr.runs.Load() != 0 {
 			t.Fatalf("transfer ran %d times, want 0", tr.runs.Load())
 		}
-		params := &toolgate.ResumeTurnParams{ConversationID: "conv", Decisions: []toolgate.Decision{toolgate.Allow("t")}}
+		params := &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: openPauseID(t, c, "conv"), Decisions: []toolgate.Decision{toolgate.Allow("t")}}
 		var awaiting []string
 		func() {
 			defer func() {
@@ -443,7 +443,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 // request.
 type recordingAuthorizer struct{ seen *[]*toolgate.Principal }
 
-func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
 	*a.seen = append(*a.seen, r.Principal)
 	return allowGuard{tools: r.Tools}, nil
 }
@@ -482,7 +482,7 @@ func TestGateMisleadingIDs(t *testing.T) {
 		t.Errorf("MisleadingCallIDs of the stored reply (-want +got):\n%s", diff)
 	}
 	// Key "#0" is bookFlight, whatever the ids say.
-	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv",
+	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestGateAbandonedPauseRunsNothing(t *testing.T) {
 	var ft flightTools
 	c := toolgate.NewClient(scripted.New(statusAndBook()), ft.tools(), nil)
 	pauseStatusAndBook(t, c)
-	if err := c.DenyOpenPause(t.Context(), "conv", "The user moved on."); err != nil {
+	if err := c.DenyOpenPause(t.Context(), &toolgate.ClosePauseParams{ConversationID: "conv", Message: "The user moved on."}); err != nil {
 		t.Fatal(err)
 	}
 	conv := load(t, c.Store(), "conv")
@@ -541,7 +541,7 @@ func TestGateAbandonedPauseRunsNothing(t *testing.T) {
 // panicSearch is a tool search whose Offer panics.
 type panicSearch struct{}
 
-func (panicSearch) Begin(context.Context, *toolgate.ToolSearchRequest) (toolgate.RequestToolSearch, error) {
+func (panicSearch) Begin(context.Context, *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
 	return panicRequestSearch{}, nil
 }
 

@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 )
 
 // Authorizer is the seam through which an authorization guard (package
@@ -15,11 +14,12 @@ type Authorizer interface {
 	// [Client.Stream], or a resumption. It may refuse the request (for
 	// example, tools but no principal). The returned guard serves that
 	// request only.
-	Begin(ctx context.Context, r *AuthorizeRequest) (RequestAuthorizer, error)
+	Begin(ctx context.Context, r *AuthorizeParams) (TurnAuthorizer, error)
 }
 
-// AuthorizeRequest describes a request to an [Authorizer].
-type AuthorizeRequest struct {
+// AuthorizeParams are the inputs of [Authorizer.Begin]: the request (a
+// turn, or a resumption) about to be authorized.
+type AuthorizeParams struct {
 	// Principal is the caller; nil when the caller gave none.
 	Principal *Principal
 	// Tools is the set of tools the request starts with, in the client's
@@ -37,8 +37,9 @@ type AuthorizeRequest struct {
 	SearchTool *Tool
 }
 
-// RequestAuthorizer guards one request. The client calls its methods in
-// this order, every round:
+// TurnAuthorizer is what [Authorizer.Begin] returns: the authorization
+// of one request (a turn, or a resumption), serving that request only.
+// The client calls its methods in this order, every round:
 //
 //  1. Tools, before every model call: the tools the model may see. The
 //     returned tools are what the client offers the model and what the
@@ -52,18 +53,11 @@ type AuthorizeRequest struct {
 //     on resumption): every call must be authorized. A non-nil error ends
 //     the request; non-nil refusals instead answer every call of the reply
 //     with those results (none runs) and the turn goes on.
-type RequestAuthorizer interface {
+type TurnAuthorizer interface {
 	Tools(ctx context.Context) ([]*Tool, error)
 	CheckPrompt(ctx context.Context, offered []*Tool, p *Prompt) error
 	CheckReply(ctx context.Context, p *Prompt, reply *AssistantMessage) (refusals []ToolResult, err error)
 }
-
-// ErrAbortTurn is matched by tool errors that must end the run instead of
-// becoming an error result for the model: a guard's refusal right before a
-// call runs, for example. The [Manager] returns such an error from
-// [Manager.Run] and [Manager.Resume] without consulting the error handler;
-// calls after it do not run.
-var ErrAbortTurn = errors.New("toolgate: the run was aborted")
 
 // Protector is the seam through which a privacy guard (package privacy)
 // takes part in every request of a [Client]: the model sees tokens instead
@@ -76,17 +70,22 @@ type Protector interface {
 	// Begin starts protecting one request (a turn or a resumption). The
 	// returned protector serves that request only; the client calls its End
 	// when the request ends, however it ends.
-	Begin(ctx context.Context, r *ProtectRequest) (RequestProtector, error)
+	Begin(ctx context.Context, r *ProtectParams) (TurnProtector, error)
 }
 
-// ProtectRequest describes a request to a [Protector].
-type ProtectRequest struct {
-	Principal      *Principal
+// ProtectParams are the inputs of [Protector.Begin]: the request (a turn,
+// or a resumption) about to be protected.
+type ProtectParams struct {
+	// Principal is the caller; nil when the caller gave none.
+	Principal *Principal
+	// ConversationID names the conversation.
 	ConversationID string
-	Resume         bool
+	// Resume is true for a resumption after a pause.
+	Resume bool
 }
 
-// RequestProtector protects one request. The client calls:
+// TurnProtector is what [Protector.Begin] returns: the protection of one
+// request (a turn, or a resumption). The client calls:
 //   - Tool once per tool at the start: the returned tool is what the
 //     authorizer (if any) and the manager see, so authorization runs on
 //     tokenized arguments and before any original is restored;
@@ -103,7 +102,7 @@ type ProtectRequest struct {
 //     by a limit and of streamed rounds, and the response's metadata; and
 //     OutputStream for the text deltas of a stream;
 //   - End when the request ends.
-type RequestProtector interface {
+type TurnProtector interface {
 	// Messages returns msgs as the model may see them. msgs is not changed.
 	Messages(ctx context.Context, msgs []Message) ([]Message, error)
 	// Tool returns t wrapped so that it receives originals only of the
@@ -124,24 +123,26 @@ type RequestProtector interface {
 // tool. The client calls it at fixed stages, inside the guards: the privacy
 // guard wraps the search tool like any other tool (so its query is
 // tokenized), and the authorization guard receives it in
-// [AuthorizeRequest.SearchTool] and chooses the tools a search may see.
+// [AuthorizeParams.SearchTool] and chooses the tools a search may see.
 //
 // A ToolSearch must be safe for concurrent use.
 type ToolSearch interface {
 	// Begin starts one request: a turn of [Client.Call] or [Client.Stream],
 	// or a resumption. The returned value serves that request only.
-	Begin(ctx context.Context, r *ToolSearchRequest) (RequestToolSearch, error)
+	Begin(ctx context.Context, r *ToolSearchParams) (TurnToolSearch, error)
 }
 
-// ToolSearchRequest describes a request to a [ToolSearch].
-type ToolSearchRequest struct {
+// ToolSearchParams are the inputs of [ToolSearch.Begin]: the request (a
+// turn, or a resumption) the search serves.
+type ToolSearchParams struct {
 	// Principal is the caller; nil when the caller gave none.
 	Principal *Principal
 	// ConversationID names the conversation.
 	ConversationID string
 }
 
-// RequestToolSearch serves one request. The client calls:
+// TurnToolSearch is what [ToolSearch.Begin] returns: the tool search of
+// one request (a turn, or a resumption). The client calls:
 //   - Tool once at the start: the search tool of the request. Its name must
 //     differ from every tool of the client.
 //   - Offer before every model call, and once before a resumption runs the
@@ -157,7 +158,7 @@ type ToolSearchRequest struct {
 // round's tools (not just the found ones), so that every call the person
 // allowed finds its tool; the model calls after it are offered the search
 // tool and Offer's choice again.
-type RequestToolSearch interface {
+type TurnToolSearch interface {
 	Tool() *Tool
 	Offer(ctx context.Context, history []Message, tools []*Tool) ([]*Tool, error)
 }

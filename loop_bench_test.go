@@ -142,7 +142,7 @@ func (l *loopClient) pauseResume(ctx context.Context) error {
 	for i, k := range keys {
 		ds[i] = toolgate.Allow(k)
 	}
-	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: resp.ConversationID, Decisions: ds})
+	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: resp.ConversationID, Decisions: ds})
 	if err != nil {
 		return err
 	}

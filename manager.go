@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/toolgate/toolgate/internal/logcap"
 )
 
 // Manager runs the tool calls of model replies. It asks its confirmation
@@ -76,10 +78,6 @@ func DefaultErrorHandler(_ context.Context, _ ToolCall, err error) (string, erro
 	return err.Error(), nil
 }
 
-// ErrToolPanicked wraps the value of a panic in a tool; the panic is turned
-// into an error result and the stack is logged.
-var ErrToolPanicked = errors.New("tool panicked")
-
 // NewManager returns a manager configured by opts (nil: defaults).
 func NewManager(opts *ManagerOptions) *Manager {
 	if opts == nil {
@@ -108,10 +106,10 @@ func NewManager(opts *ManagerOptions) *Manager {
 	if opts.DisableMetadataFlag {
 		m.logger.Warn("toolgate: the requires-confirmation flag of tool metadata is disabled; flagged tools run without a person's decision")
 	} else {
-		ps = append(ps, FromMetadata())
+		ps = append(ps, fromMetadata())
 	}
 	if len(m.confirm) > 0 {
-		ps = append(ps, ForTools(m.confirm...))
+		ps = append(ps, forTools(m.confirm...))
 	}
 	if opts.Policy != nil {
 		m.argPolicy = opts.Policy
@@ -205,18 +203,14 @@ type ResumeParams struct {
 	// awaited a decision, and about the edited call of an allow with
 	// arguments when the policy says the edited call needs a decision;
 	// false, or a panic, refuses the decisions ([ProblemNotDecider]). It
-	// may be asked more than once about a call and must answer the same
-	// way each time. nil: the caller checked who decided (the manager does
-	// not know deciders).
+	// may be asked twice about an edited call (about the call, then about
+	// the edit) and must answer the same way each time. nil: the caller
+	// checked who decided (the manager does not know deciders).
 	MayDecide func(call ToolCall) bool
 	// ConversationID and Principal are passed to tools in [ToolRequest].
 	// A principal with an empty ID is none: tools get nil.
 	ConversationID string
 	Principal      *Principal
-
-	// before, when set, runs before each allowed call's function, after
-	// its arguments are normalised; an error ends the call with it.
-	before func(context.Context, *ToolRequest) error
 }
 
 // RunResult is the outcome of running a reply.
@@ -261,9 +255,6 @@ type PauseError struct {
 	MisleadingIDs []string
 }
 
-// ErrPaused is matched (with [errors.Is]) by [*PauseError].
-var ErrPaused = errors.New("toolgate: paused for confirmation")
-
 func (e *PauseError) Error() string {
 	return fmt.Sprintf("toolgate: paused for confirmation: %d of %d calls await a decision", len(e.Awaiting), len(e.Keys))
 }
@@ -280,9 +271,6 @@ type LimitError struct {
 	Limit, Count int
 }
 
-// ErrLimitExceeded is matched (with [errors.Is]) by [*LimitError].
-var ErrLimitExceeded = errors.New("toolgate: tool call limit exceeded")
-
 func (e *LimitError) Error() string {
 	if e.Tool == "" {
 		return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls in this turn, limit %d", e.Count, e.Limit)
@@ -292,10 +280,6 @@ func (e *LimitError) Error() string {
 
 // Is reports whether target is [ErrLimitExceeded].
 func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
-
-// ErrNoToolCalls is returned when a reply with no tool calls is given to
-// [Manager.Run].
-var ErrNoToolCalls = errors.New("toolgate: the reply has no tool calls")
 
 // Run runs the calls of a reply. If the policy asks for confirmation of
 // any call, nothing runs and Run returns a [*PauseError]. If the calls would
@@ -319,10 +303,11 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	if len(awaiting) > 0 {
 		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
 	}
-	if err := m.checkLimits(p.Prompt, reply, nil); err != nil {
+	pl := plan{prompt: p.Prompt, reply: reply, keys: keys, convID: p.ConversationID, principal: p.Principal}
+	if err := m.checkLimits(&pl); err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, reply, keys, nil, nil, p.ConversationID, p.Principal, nil)
+	return m.execute(ctx, &pl)
 }
 
 // Resume runs a paused reply with decisions. All rules (see
@@ -349,11 +334,11 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	if p == nil {
 		return nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	keys, which, err := m.checkResume(p)
+	pl, err := m.resumePlan(p)
 	if err != nil {
 		return nil, err
 	}
-	return m.execute(ctx, p.Prompt, p.Reply, keys, p.Decisions, which, p.ConversationID, p.Principal, p.before)
+	return m.execute(ctx, pl)
 }
 
 // CheckResume reports whether [Manager.Resume] would accept p, without
@@ -363,33 +348,15 @@ func (m *Manager) CheckResume(p *ResumeParams) error {
 	if p == nil {
 		return &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	_, _, err := m.checkResume(p)
+	_, err := m.resumePlan(p)
 	return err
 }
 
-// checkResume applies every rule of resumption to p and returns the
-// reply's keys and, for each call, the index of its decision.
-func (m *Manager) checkResume(p *ResumeParams) (keys []string, which []int, err error) {
-	keys, which, err = matchDecisions(p.Prompt, p.Reply, p.Decisions)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := m.checkDeciding(p, keys, which); err != nil {
-		return nil, nil, err
-	}
-	if err := m.checkEditedPolicy(p, keys, which); err != nil {
-		return nil, nil, err
-	}
-	if err := m.checkLimits(p.Prompt, p.Reply, func(i int) bool { return p.Decisions[which[i]].Verdict == VerdictAllow }); err != nil {
-		return nil, nil, err
-	}
-	return keys, which, nil
-}
-
 // checkLimits counts the calls that ran earlier in the turn (tool results
-// in the prompt since its last user message) plus the calls of reply that
-// would run (all, or those allowed says).
-func (m *Manager) checkLimits(p *Prompt, reply *AssistantMessage, allowed func(int) bool) error {
+// in the prompt since its last user message) plus the calls of the plan's
+// reply that would run (stage 6 of a [plan]).
+func (m *Manager) checkLimits(pl *plan) error {
+	p, reply := pl.prompt, pl.reply
 	if m.limits.MaxCalls <= 0 && len(m.limits.MaxCallsPerTool) == 0 {
 		return nil
 	}
@@ -409,7 +376,7 @@ func (m *Manager) checkLimits(p *Prompt, reply *AssistantMessage, allowed func(i
 			}
 		}
 		for i, c := range reply.ToolCalls {
-			if (allowed == nil || allowed(i)) && (name == "" || c.Name == name) {
+			if pl.allowed(i) && (name == "" || c.Name == name) {
 				n++
 			}
 		}
@@ -441,10 +408,10 @@ func lastUserIndex(msgs []Message) int {
 	return -1
 }
 
-// execute runs the calls: decisions and which are nil for a run without
-// decisions (every call allowed).
-func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessage, keys []string, decisions []Decision, which []int, convID string, principal *Principal, before func(context.Context, *ToolRequest) error) (*RunResult, error) {
-	principal = known(principal)
+// execute runs the calls of a checked plan: its rules are not judged again.
+func (m *Manager) execute(ctx context.Context, pl *plan) (*RunResult, error) {
+	p, reply, keys, decisions, which := pl.prompt, pl.reply, pl.keys, pl.decisions, pl.which
+	principal := known(pl.principal)
 	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
 	// and the requests of all calls another.
@@ -453,7 +420,7 @@ func (m *Manager) execute(ctx context.Context, p *Prompt, reply *AssistantMessag
 		msg ToolMessage
 	}{}
 	results := make([]ToolResult, len(calls))
-	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: convID, principal: principal, before: before}
+	b := batch{m: m, p: p, calls: calls, keys: keys, results: results, reqs: make([]ToolRequest, len(calls)), convID: pl.convID, principal: principal, start: pl.start}
 	returnDirect := true
 	allowed := 0
 	for i, c := range calls {
@@ -517,7 +484,7 @@ type batch struct {
 	reqs      []ToolRequest
 	convID    string
 	principal *Principal
-	before    func(context.Context, *ToolRequest) error
+	start     func(context.Context, *ToolRequest) error // see [plan.start]
 }
 
 // run runs the allowed call i and stores its result.
@@ -525,7 +492,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i], b.before)
+	content, status, err := b.m.callOne(ctx, b.p, b.calls[i], b.keys[i], b.convID, b.principal, &b.reqs[i], b.start)
 	if err != nil {
 		return err
 	}
@@ -534,7 +501,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 }
 
 // callOne runs one allowed call and maps failures through the handler.
-func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
+func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, start func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
 	t := p.Tool(call.Name)
 	var content string
 	var err error
@@ -542,7 +509,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
 	} else {
 		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
-		content, err = m.safeCall(ctx, t, req, before)
+		content, err = m.safeCall(ctx, t, req, start)
 	}
 	if err == nil {
 		return content, ResultOK, nil
@@ -555,7 +522,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	}
 	var tp *toolPanic
 	if errors.As(err, &tp) {
-		m.logger.Error("toolgate: tool panicked", "tool", tp.tool, "panic", describePanic(tp.value), "stack", string(tp.stack))
+		m.logger.Error("toolgate: tool panicked", "tool", logcap.String(tp.tool), "panic", describePanic(tp.value), "stack", string(tp.stack))
 	}
 	content, abort := m.handle(ctx, call, err)
 	if abort != nil {
@@ -574,7 +541,7 @@ func (m *Manager) handle(ctx context.Context, call ToolCall, err error) (content
 // wrapping [ErrToolPanicked] (a failed call, for the model to read); a
 // panic of code wrapped around it (tool middleware, the guards' per-call
 // checks) aborts the run with a [*PanicError].
-func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, before func(context.Context, *ToolRequest) error) (content string, err error) {
+func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, start func(context.Context, *ToolRequest) error) (content string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			content = ""
@@ -585,7 +552,7 @@ func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, befor
 			err = &toolPanic{tool: t.def.Name, value: v, stack: debug.Stack()}
 		}
 	}()
-	return t.call(ctx, req, before)
+	return t.call(ctx, req, start)
 }
 
 // toolPanic is the error a panic of a tool's own function becomes; the

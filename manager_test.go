@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -830,15 +831,15 @@ func TestManagerPolicies(t *testing.T) {
 		{"default honours the flag", nil, []toolgate.ToolCall{statusCall, bookCall}, []string{"call_book"}},
 		{"default lets ungated calls run", nil, []toolgate.ToolCall{statusCall, small, large}, nil},
 		{"ConfirmTools adds a tool", &toolgate.ManagerOptions{ConfirmTools: []string{"flightStatus"}}, []toolgate.ToolCall{statusCall, bookCall}, []string{"call_status", "call_book"}},
-		{"Policy ForTools", &toolgate.ManagerOptions{Policy: toolgate.ForTools("flightStatus", "transferMoney")}, []toolgate.ToolCall{statusCall, small}, []string{"call_status", "small"}},
+		{"Policy by name", &toolgate.ManagerOptions{Policy: byName("flightStatus", "transferMoney")}, []toolgate.ToolCall{statusCall, small}, []string{"call_status", "small"}},
 		{"Policy by arguments, small", &toolgate.ManagerOptions{Policy: amountPolicy}, []toolgate.ToolCall{small, statusCall}, nil},
 		{"Policy by arguments, large", &toolgate.ManagerOptions{Policy: amountPolicy}, []toolgate.ToolCall{small, large, garbled}, []string{"large", "garbled"}},
-		{"Policy Or", &toolgate.ManagerOptions{Policy: toolgate.Or(nil, toolgate.ForTools("flightStatus"), amountPolicy)}, []toolgate.ToolCall{statusCall, small, large}, []string{"call_status", "large"}},
-		{"NoConfirmation cannot remove the flag", &toolgate.ManagerOptions{Policy: toolgate.NoConfirmation()}, []toolgate.ToolCall{bookCall}, []string{"call_book"}},
+		{"Policy Or", &toolgate.ManagerOptions{Policy: toolgate.Or(nil, byName("flightStatus"), amountPolicy)}, []toolgate.ToolCall{statusCall, small, large}, []string{"call_status", "large"}},
+		{"a policy cannot remove the flag", &toolgate.ManagerOptions{Policy: never}, []toolgate.ToolCall{bookCall}, []string{"call_book"}},
 		{"disabled flag", &toolgate.ManagerOptions{DisableMetadataFlag: true}, []toolgate.ToolCall{statusCall, bookCall}, nil},
 		{"disabled flag keeps ConfirmTools", &toolgate.ManagerOptions{DisableMetadataFlag: true, ConfirmTools: []string{"flightStatus"}}, []toolgate.ToolCall{statusCall, bookCall}, []string{"call_status"}},
 		{"disabled flag keeps Policy", &toolgate.ManagerOptions{DisableMetadataFlag: true, Policy: amountPolicy}, []toolgate.ToolCall{bookCall, large}, []string{"large"}},
-		{"unknown tool judged with zero metadata", &toolgate.ManagerOptions{Policy: toolgate.ForTools("ghost")}, []toolgate.ToolCall{statusCall, ghost}, []string{"ghost"}},
+		{"unknown tool judged with zero metadata", &toolgate.ManagerOptions{Policy: byName("ghost")}, []toolgate.ToolCall{statusCall, ghost}, []string{"ghost"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1248,3 +1249,11 @@ func TestCanceledContext(t *testing.T) {
 		}
 	})
 }
+
+// byName is a policy that asks about the calls of the named tools.
+func byName(names ...string) toolgate.ConfirmationPolicy {
+	return func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool { return slices.Contains(names, call.Name) }
+}
+
+// never is a policy that never asks.
+func never(toolgate.ToolCall, toolgate.ToolMetadata) bool { return false }

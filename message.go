@@ -3,7 +3,6 @@ package toolgate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -268,10 +267,6 @@ func unmarshalKind[T SystemMessage | UserMessage | AssistantMessage | ToolMessag
 	*dst = *got
 	return nil
 }
-
-// ErrInvalidMessage is wrapped by every error of [UnmarshalMessage] and
-// [UnmarshalMessages] about a message that is not well formed.
-var ErrInvalidMessage = errors.New("toolgate: invalid message")
 
 // UnmarshalMessage decodes one message from its JSON form. The "role" field
 // selects the kind; an unknown or missing role, a field of the wrong type or

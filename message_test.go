@@ -462,7 +462,7 @@ func TestPromptJSONErrors(t *testing.T) {
 
 func TestResponseHelpers(t *testing.T) {
 	var nilResp *toolgate.Response
-	if nilResp.Paused() || nilResp.Message() != nil || nilResp.Text() != "" || nilResp.FinishReason() != "" || toolgate.AwaitingDecision(nilResp) != nil {
+	if nilResp.Paused() || nilResp.Message() != nil || nilResp.Text() != "" || nilResp.FinishReason() != "" {
 		t.Errorf("the helpers of a nil response are not zero")
 	}
 	empty := &toolgate.Response{}
@@ -476,16 +476,8 @@ func TestResponseHelpers(t *testing.T) {
 	if r.Message() != r.Generations[0].Message || r.Text() != "Checking." || r.FinishReason() != toolgate.FinishToolCalls {
 		t.Errorf("got %v %q %q, want the first generation", r.Message(), r.Text(), r.FinishReason())
 	}
-	keys := toolgate.AwaitingDecision(r)
-	if diff := cmp.Diff([]string{"call_book"}, keys); diff != "" {
-		t.Errorf("AwaitingDecision (-want +got):\n%s", diff)
-	}
-	keys[0] = "changed"
-	if r.Awaiting[0] != "call_book" {
-		t.Errorf("AwaitingDecision returned the response's own slice")
-	}
 	done := &toolgate.Response{Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "Done."}, FinishReason: toolgate.FinishStop}}}
-	if done.Paused() || toolgate.AwaitingDecision(done) != nil {
+	if done.Paused() {
 		t.Errorf("a finished response reports a pause")
 	}
 }

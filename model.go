@@ -162,7 +162,8 @@ type Generation struct {
 // first generation.
 //
 // JSON: {"id","model","generations":[...],"usage":{...},"awaiting":[...],
-// "conversation_id","metadata":{...}}; empty fields are omitted.
+// "pause_id","misleading_ids":[...],"conversation_id","results":[...],
+// "metadata":{...}}; empty fields are omitted.
 type Response struct {
 	// ID is the provider's id of the response, if any.
 	ID string `json:"id,omitempty"`
@@ -175,6 +176,10 @@ type Response struct {
 	// Awaiting lists, in call order, the keys of the paused reply's calls
 	// that need a person's decision. Empty unless the turn paused.
 	Awaiting []string `json:"awaiting,omitempty"`
+	// PauseID is the id of the stored pause when the turn paused: pass it
+	// to [Client.Resume] in [ResumeTurnParams.PauseID]. Empty unless the
+	// turn paused.
+	PauseID string `json:"pause_id,omitempty"`
 	// MisleadingIDs lists, in call order, the keys of the paused reply's
 	// calls whose id is the key of another call (see [MisleadingCallIDs]):
 	// a page should warn that ids cannot be trusted to name calls. Empty
@@ -217,16 +222,6 @@ func (r *Response) FinishReason() FinishReason {
 	return r.Generations[0].FinishReason
 }
 
-// AwaitingDecision returns the keys of the calls of a paused response that
-// wait for a decision, in call order, and nil for any other response
-// (including nil). The decisions must still cover every call of the reply.
-func AwaitingDecision(r *Response) []string {
-	if !r.Paused() {
-		return nil
-	}
-	return slices.Clone(r.Awaiting)
-}
-
 // Chunk is one piece of a streamed reply or turn. Every field is optional and
 // independent of the others.
 //
@@ -250,6 +245,9 @@ type Chunk struct {
 	FinishReason FinishReason `json:"finish_reason,omitempty"`
 	// Awaiting is set on the last chunk of a paused turn.
 	Awaiting []string `json:"awaiting,omitempty"`
+	// PauseID is set on the last chunk of a paused turn, as in
+	// [Response.PauseID].
+	PauseID string `json:"pause_id,omitempty"`
 	// MisleadingIDs may be set on the last chunk of a paused turn, as in
 	// [Response.MisleadingIDs].
 	MisleadingIDs []string `json:"misleading_ids,omitempty"`

@@ -22,11 +22,6 @@ import (
 // started but without a result answer [ResultInterrupted] and never run
 // again, calls never started run normally.
 
-// InterruptedMessage is the result a call answers the model with when its
-// execution was recorded as started by a resumption that stopped before
-// storing its result (see [ResultInterrupted]).
-const InterruptedMessage = "This call started, but the process running it stopped before its result was recorded, so its outcome is unknown. It was not run again."
-
 // Recovery errors, wrapped with %w.
 var (
 	// ErrClaimActive: the pause's claim is younger than the lease given to

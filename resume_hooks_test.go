@@ -52,7 +52,7 @@ func TestClientResumeGivenConversation(t *testing.T) {
 	// The conversation of another id is refused, and nothing runs.
 	other := *conv
 	other.ID = "h"
-	_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "g", Decisions: []toolgate.Decision{toolgate.Allow("b")}, Conversation: &other})
+	_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "g"), ConversationID: "g", Decisions: []toolgate.Decision{toolgate.Allow("b")}, Conversation: &other})
 	if err == nil {
 		t.Fatal("Resume with the conversation of another id succeeded")
 	}

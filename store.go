@@ -7,7 +7,16 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/storerules"
 )
+
+func init() {
+	// Store implementers reach the rules through package storekit.
+	storerules.ValidateAppend = validateAppend
+	storerules.ValidateClaim = validateClaim
+	storerules.ValidateMark = validateMark
+}
 
 // ConversationStore keeps conversations: their messages in order, and at
 // most one unresolved pause each. It is the state that lets a paused turn be
@@ -43,14 +52,14 @@ type ConversationStore interface {
 	// no open pause with that id (none, another one, or already claimed).
 	// With TakeOver it replaces the current claim, which must carry the
 	// token [Claim.Supersedes] (else [ErrClaimLost]), keeping the keys
-	// already started. The rules are those of [ValidateClaim].
+	// already started. The rules are those of storekit.ValidateClaim.
 	ClaimPause(ctx context.Context, id, pauseID string, c *Claim) error
 	// MarkStarted records, atomically (all or none), that the calls with
 	// the given keys of the claimed pause are about to run. It fails with
 	// [ErrClaimLost] unless the pause is claimed with token, so a claimant
 	// whose claim was taken over can start no more calls, and with
 	// [ErrInvalidAppend] when a key was already recorded. The rules are
-	// those of [ValidateMark].
+	// those of storekit.ValidateMark.
 	MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error
 }
 
@@ -134,11 +143,10 @@ var (
 	ErrCorrupt = errors.New("toolgate: stored conversation is corrupt")
 )
 
-// ValidateAppend applies the rules every store enforces for an append to a
+// validateAppend applies the rules every store enforces for an append to a
 // conversation currently holding n messages and the given unresolved pause
-// (nil for none). Stores call it inside their transaction; it returns an
-// error wrapping one of the store errors.
-func ValidateAppend(id string, n int, pause *PauseRecord, p *AppendParams) error {
+// (nil for none); storekit.ValidateAppend publishes it.
+func validateAppend(id string, n int, pause *PauseRecord, p *AppendParams) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: empty conversation id", ErrInvalidAppend)
@@ -217,7 +225,7 @@ func (s *MemoryStore) Append(ctx context.Context, id string, p *AppendParams) er
 	if c != nil {
 		n, pause = len(c.Messages), c.Pause
 	}
-	if err := ValidateAppend(id, n, pause, p); err != nil {
+	if err := validateAppend(id, n, pause, p); err != nil {
 		return err
 	}
 	if c == nil {

@@ -1,7 +1,6 @@
 package toolgate
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -12,10 +11,6 @@ import (
 // hostile or broken stream cannot make the client allocate without limit.
 const maxStreamedCalls = 512
 
-// ErrBadStream is wrapped by errors about malformed streams (a tool-call
-// fragment with an out-of-range index).
-var ErrBadStream = errors.New("toolgate: malformed stream")
-
 // accumulator builds a reply (or a whole turn's last reply) from chunks.
 type accumulator struct {
 	text      strings.Builder
@@ -24,6 +19,8 @@ type accumulator struct {
 	results   []ToolResult
 	finish    FinishReason
 	awaiting  []string
+	pauseID   string
+	misled    []string
 	usage     Usage
 	id, model string
 }
@@ -68,6 +65,12 @@ func (a *accumulator) add(c *Chunk) error {
 	if len(c.Awaiting) > 0 {
 		a.awaiting = slices.Clone(c.Awaiting)
 	}
+	if c.PauseID != "" {
+		a.pauseID = c.PauseID
+	}
+	if len(c.MisleadingIDs) > 0 {
+		a.misled = slices.Clone(c.MisleadingIDs)
+	}
 	if c.Usage != nil {
 		a.usage = a.usage.Add(*c.Usage)
 	}
@@ -102,19 +105,21 @@ func (a *accumulator) response() *Response {
 		}
 	}
 	return &Response{
-		ID:          a.id,
-		Model:       a.model,
-		Generations: []Generation{{Message: reply, FinishReason: finish}},
-		Usage:       a.usage,
-		Awaiting:    a.awaiting,
-		Results:     a.results,
+		ID:            a.id,
+		Model:         a.model,
+		Generations:   []Generation{{Message: reply, FinishReason: finish}},
+		Usage:         a.usage,
+		Awaiting:      a.awaiting,
+		PauseID:       a.pauseID,
+		MisleadingIDs: a.misled,
+		Results:       a.results,
 	}
 }
 
 // Collect reads a stream to its end and returns the response it makes up:
 // the text joined, tool-call fragments assembled in index order, complete
-// tool calls, the finish reason, the awaiting keys of a paused turn and the
-// summed usage. It works on model streams and on [Client] streams; the
+// tool calls, the finish reason, the awaiting keys, pause id and misleading
+// ids of a paused turn and the summed usage. It works on model streams and on [Client] streams; the
 // response of a paused client stream is [Response.Paused], like the one of
 // [Client.Call].
 func Collect(stream iter.Seq2[*Chunk, error]) (*Response, error) {

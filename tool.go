@@ -37,7 +37,7 @@ type ToolMetadata struct {
 	// sent back to the model (see [RunResult.ReturnDirect]).
 	ReturnDirect bool `json:"return_direct,omitempty"`
 	// RequiresConfirmation: a call needs a person's decision before it runs
-	// (honoured by [FromMetadata], the default policy).
+	// (honoured by default; see [ManagerOptions.DisableMetadataFlag]).
 	RequiresConfirmation bool `json:"requires_confirmation,omitempty"`
 }
 
@@ -135,10 +135,10 @@ func ValidToolName(name string) bool {
 // definition's schema is shown to the model but not enforced.
 //
 // NewTool panics if the name is not valid (see [ValidToolName]) or fn is
-// nil: these are programming errors. Use [CheckToolDefinition] first for
-// definitions that come from outside the program.
+// nil: these are programming errors. Check [ValidToolName] first for
+// names that come from outside the program.
 func NewTool(def ToolDefinition, meta ToolMetadata, fn ToolFunc) *Tool {
-	if err := CheckToolDefinition(def); err != nil {
+	if err := checkToolDefinition(def); err != nil {
 		panic(err)
 	}
 	if fn == nil {
@@ -147,9 +147,9 @@ func NewTool(def ToolDefinition, meta ToolMetadata, fn ToolFunc) *Tool {
 	return &Tool{def: def, meta: meta, run: fn}
 }
 
-// CheckToolDefinition reports whether def can be used for a tool: its name
+// checkToolDefinition reports whether def can be used for a tool: its name
 // must be valid (see [ValidToolName]).
-func CheckToolDefinition(def ToolDefinition) error {
+func checkToolDefinition(def ToolDefinition) error {
 	if !ValidToolName(def.Name) {
 		return fmt.Errorf("toolgate: invalid tool name %q: want 1-64 of [A-Za-z0-9_.-]", def.Name)
 	}
@@ -192,7 +192,7 @@ func NewToolFor[In, Out any](name, description string, fn func(ctx context.Conte
 		}
 	}
 	def := ToolDefinition{Name: name, Description: description, InputSchema: schema}
-	if err := CheckToolDefinition(def); err != nil {
+	if err := checkToolDefinition(def); err != nil {
 		panic(err)
 	}
 	resolved, err := schema.Resolve(nil)
@@ -289,11 +289,12 @@ func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
 	return t.call(ctx, req, nil)
 }
 
-// call is [Tool.Call] with a hook that runs, when set, after the arguments
-// are normalised and before the function, as the outermost middleware
-// would (see [Tool.Wrap]).
-func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.Context, *ToolRequest) error) (string, error) {
-	if t.run == nil && before == nil {
+// call is [Tool.Call] with the manager's start hook ([plan.start]), which
+// runs, when set, once the arguments are normalised and right before the
+// tool is entered, its middleware and guards included: a call that fails
+// earlier (invalid arguments) never starts.
+func (t *Tool) call(ctx context.Context, req *ToolRequest, start func(context.Context, *ToolRequest) error) (string, error) {
+	if t.run == nil && start == nil {
 		return "", fmt.Errorf("%s: %w", t.def.Name, ErrNoImplementation)
 	}
 	args, err := normalizeArguments(req.Call.Arguments)
@@ -301,8 +302,8 @@ func (t *Tool) call(ctx context.Context, req *ToolRequest, before func(context.C
 		return "", err
 	}
 	req.Arguments = args
-	if before != nil {
-		if err := before(ctx, req); err != nil {
+	if start != nil {
+		if err := start(ctx, req); err != nil {
 			return "", err
 		}
 		if t.run == nil {
@@ -361,7 +362,7 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return fmt.Errorf("toolgate: tool: %w", err)
 	}
-	if err := CheckToolDefinition(v.ToolDefinition); err != nil {
+	if err := checkToolDefinition(v.ToolDefinition); err != nil {
 		return err
 	}
 	*t = Tool{def: v.ToolDefinition}

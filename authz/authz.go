@@ -195,19 +195,3 @@ type Event struct {
 
 // known reports whether p is a principal: not nil, with an ID.
 func known(p *toolgate.Principal) bool { return p != nil && p.ID != "" }
-
-type principalKey struct{}
-
-// ContextWithPrincipal returns a context carrying p. It is a convenience
-// for HTTP middleware that authenticated a request; the client itself only
-// uses the principal passed in its call parameters.
-func ContextWithPrincipal(ctx context.Context, p *toolgate.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// PrincipalFromContext returns the principal stored by
-// [ContextWithPrincipal], or nil.
-func PrincipalFromContext(ctx context.Context) *toolgate.Principal {
-	p, _ := ctx.Value(principalKey{}).(*toolgate.Principal)
-	return p
-}

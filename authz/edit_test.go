@@ -63,7 +63,7 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 				t.Fatalf("Call: %v, paused %v", err, resp != nil && resp.Paused())
 			}
 			over := []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}
-			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "x", Principal: alice, Decisions: over})
+			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "x", Principal: alice, Decisions: over})
 			if neutral {
 				if err != nil || resp == nil || resp.Paused() {
 					t.Fatalf("Resume: %v, paused %v; want the turn to go on", err, resp != nil && resp.Paused())
@@ -92,7 +92,7 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 			// judged again right before it runs.
 			before := len(limit.seen())
 			within := []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":900}`))}
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "x", Principal: alice, Decisions: within}); err != nil {
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "x"), ConversationID: "x", Principal: alice, Decisions: within}); err != nil {
 				t.Fatalf("Resume within the limit: %v", err)
 			}
 			if c.count("transfer") != 1 {
@@ -113,7 +113,7 @@ func TestEditedArgumentsRecheckedBeforeRunning(t *testing.T) {
 	var limit amountLimit
 	var c counter
 	g := authz.NewGuard(limit.policy(), nil)
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
+	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}

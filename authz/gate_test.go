@@ -44,14 +44,14 @@ func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 		t.Fatalf("Call: %v", err)
 	}
 	revoked := &toolgate.Principal{ID: "alice", Roles: []string{"support"}}
-	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv", Principal: revoked, Decisions: []toolgate.Decision{toolgate.Allow("t")}})
+	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: revoked, Decisions: []toolgate.Decision{toolgate.Allow("t")}})
 	if !errors.Is(err, authz.ErrDenied) {
 		t.Fatalf("Resume with the role revoked: %v, want a denial", err)
 	}
 	if c.total() != 0 {
 		t.Fatalf("transfer ran %d times after the role was revoked", c.total())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("t")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("t")}}); err != nil {
 		t.Fatal(err)
 	}
 	if c.count("transfer") != 1 {
@@ -105,7 +105,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	var c counter
 	tools := []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{})}
 	g := authz.NewGuard(authz.AllowAll(), nil)
-	_, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: nobody, Tools: tools})
+	_, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: nobody, Tools: tools})
 	denial(t, err, authz.CodeAuthenticationRequired)
 
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}, scripted.Reply{Text: "done"})
@@ -119,7 +119,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	}
 
 	// The guard's tools, run by a manager alone.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: alice, Tools: tools})
+	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestGatePanickingPolicy(t *testing.T) {
 	}
 	// Without a client, the guard's own per-call check panics inside the
 	// tool: the run aborts.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: alice, Tools: tools})
+	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestGateEditDeciderBeforeAuthorizer(t *testing.T) {
 	}
 	judged := len(limit.seen()) // the reply was judged before it paused
 	smallOnly := func(call toolgate.ToolCall) bool { return !strings.Contains(call.Arguments, "5000") }
-	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv", Principal: alice, MayDecide: smallOnly,
+	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, MayDecide: smallOnly,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}})
 	var de *toolgate.DecisionError
 	if !errors.As(err, &de) || de.Problem != toolgate.ProblemNotDecider {

@@ -32,7 +32,7 @@ type Options struct {
 	// SearchTool is the tool-search tool, recognised by identity: it is
 	// always offered, needs no policy decision, and may be added to a
 	// request's tools. A request's own search tool
-	// ([toolgate.AuthorizeRequest.SearchTool], set by a client with
+	// ([toolgate.AuthorizeParams.SearchTool], set by a client with
 	// [toolgate.ClientOptions.ToolSearch]) is recognised the same way and
 	// offered instead. nil: none.
 	SearchTool *toolgate.Tool
@@ -89,9 +89,9 @@ func NewGuard(policy Policy, opts *Options) *Guard {
 // no principal (nil, or one with an empty ID) is refused with
 // [CodeAuthenticationRequired]; the set of tools it starts with is
 // snapshotted.
-func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
 	if r == nil {
-		r = &toolgate.AuthorizeRequest{}
+		r = &toolgate.AuthorizeParams{}
 	}
 	if len(r.Tools) > 0 && !known(r.Principal) {
 		g.emit(Event{Code: CodeAuthenticationRequired, ConversationID: r.ConversationID})
@@ -156,7 +156,7 @@ func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.To
 	return d, nil
 }
 
-// Tools implements [toolgate.RequestAuthorizer]: the definition phase, for
+// Tools implements [toolgate.TurnAuthorizer]: the definition phase, for
 // every tool of the snapshot, in order. The returned tools re-check the
 // execution phase right before they run. An empty result stays empty.
 func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
@@ -224,7 +224,7 @@ func (g *Guard) wrap(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// CheckPrompt implements [toolgate.RequestAuthorizer]: the prompt about to
+// CheckPrompt implements [toolgate.TurnAuthorizer]: the prompt about to
 // reach the model may carry only the offered tools, the same instances.
 func (rg *requestGuard) CheckPrompt(_ context.Context, offered []*toolgate.Tool, p *toolgate.Prompt) error {
 	if p == nil {
@@ -273,7 +273,7 @@ func hasName(ts []*toolgate.Tool, name string) bool {
 	return false
 }
 
-// CheckReply implements [toolgate.RequestAuthorizer]: every call must name
+// CheckReply implements [toolgate.TurnAuthorizer]: every call must name
 // an exposed tool that the prompt p carries (with tool search, the model is
 // shown only some of the exposed tools), and every call is authorized in
 // the execution phase before any runs. One refusal refuses the whole reply.

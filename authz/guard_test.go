@@ -311,7 +311,7 @@ func TestRevokedWhilePaused(t *testing.T) {
 				t.Fatalf("got %v paused=%v", err, resp.Paused())
 			}
 			revoked.Store(true)
-			p := &toolgate.ResumeTurnParams{ConversationID: "p", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("c0"), toolgate.Allow("c1")}}
+			p := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "p", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("c0"), toolgate.Allow("c1")}}
 			_, err = client.Resume(ctx, p)
 			denial(t, err, tc.want)
 			if c.total() != 0 {
@@ -333,7 +333,7 @@ func TestRevokedWhilePaused(t *testing.T) {
 		if resp, _ := client.Call(ctx, &toolgate.CallParams{ConversationID: "q", Principal: alice, Input: "x"}); !resp.Paused() {
 			t.Fatal("not paused")
 		}
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "q", Principal: bob, Decisions: []toolgate.Decision{toolgate.Allow("c0")}})
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "q"), ConversationID: "q", Principal: bob, Decisions: []toolgate.Decision{toolgate.Allow("c0")}})
 		denial(t, err, authz.CodeToolNotExposed)
 		if c.total() != 0 {
 			t.Error("bob's resumption ran alice's call")
@@ -421,7 +421,7 @@ func TestPrincipalCarried(t *testing.T) {
 	if err != nil || !resp.Paused() {
 		t.Fatalf("stream: %v paused=%v", err, resp.Paused())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "s", Principal: carol, Decisions: []toolgate.Decision{toolgate.Allow("c0")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s", Principal: carol, Decisions: []toolgate.Decision{toolgate.Allow("c0")}}); err != nil {
 		t.Fatal(err)
 	}
 	if c.total() != 5 {
@@ -500,16 +500,6 @@ func TestPropertyNoDeniedToolLeaks(t *testing.T) {
 	}
 }
 
-func TestContextPrincipal(t *testing.T) {
-	ctx := authz.ContextWithPrincipal(context.Background(), bob)
-	if got := authz.PrincipalFromContext(ctx); got != bob {
-		t.Errorf("got %+v", got)
-	}
-	if got := authz.PrincipalFromContext(context.Background()); got != nil {
-		t.Errorf("empty context gave %+v", got)
-	}
-}
-
 func TestNewGuardNilPolicy(t *testing.T) {
 	defer func() {
 		if recover() == nil {
@@ -547,7 +537,7 @@ func TestAllAndRoleTools(t *testing.T) {
 }
 
 // TestRequestSearchTool: a request's own search tool
-// (AuthorizeRequest.SearchTool) is offered without a decision, its calls
+// (AuthorizeParams.SearchTool) is offered without a decision, its calls
 // need none, and another tool under its name is refused with
 // TOOL_SEARCH_CHANGED.
 func TestRequestSearchTool(t *testing.T) {
@@ -559,7 +549,7 @@ func TestRequestSearchTool(t *testing.T) {
 	var decided []string
 	g := authz.NewGuard(authz.RoleTools(map[string][]string{"r": {"lookup"}}),
 		&authz.Options{OnDecision: func(e authz.Event) { decided = append(decided, e.Tool) }})
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeRequest{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
+	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
 		Tools: []*toolgate.Tool{lookup}, SearchTool: search})
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func Example() {
 	}
 	fmt.Println("paused:", resp.Paused(), "awaiting:", resp.Awaiting)
 
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "o",
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "o",
 		Decisions: []toolgate.Decision{toolgate.Allow("c1"), toolgate.Allow("c2")}})
 	if err != nil {
 		panic(err)

@@ -343,8 +343,8 @@ func (s *Server) tool(t *mcp.Tool, seen map[string]bool) (*toolgate.Tool, error)
 	if t.Name == "" {
 		return nil, fmt.Errorf("%w: empty", ErrInvalidName)
 	}
-	if err := toolgate.CheckToolDefinition(def); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidName, err)
+	if !toolgate.ValidToolName(def.Name) {
+		return nil, fmt.Errorf("%w: %q: want 1-64 of [A-Za-z0-9_.-]", ErrInvalidName, def.Name)
 	}
 	if seen[def.Name] {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicateName, def.Name)

@@ -111,7 +111,7 @@ func TestFilesystemServer(t *testing.T) {
 			if allow {
 				d = toolgate.Allow("w1")
 			}
-			if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: name, Decisions: []toolgate.Decision{d}}); err != nil {
+			if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, name), ConversationID: name, Decisions: []toolgate.Decision{d}}); err != nil {
 				t.Fatal(err)
 			}
 			b, err := os.ReadFile(file)

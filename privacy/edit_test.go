@@ -54,7 +54,7 @@ func TestGuardEditedArguments(t *testing.T) {
 				t.Fatalf("the paused reply asks %v, want tokens for the e-mail and the card", asked)
 			}
 			edit := tc.edit(asked["email"], asked["card"])
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e",
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "e"), ConversationID: "e",
 				Decisions: []toolgate.Decision{toolgate.AllowWithArguments("c1", json.RawMessage(edit))}}); err != nil {
 				t.Fatalf("Resume: %v", err)
 			}

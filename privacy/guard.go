@@ -123,9 +123,9 @@ func (v *memoryVaults) SaveVault(_ context.Context, id string, sealed []byte) er
 }
 
 // Begin implements [toolgate.Protector].
-func (g *Guard) Begin(ctx context.Context, r *toolgate.ProtectRequest) (toolgate.RequestProtector, error) {
+func (g *Guard) Begin(ctx context.Context, r *toolgate.ProtectParams) (toolgate.TurnProtector, error) {
 	if r == nil {
-		r = &toolgate.ProtectRequest{}
+		r = &toolgate.ProtectParams{}
 	}
 	vault := NewVault()
 	if g.vaults != nil && r.ConversationID != "" {
@@ -173,7 +173,7 @@ func (rp *requestProtector) grant(tool string) Grant {
 	return g
 }
 
-// Messages implements [toolgate.RequestProtector]. Messages are immutable,
+// Messages implements [toolgate.TurnProtector]. Messages are immutable,
 // so each is tokenized once per request; the vault gives a value the same
 // token wherever it appears. The token-shaped text of every part of a
 // message is reserved before any of its values gets a token. A prompt
@@ -294,7 +294,7 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 	return nil, fmt.Errorf("privacy: unknown message type %T", m)
 }
 
-// Tool implements [toolgate.RequestProtector]: the tool's arguments are
+// Tool implements [toolgate.TurnProtector]: the tool's arguments are
 // tokenized entirely (so a value the model typed itself is caught), then
 // only the tokens of the types granted to the tool (and the principal) are
 // restored, and only those the vault bound before the model wrote the
@@ -320,14 +320,14 @@ func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// Output implements [toolgate.RequestProtector]. A JSON object or array
+// Output implements [toolgate.TurnProtector]. A JSON object or array
 // (a call's arguments, a tool's result) is rewritten value by value and
 // stays valid JSON ([Rewriter.OutputContent]).
 func (rp *requestProtector) Output(ctx context.Context, text string) (string, error) {
 	return rp.rw.OutputContent(ctx, text, rp.g.mode, rp.out)
 }
 
-// OutputStream implements [toolgate.RequestProtector]. In [ModeBlock] the
+// OutputStream implements [toolgate.TurnProtector]. In [ModeBlock] the
 // text is held until the end and then rewritten whole, as
 // [requestProtector.Output] rewrites the text of a blocking turn: nothing
 // reaches the reader before the verdict.
@@ -355,7 +355,7 @@ func (rp *requestProtector) OutputStream() func(ctx context.Context, piece strin
 	}
 }
 
-// End implements [toolgate.RequestProtector]: the conversation's vault is
+// End implements [toolgate.TurnProtector]: the conversation's vault is
 // sealed and saved when the request changed it.
 func (rp *requestProtector) End(ctx context.Context) error {
 	if rp.g.vaults == nil || rp.convID == "" {

@@ -80,7 +80,7 @@ func TestGuardUnstoredRoundTokenOnResume(t *testing.T) {
 			if !tc.sameProc {
 				g2, _ = privacy.NewGuard(grant)
 			}
-			if _, err := lookupThenSend(t, &rec, g2, store).Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
+			if _, err := lookupThenSend(t, &rec, g2, store).Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "w", PauseID: storedPauseID(t, store, "w"), Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
 				t.Fatal(err)
 			}
 			got := rec.got()
@@ -385,4 +385,18 @@ func TestGuardStreamedBlockModeBehavesAsBlocking(t *testing.T) {
 			t.Errorf("streamed %q", s)
 		}
 	}
+}
+
+// storedPauseID returns the id of the open pause of conversation id in
+// store, or "".
+func storedPauseID(t *testing.T, store toolgate.ConversationStore, id string) string {
+	t.Helper()
+	conv, err := store.Load(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Pause == nil {
+		return ""
+	}
+	return conv.Pause.ID
 }

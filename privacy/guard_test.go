@@ -234,7 +234,7 @@ func TestGuardResumeRestoresTokensOfThePausedReply(t *testing.T) {
 		t.Errorf("paused reply shows the original: %s", args)
 	}
 	// A new request (another process) rebuilds the vault from the history.
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("c1")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("c1")}}); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]string
@@ -408,7 +408,7 @@ func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
 	if err != nil || !resp.Paused() {
 		t.Fatalf("%v paused=%v", err, resp.Paused())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "w"), ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
 		t.Fatal(err)
 	}
 	got := rec.got()

@@ -10,9 +10,11 @@ import (
 	"unicode/utf8"
 )
 
-// EmbeddedTypes are the types that the embedded recognizer ([Embedded])
-// finds.
-var EmbeddedTypes = []EntityType{Person, Location, Organization, Address, DateTime, Age, Title}
+// EmbeddedTypes returns the types that the embedded recognizer
+// ([Embedded]) finds, in a new slice.
+func EmbeddedTypes() []EntityType { return slices.Clone(embeddedTypes) }
+
+var embeddedTypes = []EntityType{Person, Location, Organization, Address, DateTime, Age, Title}
 
 // Types found by the embedded recognizer only.
 const (
@@ -25,7 +27,7 @@ const (
 // entities is the embedded recognizer of names, places, organisations,
 // street addresses, dates, ages and titles.
 type entities struct {
-	want [8]bool // by index in EmbeddedTypes
+	want [8]bool // by index in embeddedTypes
 }
 
 // Embedded returns the embedded recognizer of personal names, places
@@ -48,14 +50,14 @@ type entities struct {
 func Embedded(types ...EntityType) Recognizer {
 	theLexicon() // load the lists now rather than in the first scan
 	e := &entities{}
-	for k, t := range EmbeddedTypes {
+	for k, t := range embeddedTypes {
 		e.want[k] = len(types) == 0 || slices.Contains(types, t)
 	}
 	return e
 }
 
 func (e *entities) wants(t EntityType) bool {
-	k := slices.Index(EmbeddedTypes, t)
+	k := slices.Index(embeddedTypes, t)
 	return k >= 0 && e.want[k]
 }
 

@@ -117,7 +117,7 @@ func Builtins(types ...EntityType) []Recognizer {
 	if len(types) == 0 {
 		return append(out, Embedded())
 	}
-	if anyOf(EmbeddedTypes, types) {
+	if anyOf(embeddedTypes, types) {
 		out = append(out, Embedded(types...))
 	}
 	return out

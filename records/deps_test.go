@@ -22,6 +22,8 @@ func TestDependencies(t *testing.T) {
 		case !strings.Contains(first, "."), dep == pkg, dep == "github.com/toolgate/toolgate",
 			dep == "github.com/toolgate/toolgate/audit",
 			dep == "github.com/toolgate/toolgate/internal/argcheck",
+			dep == "github.com/toolgate/toolgate/internal/logcap",
+			dep == "github.com/toolgate/toolgate/internal/storerules",
 			strings.HasPrefix(dep, "github.com/google/jsonschema-go/"),
 			// The canonical JSON of argument digests.
 			dep == "github.com/toolgate/toolgate/internal/argdigest",

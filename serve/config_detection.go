@@ -59,8 +59,8 @@ func (d *DetectionSpec) check(p string, bad func(path, format string, args ...an
 			if len(d.Embedded) > 1 {
 				bad(fmt.Sprintf("%s.embedded[%d]", p, i), "none turns the embedded recognizer off and cannot be listed with types")
 			}
-		case !slices.Contains(privacy.EmbeddedTypes, privacy.EntityType(t)):
-			bad(fmt.Sprintf("%s.embedded[%d]", p, i), "%q is not a type of the embedded recognizer (want one of %s, or none)", t, typeList(privacy.EmbeddedTypes))
+		case !slices.Contains(privacy.EmbeddedTypes(), privacy.EntityType(t)):
+			bad(fmt.Sprintf("%s.embedded[%d]", p, i), "%q is not a type of the embedded recognizer (want one of %s, or none)", t, typeList(privacy.EmbeddedTypes()))
 		}
 	}
 	if s := d.MinScore; math.IsNaN(s) || s < 0 || s > 1 {

@@ -456,7 +456,7 @@ type auditAuthorizer struct {
 }
 
 // Begin implements [toolgate.Authorizer].
-func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
 	ra, err := x.next.Begin(ctx, r)
 	if err != nil {
 		return nil, err
@@ -471,7 +471,7 @@ func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.AuthorizeReques
 // auditRequest audits the refusals of one request.
 type auditRequest struct {
 	// fixed at Begin
-	next   toolgate.RequestAuthorizer
+	next   toolgate.TurnAuthorizer
 	a      *auditor
 	convID string
 	resume bool

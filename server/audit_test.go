@@ -237,7 +237,7 @@ type refuser struct {
 	deny   bool
 }
 
-func (x *refuser) Begin(_ context.Context, r *toolgate.AuthorizeRequest) (toolgate.RequestAuthorizer, error) {
+func (x *refuser) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
 	return &refuserRequest{x: x, tools: r.Tools}, nil
 }
 

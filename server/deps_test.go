@@ -34,7 +34,6 @@ func TestEmbedDependencies(t *testing.T) {
 		"github.com/toolgate/toolgate/audit/sqlite", "github.com/toolgate/toolgate/audit/postgres",
 		"github.com/toolgate/toolgate/authz/cedar", "github.com/toolgate/toolgate/mcptool",
 		"github.com/toolgate/toolgate/serve", "github.com/toolgate/toolgate/internal/flightdemo",
-		"github.com/toolgate/toolgate/examples",
 	}
 	var found []string
 	for _, dep := range deps {

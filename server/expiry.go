@@ -105,7 +105,7 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 		}
 		return false, nil
 	}
-	err := s.cfg.Agents[c.Agent].Client.ExpireOpenPause(ctx, c.ID, pauseID)
+	err := s.cfg.Agents[c.Agent].Client.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: c.ID, PauseID: pauseID})
 	switch {
 	case err == nil:
 		s.unindexPause(ctx, c.ID, pauseID)

@@ -81,7 +81,7 @@ func loadInstance(b *testing.B, store string) string {
 func benchmarkDecisions(b *testing.B, urls []string) {
 	// The garbage collector's target of toolgate serve (unless GOGC is
 	// set), for the figures to be those of the service.
-	defer debug.SetGCPercent(server.TuneGC())
+	defer debug.SetGCPercent(debug.SetGCPercent(400)) // the target toolgate serve sets
 	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
 		Input: flightdemo.Input, Pauses: 3000, Concurrency: benchConcurrency}
 	var rate float64

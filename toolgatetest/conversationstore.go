@@ -16,9 +16,9 @@ import (
 
 // TestStore runs the conformance tests of a [toolgate.ConversationStore] as
 // subtests of t: loading, appending, the optimistic At check, the append
-// rules of [toolgate.ValidateAppend], pauses and their single claim, the
-// claim's record and takeover ([toolgate.ValidateClaim]), calls marked as
-// started ([toolgate.ValidateMark]), and behaviour under concurrent use and
+// rules of [github.com/toolgate/toolgate/storekit.ValidateAppend], pauses and their single claim, the
+// claim's record and takeover ([github.com/toolgate/toolgate/storekit.ValidateClaim]), calls marked as
+// started ([github.com/toolgate/toolgate/storekit.ValidateMark]), and behaviour under concurrent use and
 // cancellation.
 //
 // newStore is called once per subtest, with the subtest's t, and must

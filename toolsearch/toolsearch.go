@@ -128,8 +128,8 @@ func New(opts *Options) *Searcher {
 	if s.bound <= 0 {
 		s.bound = DefaultMaxConversations
 	}
-	if err := toolgate.CheckToolDefinition(toolgate.ToolDefinition{Name: s.name}); err != nil {
-		panic("toolsearch: New: " + err.Error())
+	if !toolgate.ValidToolName(s.name) {
+		panic(fmt.Sprintf("toolsearch: New: invalid tool name %q: want 1-64 of [A-Za-z0-9_.-]", s.name))
 	}
 	schema, err := jsonschema.For[Input](nil)
 	if err != nil {
@@ -193,10 +193,10 @@ type FoundTool struct {
 
 // Begin implements [toolgate.ToolSearch]: it returns the request's search
 // tool, which searches only the tools of the request's latest
-// [toolgate.RequestToolSearch.Offer].
-func (s *Searcher) Begin(_ context.Context, r *toolgate.ToolSearchRequest) (toolgate.RequestToolSearch, error) {
+// [toolgate.TurnToolSearch.Offer].
+func (s *Searcher) Begin(_ context.Context, r *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
 	if r == nil {
-		r = &toolgate.ToolSearchRequest{}
+		r = &toolgate.ToolSearchParams{}
 	}
 	rs := &request{s: s, convID: r.ConversationID}
 	rs.tool = toolgate.NewToolFor(s.name, s.desc, rs.search, &toolgate.ToolOptions{InputSchema: s.schema})
@@ -215,10 +215,10 @@ type request struct {
 	hashes map[*toolgate.Tool]uint64 // guarded by mu: each tool's hash (see Searcher.toolHash)
 }
 
-// Tool implements [toolgate.RequestToolSearch].
+// Tool implements [toolgate.TurnToolSearch].
 func (rs *request) Tool() *toolgate.Tool { return rs.tool }
 
-// Offer implements [toolgate.RequestToolSearch]: it indexes tools for the
+// Offer implements [toolgate.TurnToolSearch]: it indexes tools for the
 // conversation when they differ from the indexed ones, and returns those
 // the model found so far (or in the latest search, with
 // [Options.LatestOnly]) in the order they were found.

@@ -175,7 +175,7 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 				opts.ToolSearch = toolsearch.New(nil)
 				client = toolgate.NewClient(model, tools, opts)
 			}
-			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}})
+			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestResumeCarriesEveryTool(t *testing.T) {
 		if err != nil || !resp.Paused() {
 			t.Fatalf("got %v, %v; want a pause", resp, err)
 		}
-		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("e1")}}); err != nil {
+		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("e1")}}); err != nil {
 			t.Fatal(err)
 		}
 		if c.get("bookFlight") != 1 || c.get("sendEmail") != 1 {
@@ -512,7 +512,7 @@ func TestHostileInput(t *testing.T) {
 		cats[f.Name] = f.Category
 	}
 	search := toolsearch.New(&toolsearch.Options{MaxResults: 8, Category: func(d toolgate.ToolDefinition) string { return cats[d.Name] }})
-	rs, err := search.Begin(ctx, &toolgate.ToolSearchRequest{ConversationID: "c"})
+	rs, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -651,7 +651,7 @@ func TestFoundToolPausesWithGuards(t *testing.T) {
 	if err != nil || !resp.Paused() {
 		t.Fatalf("got %v, %v; want a pause", resp, err)
 	}
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c", Principal: sam, Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c", Principal: sam, Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,14 +716,14 @@ func TestSearchAfterEviction(t *testing.T) {
 	tools := travelTools(&c)
 	spy := newSpy()
 	search := toolsearch.New(&toolsearch.Options{Index: spy, MaxConversations: 1})
-	a, err := search.Begin(ctx, &toolgate.ToolSearchRequest{ConversationID: "a"})
+	a, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Offer(ctx, nil, tools); err != nil {
 		t.Fatal(err)
 	}
-	b, err := search.Begin(ctx, &toolgate.ToolSearchRequest{ConversationID: "b"})
+	b, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

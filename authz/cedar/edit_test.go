@@ -39,7 +39,7 @@ func TestEditedSeatsForbidden(t *testing.T) {
 		t.Fatalf("Call: %v, paused %v", err, resp != nil && resp.Paused())
 	}
 	resume := func(args string) error {
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "s", Principal: alice,
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s", Principal: alice,
 			Decisions: []toolgate.Decision{toolgate.AllowWithArguments("c1", json.RawMessage(args))}})
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
-	"github.com/toolgate/toolgate/examples"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/anthropic"
@@ -259,7 +258,7 @@ func demoPolicy(path string) (*cedar.Policy, error) {
 	if path != "" {
 		return cedar.Load(path)
 	}
-	return cedar.New(nil, cedar.Source{Name: "examples/flights.cedar", Text: []byte(examples.FlightsCedar)})
+	return cedar.New(nil, cedar.Source{Name: "examples/flights.cedar", Text: []byte(flightdemo.Policies)})
 }
 
 func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.env.stdout, format, args...) }
@@ -290,7 +289,7 @@ func (d *demo) run(ctx context.Context) error {
 			return fmt.Errorf("conversation %q in %s: the paused message is not a reply", id, d.flags.db)
 		}
 		d.printf("Resuming conversation %q from %s.\n", id, d.flags.db)
-		return d.decide(ctx, reply, conv.Pause.Awaiting)
+		return d.decide(ctx, conv.Pause.ID, reply, conv.Pause.Awaiting)
 	}
 	input := flightdemo.Input
 	if d.flags.privacy {
@@ -310,7 +309,7 @@ func (d *demo) run(ctx context.Context) error {
 		d.printf("\nTool runs in this process: flightStatus %d, bookFlight %d\n", d.tools.Status.Load(), d.tools.Book.Load())
 		return nil
 	}
-	return d.decide(ctx, resp.Message(), resp.Awaiting)
+	return d.decide(ctx, resp.PauseID, resp.Message(), resp.Awaiting)
 }
 
 // showModelView prints what the model was shown: its tools and, with
@@ -336,7 +335,7 @@ func (d *demo) showModelView() {
 }
 
 // decide shows the paused reply, collects decisions and resumes.
-func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awaiting []string) error {
+func (d *demo) decide(ctx context.Context, pauseID string, reply *toolgate.AssistantMessage, awaiting []string) error {
 	if reply.Text != "" {
 		d.printf("assistant: %s\n", reply.Text)
 	}
@@ -366,7 +365,7 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 		d.printf("         or:  %s --no 'MESSAGE'\n", d.resumeCommand())
 		return nil
 	}
-	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: d.flags.conversation, Principal: d.principal, Decisions: decisions})
+	resp, err := d.client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: pauseID, ConversationID: d.flags.conversation, Principal: d.principal, Decisions: decisions})
 	if err != nil {
 		return err
 	}
@@ -380,7 +379,7 @@ func (d *demo) decide(ctx context.Context, reply *toolgate.AssistantMessage, awa
 	}
 	if resp.Paused() {
 		d.printf("\nThe turn paused again.\n")
-		return d.decide(ctx, resp.Message(), resp.Awaiting)
+		return d.decide(ctx, resp.PauseID, resp.Message(), resp.Awaiting)
 	}
 	d.printf("assistant: %s\n", resp.Text())
 	if d.flags.privacy {

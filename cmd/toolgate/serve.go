@@ -65,8 +65,8 @@ func runServe(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "toolgate serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	// Unless GOGC says otherwise, collect less often (see server.GCPercent).
-	server.TuneGC()
+	// Unless GOGC says otherwise, collect less often (see gcPercent).
+	tuneGC()
 	var err error
 	if *config != "" {
 		err = serveConfig(ctx, *addr, *config, e)

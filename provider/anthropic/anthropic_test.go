@@ -621,7 +621,7 @@ func TestResume(t *testing.T) {
 			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 				t.Fatalf("awaiting (-want +got):\n%s", diff)
 			}
-			rp := &toolgate.ResumeTurnParams{ConversationID: "c1", Decisions: []toolgate.Decision{
+			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
 				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
 			}}
 			if stream {

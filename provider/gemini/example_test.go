@@ -55,7 +55,7 @@ func Example() {
 	}
 	fmt.Println("awaiting:", resp.Awaiting)
 
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID,
 		ConversationID: "c1",
 		Decisions:      []toolgate.Decision{toolgate.Allow("#0")},
 	})

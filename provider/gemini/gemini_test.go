@@ -518,7 +518,7 @@ func TestResume(t *testing.T) {
 			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 				t.Fatalf("awaiting (-want +got):\n%s", diff)
 			}
-			rp := &toolgate.ResumeTurnParams{ConversationID: "c1", Decisions: []toolgate.Decision{
+			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
 				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("#2"),
 			}}
 			if stream {
@@ -580,7 +580,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 		t.Fatalf("awaiting (-want +got):\n%s", diff)
 	}
-	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
+	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
 	parts := f.request(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)

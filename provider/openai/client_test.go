@@ -94,7 +94,7 @@ func TestClientPauseResume(t *testing.T) {
 
 				s.add(textReply(api, stream, "Booked Oslo only."))
 				resp = turn(func() (*toolgate.Response, error) {
-					p := &toolgate.ResumeTurnParams{ConversationID: "c1", Decisions: []toolgate.Decision{
+					p := &toolgate.ResumeTurnParams{ConversationID: "c1", PauseID: resp.PauseID, Decisions: []toolgate.Decision{
 						toolgate.Allow("call_w"), toolgate.Allow("call_b"), toolgate.DenyWithMessage("#2", "Not Rome."),
 					}}
 					if stream {

@@ -48,7 +48,7 @@ func TestLive(t *testing.T) {
 					t.Fatalf("got %q without a pause, want a paused book_hotel call", resp.Text())
 				}
 				decisions := toolgate.DenyAll(resp.Message(), "The user cancelled the booking.")
-				p := &toolgate.ResumeTurnParams{ConversationID: "live", Decisions: decisions}
+				p := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "live", Decisions: decisions}
 				if stream {
 					resp, err = toolgate.Collect(client.ResumeStream(ctx, p))
 				} else {

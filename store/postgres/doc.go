@@ -45,7 +45,7 @@
 // An append runs in one transaction (READ COMMITTED) that first locks the
 // conversation's row in the conversations table, creating the row when
 // needed, and only then counts the stored messages and reads the pause that
-// [toolgate.ValidateAppend] checks. Appends to one conversation are thus
+// [github.com/toolgate/toolgate/storekit.ValidateAppend] checks. Appends to one conversation are thus
 // serialized across every Store on the database: of concurrent appends at
 // the same [toolgate.AppendParams.At], one wins and the others get
 // [toolgate.ErrConflict]. Appends to different conversations do not wait

@@ -18,6 +18,7 @@ import (
 	auditpg "github.com/toolgate/toolgate/audit/postgres"
 	"github.com/toolgate/toolgate/internal/storerows"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/storekit"
 )
 
 // Options configure [Open] and [New]. A nil *Options means all defaults.
@@ -53,7 +54,7 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // Stores, in one process or in several, may use the same database and
 // schema: an append locks its conversation's row for the length of its
 // transaction, and a claim is a single conditional UPDATE, so the rules of
-// [toolgate.ValidateAppend] and the single claim of a pause hold across all
+// [storekit.ValidateAppend] and the single claim of a pause hold across all
 // of them. Close it when done.
 type Store struct {
 	// Fixed at creation.
@@ -476,7 +477,7 @@ func loadPause(br pgx.BatchResults) (*toolgate.PauseRecord, error) {
 }
 
 // Append implements [toolgate.ConversationStore]. The rules are those of
-// [toolgate.ValidateAppend], checked inside a transaction that holds the
+// [storekit.ValidateAppend], checked inside a transaction that holds the
 // conversation's row lock; a message that cannot be encoded as JSON (a
 // result status out of range) gives an error wrapping
 // [toolgate.ErrInvalidAppend].
@@ -488,7 +489,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 	}
 	if p == nil || id == "" || len(p.Messages) == 0 {
 		// Refused without touching the database.
-		return toolgate.ValidateAppend(id, 0, nil, p)
+		return storekit.ValidateAppend(id, 0, nil, p)
 	}
 	// Encode before taking the lock; report a failure only once the rules
 	// have passed, so that the error is the one ValidateAppend gives.
@@ -557,7 +558,7 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if err := br.Close(); err != nil {
 		return dbErr(err)
 	}
-	if err := toolgate.ValidateAppend(id, int(n), pause, p); err != nil {
+	if err := storekit.ValidateAppend(id, int(n), pause, p); err != nil {
 		return err
 	}
 	if encErr != nil {
@@ -660,7 +661,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*pgxpool.Conn) error) (err err
 }
 
 // ClaimPause implements [toolgate.ConversationStore], with the rules of
-// [toolgate.ValidateClaim]. The claim is one conditional UPDATE: of
+// [storekit.ValidateClaim]. The claim is one conditional UPDATE: of
 // concurrent claims (or takeovers of one claim), in any number of
 // processes, exactly one finds the pause in the state it expects.
 func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
@@ -670,7 +671,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		return err
 	}
 	// The rules on the claim itself, before the database is asked.
-	if err := toolgate.ValidateClaim(id, nil, pauseID, c); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if err := storekit.ValidateClaim(id, nil, pauseID, c); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, err)
 	}
 	decisions, err := storerows.EncodeClaim(c.Decisions)
@@ -692,7 +693,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("postgres: claim pause %q of %q: %w", pauseID, id, s.refusal(ctx, id, func(pr *toolgate.PauseRecord) error {
-			if err := toolgate.ValidateClaim(id, pr, pauseID, c); err != nil {
+			if err := storekit.ValidateClaim(id, pr, pauseID, c); err != nil {
 				return err
 			}
 			if c.TakeOver {
@@ -705,7 +706,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 }
 
 // MarkStarted implements [toolgate.ConversationStore], with the rules of
-// [toolgate.ValidateMark]. The record is one conditional UPDATE, so it and
+// [storekit.ValidateMark]. The record is one conditional UPDATE, so it and
 // a takeover of the claim are ordered by the pause's row lock.
 func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	ctx, cancel := s.bound(ctx)
@@ -713,7 +714,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := toolgate.ValidateMark(id, nil, pauseID, token, keys); !errors.Is(err, toolgate.ErrClaimLost) {
+	if err := storekit.ValidateMark(id, nil, pauseID, token, keys); !errors.Is(err, toolgate.ErrClaimLost) {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, err)
 	}
 	tag, err := s.hooked(ctx, s.q.markStarted, []any{id, pauseID, token, keys}, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
@@ -722,7 +723,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("postgres: mark calls of pause %q of %q started: %w", pauseID, id, s.refusal(ctx, id, func(pr *toolgate.PauseRecord) error {
-			if err := toolgate.ValidateMark(id, pr, pauseID, token, keys); err != nil {
+			if err := storekit.ValidateMark(id, pr, pauseID, token, keys); err != nil {
 				return err
 			}
 			return toolgate.ErrClaimLost

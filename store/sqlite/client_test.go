@@ -114,12 +114,12 @@ func restartChild(t *testing.T, v string) {
 			t.Fatalf("call: %v, paused %v", err, resp.Paused())
 		}
 	case "resume":
-		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
+		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
 		if err != nil || resp.Text() != "Done." {
 			t.Fatalf("resume: %v %+v", err, resp)
 		}
 	case "replay":
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
 		if !errors.Is(err, toolgate.ErrNoOpenPause) {
 			t.Fatalf("replayed resume: %v, want ErrNoOpenPause", err)
 		}
@@ -145,7 +145,7 @@ func TestClientConcurrentResume(t *testing.T) {
 		defer s.Close()
 		wg.Go(func() {
 			<-start
-			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}})
+			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}})
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -177,11 +177,12 @@ func BenchmarkResume(b *testing.B) {
 		b.StopTimer()
 		i++
 		id := fmt.Sprint("c", i)
-		if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: "book"}); err != nil {
+		paused, err := client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: "book"})
+		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}}); err != nil {
+		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: paused.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ func BenchmarkDecideParallel(b *testing.B) {
 			if prior, err := rs.Begin(ctx, d); err != nil || prior != nil {
 				b.Fatalf("begin %s: %v (prior %v)", id, err, prior)
 			}
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: decisions}); err != nil {
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: c.Pause.ID, ConversationID: id, Decisions: decisions}); err != nil {
 				b.Fatal(err)
 			}
 			// The outcome, and the pause out of the index, in one write.

@@ -34,11 +34,12 @@ func BenchmarkResume8(b *testing.B) {
 				b.StopTimer()
 				i++
 				id := fmt.Sprint("c", i)
-				if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: "go"}); err != nil {
+				paused, err := client.Call(ctx, &toolgate.CallParams{ConversationID: id, Input: "go"})
+				if err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: id, Decisions: decisions}); err != nil {
+				if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: paused.PauseID, ConversationID: id, Decisions: decisions}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/groupcommit"
 	"github.com/toolgate/toolgate/internal/storerows"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/storekit"
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -36,7 +37,7 @@ type Options struct {
 // A Store is safe for concurrent use by several goroutines, and several
 // Stores, in one process or in several, may open the same file: appends and
 // claims are serialized by SQLite's write lock, so the rules of
-// [toolgate.ValidateAppend] and the single claim of a pause hold across all
+// [storekit.ValidateAppend] and the single claim of a pause hold across all
 // of them. Close it when done.
 type Store struct {
 	// Fixed at creation.
@@ -504,7 +505,7 @@ func countMessages(ctx context.Context, stmt *sql.Stmt, id string) (int, error) 
 }
 
 // Append implements [toolgate.ConversationStore]. The rules are those of
-// [toolgate.ValidateAppend], checked inside the write transaction; a
+// [storekit.ValidateAppend], checked inside the write transaction; a
 // message that cannot be encoded as JSON (a result status out of range)
 // gives an error wrapping [toolgate.ErrInvalidAppend].
 func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
@@ -512,7 +513,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		return err
 	}
 	if p == nil {
-		return toolgate.ValidateAppend(id, 0, nil, p)
+		return storekit.ValidateAppend(id, 0, nil, p)
 	}
 	// Encode before taking the write lock; report a failure only once the
 	// rules have passed, so that the error is the one ValidateAppend gives.
@@ -542,7 +543,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		if err != nil {
 			return err
 		}
-		if err := toolgate.ValidateAppend(id, n, pause, p); err != nil {
+		if err := storekit.ValidateAppend(id, n, pause, p); err != nil {
 			return err
 		}
 		if encErr != nil {
@@ -584,7 +585,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 }
 
 // ClaimPause implements [toolgate.ConversationStore]. The rules are those
-// of [toolgate.ValidateClaim], checked inside the write transaction.
+// of [storekit.ValidateClaim], checked inside the write transaction.
 func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -601,7 +602,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if err != nil {
 			return err
 		}
-		if err := toolgate.ValidateClaim(id, pause, pauseID, c); err != nil {
+		if err := storekit.ValidateClaim(id, pause, pauseID, c); err != nil {
 			return err
 		}
 		at := c.At
@@ -633,7 +634,7 @@ func encodeStarted(keys []string) (string, error) {
 }
 
 // MarkStarted implements [toolgate.ConversationStore]. The rules are those
-// of [toolgate.ValidateMark], checked inside the write transaction.
+// of [storekit.ValidateMark], checked inside the write transaction.
 func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -643,7 +644,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err != nil {
 			return err
 		}
-		if err := toolgate.ValidateMark(id, pause, pauseID, token, keys); err != nil {
+		if err := storekit.ValidateMark(id, pause, pauseID, token, keys); err != nil {
 			return err
 		}
 		started, err := encodeStarted(append(pause.Started, keys...))
