@@ -203,6 +203,7 @@ func (m *Memory) AddPending(ctx context.Context, p *Pending) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cp := *p
+	cp.Tools = PendingTools(p.Tools)
 	m.pending[p.ConversationID] = &cp
 	return nil
 }
@@ -229,19 +230,21 @@ func (m *Memory) ListPending(ctx context.Context, p *ListParams) (*PendingPage, 
 	limit := p.limit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := make([]Pending, 0, len(m.pending))
-	for _, e := range m.pending {
-		all = append(all, *e)
-	}
-	slices.SortFunc(all, comparePending)
+	var cur *Pending
 	if p != nil && p.After != "" {
-		cur := m.pending[p.After]
-		if cur == nil {
+		if cur = m.pending[p.After]; cur == nil {
 			return nil, fmt.Errorf("%w: cursor %q names no pending pause", ErrInvalid, p.After)
 		}
-		i, _ := slices.BinarySearchFunc(all, *cur, comparePending)
-		all = all[i+1:]
 	}
+	all := make([]Pending, 0, len(m.pending))
+	for _, e := range m.pending {
+		if (cur == nil || comparePending(*e, *cur) > 0) && (p == nil || len(p.Scopes) == 0 || e.Matches(p.Scopes)) {
+			e := *e
+			e.Tools = slices.Clone(e.Tools)
+			all = append(all, e)
+		}
+	}
+	slices.SortFunc(all, comparePending)
 	out := &PendingPage{Pending: all}
 	if len(all) > limit {
 		out.Pending = all[:limit:limit]

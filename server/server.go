@@ -438,7 +438,7 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 			return out, nil
 		}
 		if !pausedInTx(ctx, pause.ID) {
-			if err := s.indexPause(ctx, c, conv.Pause); err != nil {
+			if err := s.indexPause(ctx, c, conv); err != nil {
 				return nil, err
 			}
 			s.auditPaused(ctx, c)
@@ -619,8 +619,13 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		return
 	}
 	items := []inboxItem{}
+	// Only the pauses p could decide a call of are read: those awaiting a
+	// tool of an approval rule where p holds a role, or of a rule that
+	// lets requesters decide their own calls (then only of p's own
+	// conversations).
+	scopes := s.inboxScopes(p)
 	var entries []records.Pending
-	for params := (&records.ListParams{Limit: records.MaxLimit}); ; {
+	for params := (&records.ListParams{Limit: records.MaxLimit, Scopes: scopes}); len(scopes) > 0; {
 		page, err := s.cfg.Records.ListPending(r.Context(), params)
 		if err != nil {
 			s.internal(w, r, err)
@@ -632,9 +637,6 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		}
 		params.After = page.Next
 	}
-	// Only the agents whose pauses p could decide are read: those where p
-	// holds a role of an approval rule, or where a rule lets requesters
-	// decide their own calls (then only p's own conversations).
 	own := map[string]bool{} // agent → only p's own conversations
 	for name, a := range s.cfg.Agents {
 		switch {
@@ -670,8 +672,10 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		case pause == nil:
 			s.dropStale(r.Context(), c, e.PauseID) // resolved: a stale entry
 			continue
-		case pause.ID != e.PauseID:
-			s.reindex(r.Context(), c) // another pause opened since
+		case pause.ID != e.PauseID, e.Tools == nil:
+			// Another pause opened since, or an entry of an earlier
+			// version, which did not keep the awaiting tools.
+			s.reindex(r.Context(), c)
 		}
 		if pause.Claimed {
 			continue
@@ -925,7 +929,7 @@ func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID stri
 func (s *Server) reindex(ctx context.Context, c *conversation) {
 	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 	if err == nil && conv.Pause != nil && !conv.Pause.Claimed {
-		err = s.indexPause(ctx, c, conv.Pause)
+		err = s.indexPause(ctx, c, conv)
 	}
 	if err != nil {
 		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", logcap.Error(err))

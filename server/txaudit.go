@@ -146,7 +146,8 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 			n.finished = true
 		}
 		if ap.Pause != nil {
-			if err := tx.AddPending(&records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: ap.Pause.ID, CreatedAt: w.PauseCreatedAt}); err != nil {
+			if err := tx.AddPending(&records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: ap.Pause.ID, CreatedAt: w.PauseCreatedAt,
+				Tools: awaitingTools(ap.Messages[len(ap.Messages)-1], ap.Pause.Awaiting)}); err != nil {
 				return err
 			}
 			if s.audit != nil {
