@@ -94,6 +94,9 @@ func (s *Server) decision(ctx context.Context, convID, pauseID string) (*Decisio
 // error is returned for callers that report the record.
 func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
 	err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome)
+	if outcome == records.OutcomeNone && errors.Is(err, records.ErrNotFound) {
+		return nil // nothing to forget: the claim that would have written it did not commit
+	}
 	if err != nil {
 		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", logcap.Error(err))
 	}

@@ -824,21 +824,16 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		}
 		rec.Approvers = []string{first, p.ID}
 	}
-	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
-		if err != nil {
-			s.internal(w, r, err)
-			return
-		}
+	// The turn runs for the conversation's owner; the decider is recorded.
+	ctx, old, err := s.beginDecision(ctx, c, conv, rec, person(p), &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
+	switch {
+	case err != nil:
+		s.internal(w, r, err)
+		return
+	case old != nil:
 		s.conflict(w, r, p, c, old, conv)
 		return
 	}
-	if err := s.auditDecided(ctx, c, conv, person(p), decisions); err != nil {
-		s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
-		s.internal(w, r, err)
-		return
-	}
-	// The turn runs for the conversation's owner; the decider is recorded.
-	ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
 	r = r.WithContext(ctx)
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv,
 		MayDecide: s.decider(p, c)}
@@ -850,14 +845,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
 	audited(err)
 	if err != nil {
-		if errors.Is(err, toolgate.ErrNoOpenPause) {
-			// Another server on the same store took the pause first
-			// without a shared record: this request decided nothing.
-			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
-			s.alreadyDecided(w, nil)
+		if taken, prior := s.resumeFailed(ctx, c, pauseID, err); taken {
+			s.conflictOrNone(w, r, p, c, prior, conv)
 			return
 		}
-		s.finishFailed(ctx, c, pauseID)
 		s.decisionError(w, r, err)
 		return
 	}
@@ -867,6 +858,16 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// conflictOrNone answers 409 with the decision prior that came first, as
+// [Server.conflict] does, or without one when it is not known.
+func (s *Server) conflictOrNone(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, c *conversation, prior *DecisionRecord, conv *toolgate.Conversation) {
+	if prior == nil {
+		s.alreadyDecided(w, nil)
+		return
+	}
+	s.conflict(w, r, p, c, prior, conv)
 }
 
 // decided records that the decision rec, which a person made, resumed its

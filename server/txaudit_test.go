@@ -1,12 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/sqlite"
 )
 
 // TestAuditInStore takes a pause through allow and deny with the records
@@ -93,4 +99,88 @@ func TestPauseStoredWithItsRecords(t *testing.T) {
 	}
 	f.check(conv, "requested P call_book person:ada awaiting a decision")
 	f.check(conv0, "requested P call_book person:ada awaiting a decision")
+}
+
+// writeCounter wraps the records of a store, counting the writes made
+// outside the store's own transactions (its record writes, and appends to
+// its audit log).
+type writeCounter struct {
+	records.Transactional
+	log    *countingLog
+	writes atomic.Int64
+}
+
+func (w *writeCounter) Unwrap() records.Store { return w.Transactional }
+func (w *writeCounter) AuditLog() audit.Log   { return w.log }
+func (w *writeCounter) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
+	w.writes.Add(1)
+	return w.Transactional.Begin(ctx, d)
+}
+func (w *writeCounter) Finish(ctx context.Context, conv, pause string, o records.Outcome) error {
+	w.writes.Add(1)
+	return w.Transactional.Finish(ctx, conv, pause, o)
+}
+func (w *writeCounter) AddPending(ctx context.Context, p *records.Pending) error {
+	w.writes.Add(1)
+	return w.Transactional.AddPending(ctx, p)
+}
+func (w *writeCounter) RemovePending(ctx context.Context, conv, pause string) error {
+	w.writes.Add(1)
+	return w.Transactional.RemovePending(ctx, conv, pause)
+}
+
+// countingLog counts the appends to the log it wraps.
+type countingLog struct {
+	audit.Log
+	appends atomic.Int64
+}
+
+func (l *countingLog) Append(ctx context.Context, recs ...*audit.Record) error {
+	l.appends.Add(1)
+	return l.Log.Append(ctx, recs...)
+}
+
+// TestDecisionInStoreTransactions: with the records and the audit log in
+// the store's database, a pause, its decision, the resolution and the
+// answer write nothing outside the store's transactions: the decision
+// record and its decided records go with the claim, the executed records
+// with the resolution, the outcome with the answer. The records and the
+// audit log say what happened all the same.
+func TestDecisionInStoreTransactions(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), t.TempDir()+"/toolgate.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	tx := mustRecords(t, s).(records.Transactional)
+	wc := &writeCounter{Transactional: tx, log: &countingLog{Log: tx.AuditLog()}}
+	f := newFixtureWith(t, s, flightdemo.Model(), func(cfg *server.Config) {
+		cfg.Records, cfg.Audit = wc, wc.log
+	})
+	conv, pause := f.pause(travellerKey)
+	out := f.must(200, "POST", decisionsPath(conv, pause), approverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
+	if out["status"] != "completed" {
+		t.Fatalf("decision: %v, want completed", out)
+	}
+	if n, a := wc.writes.Load(), wc.log.appends.Load(); n != 0 || a != 0 {
+		t.Errorf("%d record writes and %d audit appends outside the store's transactions, want none", n, a)
+	}
+	rec, err := tx.Decision(t.Context(), conv, pause)
+	if err != nil || rec.Outcome != records.OutcomeDecided || rec.DecidedBy != "bob" {
+		t.Errorf("decision record %+v, %v; want decided by bob", rec, err)
+	}
+	var kinds []string
+	for r, err := range tx.AuditLog().Records(t.Context(), &audit.Query{ConversationID: conv}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, string(r.Kind)+" "+r.CallKey)
+	}
+	want := []string{"requested call_book", "decided call_book", "executed call_status", "executed call_book"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("audit records %v, want %v", kinds, want)
+	}
+	if page, err := tx.ListPending(t.Context(), nil); err != nil || len(page.Pending) != 0 {
+		t.Errorf("index after the decision: %+v, %v; want empty", page, err)
+	}
 }
