@@ -70,6 +70,7 @@ func New(cfg *Config) (*Server, error) {
 	s.keys.Store(keys)
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
+	s.ops.pausesOpen.add(s)
 	s.audit = newAuditor(s.cfg)
 	s.tx = s.txAgents()
 	s.handle("GET /healthz", s.healthz)
@@ -110,6 +111,7 @@ func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 // owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
+		s.ops.pausesOpen.remove(s)
 		s.stopEvents()
 		s.stopSweeper()
 		s.stopRecovery()
