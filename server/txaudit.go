@@ -87,10 +87,10 @@ func wraps(cs, base toolgate.ConversationStore) bool {
 // for concurrent use.
 type txNotes struct {
 	mu       sync.Mutex
-	begun    bool            // guarded by mu: the decision record written with the claim
-	paused   map[string]bool // guarded by mu: pauses indexed and audited with their append
-	resolved string          // guarded by mu: the pause whose resolution's records were written with it
-	finished bool            // guarded by mu: the decision's outcome set with the answer
+	begun    *records.Decision // guarded by mu: the decision record written with the claim, if its commit went through
+	paused   map[string]bool   // guarded by mu: pauses indexed and audited with their append
+	resolved string            // guarded by mu: the pause whose resolution's records were written with it
+	finished bool              // guarded by mu: the decision's outcome set with the answer
 }
 
 type txNotesKey struct{}
@@ -137,16 +137,23 @@ func finishedInTx(ctx context.Context) bool {
 	return n.finished
 }
 
-// begunInTx reports whether the decision record of the request was
-// written with its claim.
-func begunInTx(ctx context.Context) bool {
+// begunInTx returns the decision record the request wrote with its
+// claim, or nil. Whether that claim committed is for the caller to find
+// out: a commit whose answer was lost may or may not have happened.
+func begunInTx(ctx context.Context) *records.Decision {
 	n := notes(ctx)
 	if n == nil {
-		return false
+		return nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.begun
+}
+
+// sameDecision reports whether a and b are one decision record: begun at
+// the same instant by the same source and person.
+func sameDecision(a, b *records.Decision) bool {
+	return a.DecidedAt.Equal(b.DecidedAt) && a.Source == b.Source && a.DecidedBy == b.DecidedBy
 }
 
 // resumption is what the hook of a decision's request knows of the pause
@@ -197,7 +204,7 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if w.Claim != nil && res != nil && res.begin != nil && w.PauseID == res.pauseID && !n.begun {
+		if w.Claim != nil && res != nil && res.begin != nil && w.PauseID == res.pauseID && n.begun == nil {
 			old, err := tx.Begin(res.begin)
 			if err != nil {
 				return err
@@ -210,7 +217,7 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 					return err
 				}
 			}
-			n.begun = true
+			n.begun = res.begin
 			return nil
 		}
 		ap := w.Append
@@ -319,18 +326,25 @@ func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID stri
 			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
 			return true, nil
 		}
-	case begunInTx(ctx):
-	case errors.Is(err, toolgate.ErrNoOpenPause):
-		// Claimed or resolved by another decision first.
-		rec, derr := s.decision(ctx, c.ID, pauseID)
-		if derr != nil {
-			s.logger.ErrorContext(ctx, "server: reading the first decision failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(derr))
-		}
-		return true, rec
 	default:
-		// The claim did not commit: the pause is as it was, open, and
-		// has no record of this decision.
-		return false, nil
+		// Whose record the pause has, if any, says whether the claim
+		// that would have begun this decision committed.
+		rec, derr := s.decision(ctx, c.ID, pauseID)
+		own := begunInTx(ctx)
+		switch {
+		case derr != nil:
+			// A record of this decision, if committed, stays "deciding";
+			// the recovery of claims reads the index and finishes it
+			// after the lease.
+			s.logger.ErrorContext(ctx, "server: reading the decision of a failed resumption failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(derr))
+			return false, nil
+		case rec == nil:
+			// No claim committed: the pause is as it was, open.
+			return false, nil
+		case own == nil || !sameDecision(rec, own):
+			// Claimed by another decision first.
+			return true, rec
+		}
 	}
 	s.finishFailed(ctx, c, pauseID)
 	return false, nil

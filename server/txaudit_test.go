@@ -3,11 +3,14 @@ package server_test
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
@@ -182,5 +185,72 @@ func TestDecisionInStoreTransactions(t *testing.T) {
 	}
 	if page, err := tx.ListPending(t.Context(), nil); err != nil || len(page.Pending) != 0 {
 		t.Errorf("index after the decision: %+v, %v; want empty", page, err)
+	}
+}
+
+// lostClaims is a store whose claims fail: after committing (the answer
+// of the commit lost, as with a connection dropped mid-commit) when
+// commit is set, before writing anything otherwise.
+type lostClaims struct {
+	*sqlite.Store
+	commit bool
+	armed  atomic.Bool
+}
+
+func (s *lostClaims) Unwrap() toolgate.ConversationStore { return s.Store }
+
+func (s *lostClaims) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	if !s.armed.Swap(false) {
+		return s.Store.ClaimPause(ctx, id, pauseID, c)
+	}
+	if s.commit {
+		if err := s.Store.ClaimPause(ctx, id, pauseID, c); err != nil {
+			return err
+		}
+	}
+	return errors.New("connection lost")
+}
+
+// TestDecisionClaimLost: a decision whose claim fails is answered 500, and
+// the records say what the store holds. When the claim did not commit,
+// nothing was decided: the pause stays in the inbox and another decision
+// takes it. When it committed and only its answer was lost, the decision
+// stands: its record says "failed", not forgotten, and a second decision
+// is answered 409 with the first one.
+func TestDecisionClaimLost(t *testing.T) {
+	for _, commit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("committed %v", commit), func(t *testing.T) {
+			st, err := sqlite.Open(t.Context(), t.TempDir()+"/toolgate.db", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			store := &lostClaims{Store: st, commit: commit}
+			rs := mustRecords(t, st)
+			f := newFixtureWith(t, store, flightdemo.Model(), func(cfg *server.Config) { cfg.Records = rs })
+			conv, pause := f.pause(travellerKey)
+			store.armed.Store(true)
+			f.must(500, "POST", decisionsPath(conv, pause), approverKey, allowBook)
+			rec, err := rs.Decision(t.Context(), conv, pause)
+			if !commit {
+				if !errors.Is(err, records.ErrNotFound) {
+					t.Errorf("decision record after a claim that did not commit: %+v, %v; want none", rec, err)
+				}
+				if item := f.inboxItem(approverKey); item["pause_id"] != pause {
+					t.Errorf("inbox %v, want the pause", item)
+				}
+				if out := f.must(200, "POST", decisionsPath(conv, pause), approver2Key, allowBook); out["status"] != "completed" {
+					t.Errorf("a second decision: %v, want completed", out)
+				}
+				return
+			}
+			if err != nil || rec.Outcome != records.OutcomeFailed || rec.DecidedBy != "bob" {
+				t.Errorf("decision record after a committed claim: %+v, %v; want bob's, failed", rec, err)
+			}
+			out := f.must(409, "POST", decisionsPath(conv, pause), approver2Key, allowBook)
+			if d, _ := out["decision"].(map[string]any); out["error"] != "already_decided" || d["decided_by"] != "bob" {
+				t.Errorf("a second decision: %v, want 409 with bob's", out)
+			}
+		})
 	}
 }
