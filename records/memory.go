@@ -24,8 +24,13 @@ type Memory struct {
 	decSeq    map[[2]string]int64      // guarded by mu: begin order of decisions
 	seq       int64                    // guarded by mu
 	pending   map[string]*Pending      // guarded by mu: by conversation id
-	approvals map[[2]string]*Approval  // guarded by mu
-	grants    []*Grant                 // guarded by mu: in the order added
+	// guarded by mu: the conversation ids of the entries of pending by
+	// agent and awaiting tool (an entry of unknown tools under the tool
+	// key unknownTools), and by agent, for listings by scope
+	byTool    map[toolKey]map[string]bool
+	byAgent   map[string]map[string]bool
+	approvals map[[2]string]*Approval // guarded by mu
+	grants    []*Grant                // guarded by mu: in the order added
 }
 
 // NewMemory returns an empty [Memory].
@@ -35,8 +40,83 @@ func NewMemory() *Memory {
 		decisions: make(map[[2]string]*Decision),
 		decSeq:    make(map[[2]string]int64),
 		pending:   make(map[string]*Pending),
+		byTool:    make(map[toolKey]map[string]bool),
+		byAgent:   make(map[string]map[string]bool),
 		approvals: make(map[[2]string]*Approval),
 	}
+}
+
+// toolKey is a key of [Memory]'s index of entries by tool: an agent and
+// a tool, or known false for the entries whose tools are not known.
+type toolKey struct {
+	agent, tool string
+	known       bool
+}
+
+// keys returns the keys p is indexed under in byTool.
+func (p *Pending) keys() []toolKey {
+	if len(p.Tools) == 0 {
+		return []toolKey{{agent: p.Agent}}
+	}
+	out := make([]toolKey, len(p.Tools))
+	for i, t := range p.Tools {
+		out[i] = toolKey{agent: p.Agent, tool: t, known: true}
+	}
+	return out
+}
+
+// setPending puts p in the index as conversation conv's entry, or takes
+// conv's entry out when p is nil. Called with mu held.
+func (m *Memory) setPending(conv string, p *Pending) {
+	if old := m.pending[conv]; old != nil {
+		for _, k := range old.keys() {
+			delete(m.byTool[k], conv)
+			if len(m.byTool[k]) == 0 {
+				delete(m.byTool, k)
+			}
+		}
+		delete(m.byAgent[old.Agent], conv)
+		if len(m.byAgent[old.Agent]) == 0 {
+			delete(m.byAgent, old.Agent)
+		}
+		delete(m.pending, conv)
+	}
+	if p == nil {
+		return
+	}
+	m.pending[conv] = p
+	for _, k := range p.keys() {
+		if m.byTool[k] == nil {
+			m.byTool[k] = map[string]bool{}
+		}
+		m.byTool[k][conv] = true
+	}
+	if m.byAgent[p.Agent] == nil {
+		m.byAgent[p.Agent] = map[string]bool{}
+	}
+	m.byAgent[p.Agent][conv] = true
+}
+
+// scoped returns the conversation ids of the entries scopes match.
+// Called with mu held.
+func (m *Memory) scoped(scopes []Scope) map[string]bool {
+	out := map[string]bool{}
+	add := func(ids map[string]bool) {
+		for id := range ids {
+			out[id] = true
+		}
+	}
+	for _, sc := range scopes {
+		if sc.Tools == nil {
+			add(m.byAgent[sc.Agent])
+			continue
+		}
+		add(m.byTool[toolKey{agent: sc.Agent}])
+		for _, t := range sc.Tools {
+			add(m.byTool[toolKey{agent: sc.Agent, tool: t, known: true}])
+		}
+	}
+	return out
 }
 
 // CreateConversation implements [Store].
@@ -148,7 +228,7 @@ func (m *Memory) Finish(ctx context.Context, conversationID, pauseID string, out
 	}
 	d.Outcome = outcome
 	if p := m.pending[conversationID]; outcome.Resolves() && p != nil && p.PauseID == pauseID {
-		delete(m.pending, conversationID)
+		m.setPending(conversationID, nil)
 	}
 	return nil
 }
@@ -203,7 +283,8 @@ func (m *Memory) AddPending(ctx context.Context, p *Pending) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cp := *p
-	m.pending[p.ConversationID] = &cp
+	cp.Tools = PendingTools(p.Tools)
+	m.setPending(p.ConversationID, &cp)
 	return nil
 }
 
@@ -215,7 +296,7 @@ func (m *Memory) RemovePending(ctx context.Context, conversationID, pauseID stri
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p := m.pending[conversationID]; p != nil && p.PauseID == pauseID {
-		delete(m.pending, conversationID)
+		m.setPending(conversationID, nil)
 	}
 	return nil
 }
@@ -229,19 +310,35 @@ func (m *Memory) ListPending(ctx context.Context, p *ListParams) (*PendingPage, 
 	limit := p.limit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := make([]Pending, 0, len(m.pending))
-	for _, e := range m.pending {
-		all = append(all, *e)
-	}
-	slices.SortFunc(all, comparePending)
+	var cur *Pending
 	if p != nil && p.After != "" {
-		cur := m.pending[p.After]
-		if cur == nil {
+		if cur = m.pending[p.After]; cur == nil {
 			return nil, fmt.Errorf("%w: cursor %q names no pending pause", ErrInvalid, p.After)
 		}
-		i, _ := slices.BinarySearchFunc(all, *cur, comparePending)
-		all = all[i+1:]
 	}
+	var all []Pending
+	keep := func(e *Pending) {
+		if cur == nil || comparePending(*e, *cur) > 0 {
+			e := *e
+			e.Tools = slices.Clone(e.Tools)
+			all = append(all, e)
+		}
+	}
+	if p != nil && len(p.Scopes) > 0 {
+		// Only the entries the scopes name are read.
+		for id := range m.scoped(p.Scopes) {
+			keep(m.pending[id])
+		}
+	} else {
+		all = make([]Pending, 0, len(m.pending))
+		for _, e := range m.pending {
+			keep(e)
+		}
+	}
+	if all == nil {
+		all = []Pending{}
+	}
+	slices.SortFunc(all, comparePending)
 	out := &PendingPage{Pending: all}
 	if len(all) > limit {
 		out.Pending = all[:limit:limit]

@@ -61,7 +61,8 @@ type Store interface {
 	// pauseID; removing an absent entry is not an error.
 	RemovePending(ctx context.Context, conversationID, pauseID string) error
 	// ListPending returns a page of the index in the order the pauses were
-	// created (ties by conversation id).
+	// created (ties by conversation id), only of the entries p.Scopes
+	// match when it has any.
 	ListPending(ctx context.Context, p *ListParams) (*PendingPage, error)
 
 	// Approve records the first approval of a pause under a two-person
@@ -206,6 +207,49 @@ type Pending struct {
 	// CreatedAt is when the pause was stored, as the conversation store
 	// says ([toolgate.PauseRecord.CreatedAt]).
 	CreatedAt time.Time
+	// Tools are the names of the tools of the calls that await a
+	// decision. Stores keep them sorted, each once ([PendingTools]). nil
+	// (or empty): not known — an entry indexed before entries kept their
+	// tools — which every [Scope] of the agent matches.
+	Tools []string
+}
+
+// Scope is a part of the index of open pauses: the pauses of Agent that
+// await a decision on a call of one of Tools. nil Tools: of any tool.
+type Scope struct {
+	Agent string
+	Tools []string
+}
+
+// Matches reports whether the index entry p is in one of scopes: its
+// agent is a scope's, and that scope takes any tool, or p awaits one of
+// the scope's tools, or p's tools are not known.
+func (p *Pending) Matches(scopes []Scope) bool {
+	for _, sc := range scopes {
+		if sc.Agent != p.Agent {
+			continue
+		}
+		if sc.Tools == nil || len(p.Tools) == 0 {
+			return true
+		}
+		for _, t := range p.Tools {
+			if slices.Contains(sc.Tools, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PendingTools returns tools sorted, each once, as stores keep
+// [Pending.Tools]; nil when tools is empty. tools is not changed.
+func PendingTools(tools []string) []string {
+	if len(tools) == 0 {
+		return nil
+	}
+	out := slices.Clone(tools)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Approval is the first approval of a pause under a two-person rule.
@@ -246,6 +290,11 @@ type ListParams struct {
 	// Owner, when not "", keeps only the conversations whose owner has
 	// this id. Ignored by [Store.ListPending].
 	Owner string
+	// Scopes, when not empty, keeps only the index entries that one of
+	// them matches ([Pending.Matches]): the pauses a principal may decide,
+	// so that the cost of reading them follows those pauses, not every
+	// open one. Ignored by [Store.ListConversations].
+	Scopes []Scope
 	// After is the cursor of the previous page (its Next); "" starts at
 	// the beginning. A cursor naming no record fails with [ErrInvalid].
 	After string

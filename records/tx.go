@@ -84,11 +84,27 @@ type hookValue struct {
 // [toolgate.ConversationStore.Append], ClaimPause and MarkStarted — and
 // any other store ignores it. Whether h ran is for h to note. A nil h
 // removes the hook.
+//
+// rs may wrap the record store of the database (a store that passes its
+// calls on, for instrumentation, say): when it has a method Unwrap() Store
+// returning the store it wraps, the hook is for the store it unwraps to.
 func WithHook(ctx context.Context, rs Store, h Hook) context.Context {
 	if h == nil {
 		return context.WithValue(ctx, hookKey{}, (*hookValue)(nil))
 	}
-	return context.WithValue(ctx, hookKey{}, &hookValue{store: rs, hook: h})
+	return context.WithValue(ctx, hookKey{}, &hookValue{store: unwrap(rs), hook: h})
+}
+
+// unwrap returns the store rs wraps, following Unwrap methods.
+func unwrap(rs Store) Store {
+	for range 16 {
+		u, ok := rs.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		rs = u.Unwrap()
+	}
+	return rs
 }
 
 // HookFor returns the hook ctx carries for the record store rs, or nil.

@@ -479,15 +479,17 @@ type StoreSpec struct {
 }
 
 // AuditSpec configures the audit log (package audit), which [Build]
-// always opens: a SQLite file (package audit/sqlite), shared safely by
-// several instances of the service on one machine.
+// always opens. By default it lives in the store's database, beside the
+// conversations and the server's records (sqlite.Store.AuditLog,
+// postgres.Store.AuditLog): one hash chain for every instance on the
+// database, and each audit record written in the transaction of the
+// change it describes.
 type AuditSpec struct {
-	// SQLite is the path of the audit log's SQLite file, relative to the
-	// configuration file; it is created when missing. "": beside the
-	// store, the SQLite store's path with its extension replaced by
-	// ".audit.db" (data/toolgate.db: data/toolgate.audit.db), or, with a
-	// Postgres store, toolgate.audit.db in the configuration file's
-	// directory.
+	// SQLite, when set, keeps the audit log in a SQLite file of its own
+	// instead (package audit/sqlite), at this path relative to the
+	// configuration file; it is created when missing. Its records are
+	// then written apart from the store's transactions. "": in the
+	// store's database.
 	SQLite string `yaml:"sqlite"`
 	// DigestKeyEnv is the environment variable holding a 32-byte key (hex
 	// or base64) for keyed argument digests ([server.Config.AuditDigestKey]); it
@@ -497,12 +499,12 @@ type AuditSpec struct {
 	Roles []string `yaml:"roles"`
 }
 
-// auditPath returns the path of the audit log's file.
-func (fc *FileConfig) auditPath() string {
-	switch {
-	case fc.Audit.SQLite != "":
-		return fc.resolve(fc.Audit.SQLite)
-	case fc.Store.SQLite != "":
+// legacyAuditPath returns where builds before the audit log moved into
+// the store's database kept it by default: beside a SQLite store, its
+// path with the extension replaced by ".audit.db", or toolgate.audit.db in
+// the configuration file's directory.
+func (fc *FileConfig) legacyAuditPath() string {
+	if fc.Store.SQLite != "" {
 		p := fc.resolve(fc.Store.SQLite)
 		return strings.TrimSuffix(p, filepath.Ext(p)) + ".audit.db"
 	}
@@ -1083,15 +1085,24 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		closeStore()
 		return nil, nil, cerr
 	}
-	auditPath := fc.auditPath()
-	var auditLog *auditsqlite.Log
-	if err = os.MkdirAll(filepath.Dir(auditPath), 0o700); err == nil {
-		auditLog, err = auditsqlite.Open(ctx, auditPath, nil)
-	}
-	if err != nil {
-		bad("audit.sqlite", err)
-		closeStore()
-		return nil, nil, cerr
+	var (
+		auditLog   = recs.(records.Transactional).AuditLog() // both stores of a file have one
+		closeAudit = func() error { return nil }             // the store's own log closes with it
+	)
+	if fc.Audit.SQLite != "" {
+		auditPath := fc.resolve(fc.Audit.SQLite)
+		var l *auditsqlite.Log
+		if err = os.MkdirAll(filepath.Dir(auditPath), 0o700); err == nil {
+			l, err = auditsqlite.Open(ctx, auditPath, nil)
+		}
+		if err != nil {
+			bad("audit.sqlite", err)
+			closeStore()
+			return nil, nil, cerr
+		}
+		auditLog, closeAudit = l, l.Close
+	} else if p := fc.legacyAuditPath(); fileExists(p) {
+		logger.WarnContext(ctx, "serve: the audit log is kept in the store's database; the file an earlier default kept it in is no longer written (set audit.sqlite to it to keep using it)", "file", p)
 	}
 	var digestKey []byte
 	if k := fc.Audit.DigestKeyEnv; k != "" {
@@ -1183,12 +1194,18 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 	if len(cerr.Problems) > 0 {
 		closeServers()
 		closeStore()
-		auditLog.Close()
+		closeAudit()
 		return nil, nil, cerr
 	}
 	return cfg, func() error {
-		return errors.Join(closeWebhooks(), closeServers(), closeStore(), auditLog.Close())
+		return errors.Join(closeWebhooks(), closeServers(), closeStore(), closeAudit())
 	}, nil
+}
+
+// fileExists reports whether a file is at path.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // conversationVaultStore is a store that also keeps privacy vaults, as

@@ -316,13 +316,10 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	}
 	rec := &DecisionRecord{ConversationID: c.ID, PauseID: pause.ID, Source: records.SourceSticky, Grants: used, DecidedAt: t,
 		Decisions: decisions, Outcome: outcomeDeciding}
-	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
-		return nil, nil, err // taken by a person or an expiry
-	}
 	actor := stickyActor(used)
-	if err := s.auditDecided(ctx, c, conv, actor, decisions); err != nil {
-		s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
-		return nil, nil, err
+	ctx, old, err := s.beginDecision(ctx, c, conv, rec, actor, &resumption{pauseID: pause.ID, reply: reply, actor: actor, decisions: decisions})
+	if err != nil || old != nil {
+		return nil, nil, err // taken by a person or an expiry
 	}
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pause.ID, Principal: owner, Decisions: decisions, Conversation: conv,
 		MayDecide: s.grantDecider(c, used)}
@@ -330,14 +327,14 @@ func (s *Server) resumeSticky(ctx context.Context, c *conversation, conv *toolga
 	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, params)
 	audited(err)
 	if err != nil {
-		if errors.Is(err, toolgate.ErrNoOpenPause) {
-			s.finish(ctx, c.ID, pause.ID, records.OutcomeNone)
+		if taken, _ := s.resumeFailed(ctx, c, pause.ID, err); taken {
 			return nil, nil, nil
 		}
-		s.finishFailed(ctx, c, pause.ID)
 		return nil, nil, err
 	}
-	s.finish(ctx, c.ID, pause.ID, outcomeDecided) // and out of the index
+	if !finishedInTx(ctx) {
+		s.finish(ctx, c.ID, pause.ID, outcomeDecided) // and out of the index
+	}
 	rec.Outcome = outcomeDecided
 	return resp, rec, nil
 }

@@ -238,6 +238,15 @@ func decidedCalls(pr *toolgate.PauseRecord, reply *toolgate.AssistantMessage, de
 // resumption: an error means nothing was written, and the decision must
 // not run.
 func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision) error {
+	if s.audit == nil {
+		return nil
+	}
+	return s.audit.append(ctx, s.decidedRecords(c, conv, actor, decisions)...)
+}
+
+// decidedRecords returns the records [Server.auditDecided] writes; nil
+// without an audit log.
+func (s *Server) decidedRecords(c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision) []*audit.Record {
 	a := s.audit
 	if a == nil {
 		return nil
@@ -261,7 +270,7 @@ func (s *Server) auditDecided(ctx context.Context, c *conversation, conv *toolga
 			recs = append(recs, a.callRecord(c.ID, pr.ID, keys[i], edited, audit.KindEdited, actor, "arguments edited by the approver"))
 		}
 	}
-	return a.append(ctx, recs...)
+	return recs
 }
 
 // auditResolution prepares the audit of the resumption p of the pause of
@@ -328,7 +337,7 @@ func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolg
 	}
 	ctx = context.WithoutCancel(ctx)
 	why := "the decision did not run: the resumption failed before running the calls"
-	if errors.Is(err, toolgate.ErrNoOpenPause) {
+	if errors.Is(err, toolgate.ErrNoOpenPause) || errors.As(err, new(*decidedElsewhere)) {
 		// Another decision or expiry took the pause: the resolution in
 		// the store is theirs, and so are its records.
 		why = "the decision came too late: the pause was already taken"

@@ -503,7 +503,7 @@ func TestBuildAuditLog(t *testing.T) {
 		name, audit, file string
 		keyed             bool
 	}{
-		{"beside the store", "", "data/toolgate.audit.db", false},
+		{"in the store", "", "data/toolgate.db", false},
 		{"named, with keyed digests", "audit:\n\tsqlite: logs/audit.db\n\tdigest_key_env: TG_TEST_DIGEST_KEY\n", "logs/audit.db", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

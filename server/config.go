@@ -85,7 +85,14 @@ type Config struct {
 	// sticky grants. Servers sharing the agents' store should share it
 	// too: the SQL stores provide one on their database
 	// ((*sqlite.Store).Records, (*postgres.Store).Records), which [Build]
-	// uses. nil: a [records.Memory], lost when the process exits.
+	// uses. With one of those, and Audit nil or the store's own log, the
+	// server writes its records and audit records in the transactions of
+	// the store's own writes (one transaction per step of a decision), for
+	// the agents whose client's store is that store or wraps it (a store
+	// with a method Unwrap() toolgate.ConversationStore that passes every
+	// call on with its context); a wrapper of the record store may take
+	// part the same way (see [records.WithHook]). nil: a [records.Memory],
+	// lost when the process exits.
 	Records records.Store `json:"-" yaml:"-"`
 	// Broker carries the events of the event streams between the server
 	// instances that share the agents' stores, such as the postgres

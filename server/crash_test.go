@@ -3,12 +3,13 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -21,12 +22,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -49,8 +52,12 @@ const crashChildEnv = "TOOLGATE_SERVER_CRASH_CHILD"
 // crashChildConfig configures a child.
 type crashChildConfig struct {
 	DB    string // the SQLite file of conversations and records
-	Audit string // the SQLite file of the audit log
-	Runs  string // the file the tools append their runs to
+	Audit string // the SQLite file of the audit log; "": the store's own
+	// Postgres, when set, is the URL of the PostgreSQL database whose
+	// schema Schema keeps conversations, records and the audit log,
+	// instead of DB.
+	Postgres, Schema string
+	Runs             string // the file the tools append their runs to
 	// Stop is the number of the point the child stops at, counting from
 	// 1 in the order the child passes them; 0: never.
 	Stop int
@@ -66,20 +73,33 @@ var crashCalls = []string{"t0", "t1", "t2", "t3"}
 const crashDecision = `{"decisions":[{"key":"t0","verdict":"allow"},{"key":"t1","verdict":"allow"},{"key":"t2","verdict":"allow"},{"key":"t3","verdict":"deny","message":"no"}]}`
 
 // crashPoints is how many points a resumption passes in a child that is
-// not stopped: begun, claimed, started and ran for each of t0 to t2,
-// appending, appended, finished.
+// not stopped. With the audit log in a file of its own: begun, claimed,
+// started and ran for each of t0 to t2, appending, appended, finished.
+// With everything in the store's database, where the decision record is
+// written with the claim and the outcome with the answer: claimed,
+// started and ran for each of t0 to t2, appending, appended, answering,
+// answered.
 const crashPoints = 11
 
 // crashHooks calls hook at the points of a resumption.
-type crashHooks struct{ hook func(string) }
+type crashHooks struct {
+	hook func(string)
+	// answers: the answer's append is a point too (with the records in
+	// the store's transactions).
+	answers bool
+}
 
+// hookedStore passes its calls on to the store it wraps, with their
+// contexts, so that the server's hooks run in the store's transactions.
 type hookedStore struct {
-	*sqlite.Store
+	toolgate.ConversationStore
 	h *crashHooks
 }
 
+func (s *hookedStore) Unwrap() toolgate.ConversationStore { return s.ConversationStore }
+
 func (s *hookedStore) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
-	err := s.Store.ClaimPause(ctx, id, pauseID, c)
+	err := s.ConversationStore.ClaimPause(ctx, id, pauseID, c)
 	if err == nil && len(c.Decisions) > 0 {
 		s.h.hook("claimed")
 		// The first calls start with the claim, in the same write.
@@ -91,7 +111,7 @@ func (s *hookedStore) ClaimPause(ctx context.Context, id, pauseID string, c *too
 }
 
 func (s *hookedStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
-	err := s.Store.MarkStarted(ctx, id, pauseID, token, keys)
+	err := s.ConversationStore.MarkStarted(ctx, id, pauseID, token, keys)
 	if err == nil {
 		for _, k := range keys {
 			s.h.hook("started " + k)
@@ -102,23 +122,43 @@ func (s *hookedStore) MarkStarted(ctx context.Context, id, pauseID, token string
 
 func (s *hookedStore) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
 	resolves := p != nil && p.Resolves != ""
-	if resolves {
+	answer := s.h.answers && p != nil && !resolves && p.Pause == nil && len(p.Messages) > 0 && isAnswer(p.Messages[len(p.Messages)-1])
+	switch {
+	case resolves:
 		s.h.hook("appending")
+	case answer:
+		s.h.hook("answering")
 	}
-	err := s.Store.Append(ctx, id, p)
-	if err == nil && resolves {
+	err := s.ConversationStore.Append(ctx, id, p)
+	switch {
+	case err != nil:
+	case resolves:
 		s.h.hook("appended")
+	case answer:
+		s.h.hook("answered")
 	}
 	return err
 }
 
+// isAnswer reports whether m is a reply of the model without tool calls.
+func isAnswer(m toolgate.Message) bool {
+	a, ok := m.(*toolgate.AssistantMessage)
+	return ok && !a.HasToolCalls()
+}
+
+// hookedRecords passes its calls on to the record store it wraps; it keeps
+// that store's audit log and conversation store, so that the server writes
+// its records in the store's transactions when its audit log is the
+// store's too.
 type hookedRecords struct {
-	records.Store
+	records.Transactional
 	h *crashHooks
 }
 
+func (r *hookedRecords) Unwrap() records.Store { return r.Transactional }
+
 func (r *hookedRecords) Begin(ctx context.Context, d *records.Decision) (*records.Decision, error) {
-	old, err := r.Store.Begin(ctx, d)
+	old, err := r.Transactional.Begin(ctx, d)
 	if err == nil && old == nil {
 		r.h.hook("begun")
 	}
@@ -126,11 +166,26 @@ func (r *hookedRecords) Begin(ctx context.Context, d *records.Decision) (*record
 }
 
 func (r *hookedRecords) Finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
-	err := r.Store.Finish(ctx, convID, pauseID, outcome)
+	err := r.Transactional.Finish(ctx, convID, pauseID, outcome)
 	if err == nil {
 		r.h.hook("finished " + string(outcome))
 	}
 	return err
+}
+
+// crashStore is a store of the crash tests: SQLite or PostgreSQL.
+type crashStore interface {
+	toolgate.ConversationStore
+	Records(context.Context) (records.Store, error)
+	Close() error
+}
+
+// openCrashStore opens the store cfg names.
+func openCrashStore(ctx context.Context, cfg *crashChildConfig) (crashStore, error) {
+	if cfg.Postgres != "" {
+		return postgres.Open(ctx, cfg.Postgres, &postgres.Options{Schema: cfg.Schema})
+	}
+	return sqlite.Open(ctx, cfg.DB, nil)
 }
 
 // runCrashChild serves the crash agent as the child process configured by
@@ -157,7 +212,7 @@ func runCrashChild(v string) {
 		defer mu.Unlock()
 		fmt.Fprintf(os.Stdout, format+"\n", args...)
 	}
-	hooks := &crashHooks{hook: func(at string) {
+	hooks := &crashHooks{answers: cfg.Audit == "", hook: func(at string) {
 		mu.Lock()
 		passed++
 		n := passed
@@ -170,17 +225,20 @@ func runCrashChild(v string) {
 	}}
 
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, cfg.DB, nil)
+	store, err := openCrashStore(ctx, &cfg)
 	if err != nil {
 		fail(err)
 	}
-	recs, err := store.Records(ctx)
+	rs, err := store.Records(ctx)
 	if err != nil {
 		fail(err)
 	}
-	auditLog, err := auditsqlite.Open(ctx, cfg.Audit, nil)
-	if err != nil {
-		fail(err)
+	recs := rs.(records.Transactional)
+	auditLog := recs.AuditLog()
+	if cfg.Audit != "" {
+		if auditLog, err = auditsqlite.Open(ctx, cfg.Audit, nil); err != nil {
+			fail(err)
+		}
 	}
 	var tools []*toolgate.Tool
 	for _, name := range crashCalls {
@@ -209,7 +267,7 @@ func runCrashChild(v string) {
 		return scripted.Reply{Text: "ok"}, nil
 	})
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-		Store:   &hookedStore{Store: store, h: hooks},
+		Store:   &hookedStore{ConversationStore: store, h: hooks},
 		Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: cfg.Concurrency}),
 	})
 	srv, err := server.New(&server.Config{
@@ -222,7 +280,7 @@ func runCrashChild(v string) {
 			{SHA256: server.HashAPIKey(approverKey), Principal: toolgate.Principal{ID: "bob", Roles: []string{"approver"}}},
 		},
 		AuditRoles: []string{"approver"},
-		Records:    &hookedRecords{Store: recs, h: hooks},
+		Records:    &hookedRecords{Transactional: recs, h: hooks},
 		Audit:      auditLog,
 		ClaimLease: cfg.Lease,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -395,13 +453,35 @@ func (c *crashChild) must(want int, method, path, key, body string) map[string]a
 
 // crashRun kills a child resuming a pause at its stop'th point, and
 // restarts the service to recover the pause.
-func crashRun(t *testing.T, stop, concurrency int) {
+// crashMode is where a crash test keeps its data.
+type crashMode int
+
+const (
+	// crashAuditFile: conversations and records in SQLite, the audit log
+	// in a file of its own, each written apart.
+	crashAuditFile crashMode = iota
+	// crashSQLite: everything in one SQLite file, the records and audit
+	// records written in the store's transactions.
+	crashSQLite
+	// crashPostgres: the same in a PostgreSQL schema.
+	crashPostgres
+)
+
+func crashRun(t *testing.T, stop, concurrency int, mode crashMode) {
 	dir := t.TempDir()
 	cfg := crashChildConfig{
-		DB: filepath.Join(dir, "toolgate.db"), Audit: filepath.Join(dir, "audit.db"), Runs: filepath.Join(dir, "runs"),
+		DB: filepath.Join(dir, "toolgate.db"), Runs: filepath.Join(dir, "runs"),
 		Stop: stop, Concurrency: concurrency,
 		Lease: -1, // the first child never recovers its own claim
 	}
+	switch mode {
+	case crashAuditFile:
+		cfg.Audit = filepath.Join(dir, "audit.db")
+	case crashPostgres:
+		cfg.Postgres, cfg.Schema = crashPostgresURL(t), "toolgate_crash_test_"+strings.ToLower(rand.Text())
+		t.Cleanup(func() { dropSchema(t, cfg.Postgres, cfg.Schema) })
+	}
+	inStore := mode != crashAuditFile
 
 	// Pause a turn, and decide it.
 	first := startCrashChild(t, cfg)
@@ -429,7 +509,7 @@ func crashRun(t *testing.T, stop, concurrency int) {
 	t.Logf("killed at %q (point %d, concurrency %d)", at, stop, concurrency)
 
 	// What the killed process left.
-	left := crashState(t, cfg.DB, conv, pause)
+	left := crashState(t, &cfg, conv, pause)
 	firstRuns := readCrashRuns(t, cfg.Runs)
 
 	// Restart; the new process recovers what needs it.
@@ -445,6 +525,10 @@ func crashRun(t *testing.T, stop, concurrency int) {
 		// The results were stored but the record never heard of it.
 		want = records.OutcomeDecided
 		second.await("at finished " + string(want))
+	case inStore:
+		// The outcome is set with the recovered turn's answer.
+		want = records.OutcomeRecovered
+		second.await("at answered")
 	default:
 		want = records.OutcomeRecovered
 		second.await("at finished " + string(want))
@@ -523,10 +607,12 @@ func crashRun(t *testing.T, stop, concurrency int) {
 	if out := second.must(200, "POST", messagesPath(conv), travellerKey, `{"input":"thanks"}`); out["status"] != "completed" || out["text"] != "ok" {
 		t.Errorf("new input after the recovery: %v", out)
 	}
+	// With the records in the store's transactions, every resolution has
+	// its records, whenever the process died.
 	checkCrashAudit(t, second.must(200, "GET", "/v1/conversations/"+conv+"/audit", approverKey, ""), pause, results,
-		want == records.OutcomeRecovered || left.record.Outcome == records.OutcomeDecided)
+		inStore || want == records.OutcomeRecovered || left.record.Outcome == records.OutcomeDecided)
 	second.stop()
-	verifyAudit(t, cfg.Audit)
+	verifyAudit(t, &cfg)
 	if final := readCrashRuns(t, cfg.Runs); fmt.Sprint(final) != fmt.Sprint(allRuns) {
 		t.Errorf("runs changed after the checks: %v, then %v", allRuns, final)
 	}
@@ -586,10 +672,10 @@ type crashLeft struct {
 	record  *records.Decision
 }
 
-// crashState reads the store file at path as the killed process left it.
-func crashState(t *testing.T, path, conv, pause string) crashLeft {
+// crashState reads the store of cfg as the killed process left it.
+func crashState(t *testing.T, cfg *crashChildConfig, conv, pause string) crashLeft {
 	t.Helper()
-	store, err := sqlite.Open(t.Context(), path, nil)
+	store, err := openCrashStore(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,14 +696,25 @@ func crashState(t *testing.T, path, conv, pause string) crashLeft {
 	return left
 }
 
-// verifyAudit checks the hash chain of the audit log at path.
-func verifyAudit(t *testing.T, path string) {
+// verifyAudit checks the hash chain of the audit log of cfg.
+func verifyAudit(t *testing.T, cfg *crashChildConfig) {
 	t.Helper()
-	log, err := auditsqlite.Open(t.Context(), path, nil)
-	if err != nil {
-		t.Fatal(err)
+	var log audit.Log
+	if cfg.Audit != "" {
+		l, err := auditsqlite.Open(t.Context(), cfg.Audit, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		log = l
+	} else {
+		store, err := openCrashStore(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		log = mustRecords(t, store).(records.Transactional).AuditLog()
 	}
-	defer log.Close()
 	rep, err := audit.Verify(t.Context(), log, nil)
 	if err != nil || rep.Records == 0 {
 		t.Errorf("audit.Verify: %+v, %v", rep, err)
@@ -665,9 +762,66 @@ func TestServerCrash(t *testing.T) {
 	for stop := 1; stop <= crashPoints; stop++ {
 		t.Run(strconv.Itoa(stop), func(t *testing.T) {
 			t.Parallel()
-			crashRun(t, stop, 1)
+			crashRun(t, stop, 1, crashAuditFile)
 		})
 	}
+}
+
+// TestServerCrashInStore is [TestServerCrash] with the records and the
+// audit log in the store's database, written in its transactions (on
+// SQLite, and on PostgreSQL with TOOLGATE_POSTGRES_URL): a decision is
+// three transactions, and a kill after any point leaves each of them
+// whole or absent. The pause is resolved once, no call ran twice, and
+// every call has its requested and decided records and, unless it was
+// interrupted, exactly one executed or denied record.
+func TestServerCrashInStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two processes per point")
+	}
+	t.Parallel()
+	for _, m := range []struct {
+		name string
+		mode crashMode
+	}{{"sqlite", crashSQLite}, {"postgres", crashPostgres}} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if m.mode == crashPostgres {
+				crashPostgresURL(t)
+			}
+			for stop := 1; stop <= crashPoints; stop++ {
+				t.Run(strconv.Itoa(stop), func(t *testing.T) {
+					t.Parallel()
+					crashRun(t, stop, 1, m.mode)
+				})
+			}
+		})
+	}
+}
+
+// crashPostgresURL returns TOOLGATE_POSTGRES_URL; without it the test is
+// skipped, or fails in CI.
+func crashPostgresURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("TOOLGATE_POSTGRES_URL")
+	if url == "" {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
+		}
+		t.Skip("TOOLGATE_POSTGRES_URL is not set")
+	}
+	return url
+}
+
+// dropSchema drops a schema of the database at url.
+func dropSchema(t *testing.T, url, schema string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("dropping schema %s: %v", schema, err)
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 }
 
 // TestServerCrashRandom kills the service at random points of resumptions
@@ -678,12 +832,12 @@ func TestServerCrashRandom(t *testing.T) {
 	}
 	t.Parallel()
 	seed := testSeed(t, uint64(time.Now().UnixNano()))
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng := mrand.New(mrand.NewPCG(seed, seed))
 	for i := range 5 {
 		stop, concurrency := 1+rng.IntN(crashPoints), 1+rng.IntN(3)
 		t.Run(fmt.Sprintf("%d/stop %d/concurrency %d", i, stop, concurrency), func(t *testing.T) {
 			t.Parallel()
-			crashRun(t, stop, concurrency)
+			crashRun(t, stop, concurrency, crashAuditFile)
 		})
 	}
 }

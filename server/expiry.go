@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
@@ -99,6 +100,9 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 	ctx = context.WithoutCancel(ctx)
 	rec := &DecisionRecord{ConversationID: c.ID, PauseID: pauseID, Source: records.SourceExpiry, DecidedAt: now(),
 		Decisions: []toolgate.Decision{}, Outcome: outcomeExpired}
+	if s.tx[c.Agent] {
+		return s.expireTx(ctx, c, rec)
+	}
 	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
 		if err != nil {
 			return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", pauseID, c.ID, err)
@@ -110,8 +114,7 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 	case err == nil:
 		s.unindexPause(ctx, c.ID, pauseID)
 		s.auditExpired(ctx, c, pauseID)
-		s.publish(ctx, c.ID, EventExpired, pauseID)
-		s.ops.expired(c)
+		s.expiredNow(ctx, c, pauseID)
 		return true, nil
 	case errors.Is(err, toolgate.ErrNoOpenPause):
 		// The pause was resolved without a record here (by the library
@@ -123,6 +126,39 @@ func (s *Server) expire(ctx context.Context, c *conversation, pauseID string) (b
 		s.finishFailed(ctx, c, pauseID)
 		return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", pauseID, c.ID, err)
 	}
+}
+
+// expiredNow announces that pause pauseID of c expired.
+func (s *Server) expiredNow(ctx context.Context, c *conversation, pauseID string) {
+	s.publish(ctx, c.ID, EventExpired, pauseID)
+	s.ops.expired(c)
+}
+
+// expireTx is [Server.expire] on a store that runs the server's hooks
+// (txaudit.go): the claim writes the record rec, and the resolution the
+// expired records, the outcome and the pause's removal from the index.
+func (s *Server) expireTx(ctx context.Context, c *conversation, rec *DecisionRecord) (bool, error) {
+	a := s.cfg.Agents[c.Agent]
+	conv, err := a.Client.Store().Load(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", rec.PauseID, c.ID, err)
+	}
+	pr, reply := pausedReply(conv)
+	if pr == nil || pr.ID != rec.PauseID || pr.Claimed {
+		return false, nil // resolved, or being resolved, meanwhile
+	}
+	system := audit.Actor{Source: audit.SourceSystem}
+	ctx, _, _ = s.beginDecision(ctx, c, conv, rec, system, &resumption{pauseID: rec.PauseID, reply: reply, actor: system,
+		outcome: outcomeExpired, finishOnResolve: true})
+	err = a.Client.ExpireOpenPause(ctx, &toolgate.ClosePauseParams{ConversationID: c.ID, PauseID: rec.PauseID})
+	if err == nil {
+		s.expiredNow(ctx, c, rec.PauseID)
+		return true, nil
+	}
+	if taken, _ := s.resumeFailed(ctx, c, rec.PauseID, err); taken {
+		return false, nil
+	}
+	return false, fmt.Errorf("server: expiring pause %q of conversation %q: %w", rec.PauseID, c.ID, err)
 }
 
 // expireIfDue loads conversation c and expires its open pause when it is

@@ -1,13 +1,22 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/sqlite"
 )
 
 const seniorKey = "key-senior" // an approver who is also "senior"
@@ -127,6 +136,138 @@ func TestInboxStickyMax(t *testing.T) {
 					t.Errorf("%s: %d minutes: no grants in %v", who.key, who.want, out)
 				}
 			}
+		})
+	}
+}
+
+// inboxRecords are the record stores the inbox's cost is measured on.
+var inboxRecords = []struct {
+	name string
+	open func(t testing.TB) records.Store
+	// pauses is how many open pauses of pay the test makes: fewer on
+	// SQLite, whose every pause is a few durable writes.
+	pauses int
+}{
+	{"memory", func(testing.TB) records.Store { return records.NewMemory() }, 10_000},
+	{"sqlite", func(t testing.TB) records.Store {
+		s, err := sqlite.Open(context.Background(), t.TempDir()+"/records.db", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return mustRecords(t, s)
+	}, 2_000},
+}
+
+// otherToolFixture returns the attack fixture with its store counting
+// loads and its records in rs, holding n open pauses of pay and 3 of
+// wire.
+func otherToolFixture(t testing.TB, rs records.Store, n int) (*atkFixture, *countingStore) {
+	t.Helper()
+	store := &countingStore{MemoryStore: toolgate.NewMemoryStore()}
+	f := newAtkFixture(t, atkOptions{store: store, configure: func(cfg *server.Config) { cfg.Records = rs }})
+	// The pauses of pay are made by 16 clients at once, so that a SQL
+	// store's commits are shared.
+	f.setReply(call("c1", "pay", `{"gate":1}`))
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		errs = make(chan error, 16)
+	)
+	for range 16 {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := pauseOnce(f.h); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for range 3 {
+		f.paused(call("c1", "wire", `{"gate":1}`))
+	}
+	store.loads.Store(0)
+	return f, store
+}
+
+// pauseOnce starts a conversation of the attack fixture's requester
+// whose turn pauses.
+func pauseOnce(h http.Handler) error {
+	do := func(path, body string) (map[string]any, error) {
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+atkRequester)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code/100 != 2 {
+			return nil, fmt.Errorf("POST %s: %d %s", path, rec.Code, rec.Body)
+		}
+		return out, nil
+	}
+	conv, err := do("/v1/conversations", `{"agent":"ops"}`)
+	if err != nil {
+		return err
+	}
+	out, err := do("/v1/conversations/"+conv["id"].(string)+"/messages", `{"input":"go"}`)
+	if err == nil && out["status"] != "paused" {
+		err = fmt.Errorf("turn: %v, want paused", out)
+	}
+	return err
+}
+
+// TestInboxLoadsOnlyDecidableTools: an approver of one tool of an agent
+// does not pay for the open pauses of the agent's other tools. wes may
+// decide wire; with 10,000 open pauses of pay (2,000 on SQLite), wes's
+// inbox loads only the 3 of wire, and pat's still has all of pay.
+func TestInboxLoadsOnlyDecidableTools(t *testing.T) {
+	for _, rc := range inboxRecords {
+		t.Run(rc.name, func(t *testing.T) {
+			n := rc.pauses
+			if testing.Short() || raceDetector {
+				n /= 20
+			}
+			f, store := otherToolFixture(t, rc.open(t), n)
+			if got := f.must(200, "GET", "/v1/inbox", atkWirer, "")["pauses"].([]any); len(got) != 3 {
+				t.Errorf("the wirer's inbox: %d pauses, want 3", len(got))
+			}
+			if got := store.loads.Load(); got != 3 {
+				t.Errorf("the wirer's inbox loaded %d conversations, want 3 (none of the %d pauses of pay)", got, n)
+			}
+			store.loads.Store(0)
+			if got := f.must(200, "GET", "/v1/inbox", atkPayer, "")["pauses"].([]any); len(got) != n {
+				t.Errorf("the payer's inbox: %d pauses, want %d", len(got), n)
+			}
+			if got := store.loads.Load(); got != int64(n) {
+				t.Errorf("the payer's inbox loaded %d conversations, want %d", got, n)
+			}
+		})
+	}
+}
+
+// BenchmarkInboxOtherTools measures the inbox of an approver of wire (3
+// open pauses) beside 10,000 open pauses of pay (2,000 on SQLite), which
+// it must not read.
+func BenchmarkInboxOtherTools(b *testing.B) {
+	for _, rc := range inboxRecords {
+		b.Run(rc.name, func(b *testing.B) {
+			f, store := otherToolFixture(b, rc.open(b), rc.pauses)
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", "/v1/inbox", nil)
+				req.Header.Set("Authorization", "Bearer "+atkWirer)
+				rec := httptest.NewRecorder()
+				f.h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("inbox: %d %s", rec.Code, rec.Body)
+				}
+			}
+			b.ReportMetric(float64(store.loads.Load())/float64(b.N), "loads/op")
 		})
 	}
 }

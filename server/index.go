@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,16 +94,68 @@ func (s *Server) decision(ctx context.Context, convID, pauseID string) (*Decisio
 // error is returned for callers that report the record.
 func (s *Server) finish(ctx context.Context, convID, pauseID string, outcome records.Outcome) error {
 	err := s.cfg.Records.Finish(context.WithoutCancel(ctx), convID, pauseID, outcome)
+	if outcome == records.OutcomeNone && errors.Is(err, records.ErrNotFound) {
+		return nil // nothing to forget: the claim that would have written it did not commit
+	}
 	if err != nil {
 		s.logger.ErrorContext(ctx, "server: recording a decision's outcome failed", "conversation", convID, "pause", pauseID, "outcome", outcome, "err", logcap.Error(err))
 	}
 	return err
 }
 
-// indexPause puts the open pause pr of conversation c in the index the
-// inbox and the sweeper read.
-func (s *Server) indexPause(ctx context.Context, c *conversation, pr *toolgate.PauseRecord) error {
-	return s.cfg.Records.AddPending(context.WithoutCancel(ctx), &records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: pr.ID, CreatedAt: pr.CreatedAt})
+// indexPause puts the open pause of conv, conversation c, in the index
+// the inbox and the sweeper read, with the tools its calls await.
+func (s *Server) indexPause(ctx context.Context, c *conversation, conv *toolgate.Conversation) error {
+	pr := conv.Pause
+	return s.cfg.Records.AddPending(context.WithoutCancel(ctx), &records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: pr.ID,
+		CreatedAt: pr.CreatedAt, Tools: awaitingTools(conv.Messages[pr.Index], pr.Awaiting)})
+}
+
+// awaitingTools returns the names of the tools of the calls of msg, a
+// paused reply, that await a decision (awaiting are their keys); nil when
+// msg is no reply with tool calls.
+func awaitingTools(msg toolgate.Message, awaiting []string) []string {
+	reply, ok := msg.(*toolgate.AssistantMessage)
+	if !ok {
+		return nil
+	}
+	keys := toolgate.ToolCallKeys(reply)
+	var tools []string
+	for i, call := range reply.ToolCalls {
+		if slices.Contains(awaiting, keys[i]) {
+			tools = append(tools, call.Name)
+		}
+	}
+	return records.PendingTools(tools)
+}
+
+// inboxScopes returns the parts of the index whose pauses p may decide
+// some call of: per agent, the tools of the approval rules where p holds
+// a role, or that let requesters decide their own calls (the inbox then
+// keeps only p's own conversations). nil: none.
+func (s *Server) inboxScopes(p *toolgate.Principal) []records.Scope {
+	var scopes []records.Scope
+	for name, a := range s.cfg.Agents {
+		var tools []string
+		anyTool, some := false, false
+		for _, rule := range a.Approvals {
+			if !rule.RequesterMayDecide && !hasRole(p, rule.Roles) {
+				continue
+			}
+			some = true
+			if rule.Tools == nil {
+				anyTool = true
+			}
+			tools = append(tools, rule.Tools...)
+		}
+		switch {
+		case anyTool:
+			scopes = append(scopes, records.Scope{Agent: name})
+		case some && len(tools) > 0:
+			scopes = append(scopes, records.Scope{Agent: name, Tools: records.PendingTools(tools)})
+		}
+	}
+	return scopes
 }
 
 // unindexPause removes a resolved pause from the index, logging a failure:

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,12 +71,9 @@ type ops struct {
 	tracer         trace.Tracer
 	requests       *prometheus.HistogramVec // route, method, code
 	decisions      *prometheus.CounterVec   // agent, outcome
-	pausesOpen     *prometheus.GaugeVec     // agent
+	pausesOpen     *pausesGauge             // agent; shared by the servers of one registry
 	requestTimeout time.Duration
 	turnTimeout    time.Duration
-
-	mu   sync.Mutex
-	open map[string]string // guarded by mu: conversation id → agent, for the pauses counted in pausesOpen
 }
 
 // opsProblems returns the problems of the operations settings.
@@ -104,7 +100,6 @@ func newOps(cfg *Config) *ops {
 		tracer:         tel.Tracer(),
 		requestTimeout: cmp(cfg.RequestTimeout, DefaultRequestTimeout),
 		turnTimeout:    cmp(cfg.TurnTimeout, DefaultTurnTimeout),
-		open:           map[string]string{},
 	}
 	o.requests = telemetry.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toolgate_http_request_duration_seconds",
@@ -115,10 +110,7 @@ func newOps(cfg *Config) *ops {
 		Name: "toolgate_decisions_total",
 		Help: "Pauses resolved, and decisions refused as too late, by agent and outcome (allowed, denied, partial, expired, conflict, failed).",
 	}, []string{"agent", "outcome"}))
-	o.pausesOpen = telemetry.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "toolgate_pauses_open",
-		Help: "Pauses opened by turns of this server that it has not seen decided or expired, by agent.",
-	}, []string{"agent"}))
+	o.pausesOpen = telemetry.Register(reg, newPausesGauge())
 	return o
 }
 
@@ -421,7 +413,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) call(ctx context.Context, c *conversation, p *toolgate.CallParams) (*toolgate.Response, error) {
 	ctx, end := s.ops.tel.StartTurn(ctx, &telemetry.Turn{Agent: c.Agent, ConversationID: c.ID})
 	resp, err := s.cfg.Agents[c.Agent].Client.Call(ctx, p)
-	s.ops.turnEnded(c, end(resp, err))
+	end(resp, err)
 	return resp, err
 }
 
@@ -430,7 +422,7 @@ func (s *Server) call(ctx context.Context, c *conversation, p *toolgate.CallPara
 func (s *Server) resume(ctx context.Context, c *conversation, awaiting []string, p *toolgate.ResumeTurnParams) (*toolgate.Response, error) {
 	ctx, end := s.ops.tel.StartTurn(ctx, &telemetry.Turn{Agent: c.Agent, ConversationID: c.ID, Resume: true})
 	resp, err := s.cfg.Agents[c.Agent].Client.Resume(ctx, p)
-	s.ops.turnEnded(c, end(resp, err))
+	end(resp, err)
 	switch {
 	case err == nil:
 		s.ops.decision(c.Agent, verdictOutcome(awaiting, p.Decisions))
@@ -464,31 +456,9 @@ func verdictOutcome(awaiting []string, decisions []toolgate.Decision) string {
 	return decisionAllowed
 }
 
-// turnEnded keeps toolgate_pauses_open: a paused turn opens a pause, a
-// completed one leaves none.
-func (o *ops) turnEnded(c *conversation, outcome string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, counted := o.open[c.ID]
-	switch {
-	case outcome == telemetry.OutcomePaused && !counted:
-		o.open[c.ID] = c.Agent
-		o.pausesOpen.WithLabelValues(c.Agent).Inc()
-	case outcome == telemetry.OutcomeCompleted && counted:
-		delete(o.open, c.ID)
-		o.pausesOpen.WithLabelValues(c.Agent).Dec()
-	}
-}
-
 // expired records that this server expired the pause of c.
 func (o *ops) expired(c *conversation) {
 	o.decision(c.Agent, decisionExpired)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, counted := o.open[c.ID]; counted {
-		delete(o.open, c.ID)
-		o.pausesOpen.WithLabelValues(c.Agent).Dec()
-	}
 }
 
 func (o *ops) decision(agent, outcome string) {

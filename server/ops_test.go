@@ -758,3 +758,39 @@ func TestEveryPostBodyLimited(t *testing.T) {
 		t.Error("a tool ran")
 	}
 }
+
+// TestPausesOpenFromStore: toolgate_pauses_open comes from the store's
+// index, so two instances on one database (each with its own metrics)
+// report the pauses either of them opened, and stop counting one as soon
+// as either resolves it.
+func TestPausesOpenFromStore(t *testing.T) {
+	path := t.TempDir() + "/toolgate.db"
+	var (
+		fs   [2]*fixture
+		regs [2]*prometheus.Registry
+	)
+	for i := range fs {
+		st, err := sqlite.Open(t.Context(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		rs := mustRecords(t, st)
+		var tel *telemetry.Telemetry
+		fs[i], tel = newOpsFixture(t, opsOptions{store: st, config: func(c *server.Config) { c.Records = rs }})
+		regs[i] = tel.Registry()
+	}
+	open := func(i int) float64 {
+		t.Helper()
+		return metric(t, regs[i], "toolgate_pauses_open", map[string]string{"agent": "flights"})
+	}
+	conv, pause := fs[0].pause(travellerKey)
+	fs[0].pause(travellerKey)
+	if a, b := open(0), open(1); a != 2 || b != 2 {
+		t.Errorf("open pauses after two pauses on the first instance: %v and %v, want 2 on both", a, b)
+	}
+	fs[1].must(200, "POST", decisionsPath(conv, pause), approverKey, allowBook)
+	if a, b := open(1), open(0); b != 1 || a != 1 {
+		t.Errorf("open pauses after a decision on the second instance: %v and %v, want 1 on both", b, a)
+	}
+}

@@ -181,6 +181,18 @@ func (s *Server) recoverClaim(ctx context.Context, a *Agent, c *conversation, co
 		s.logger.WarnContext(ctx, "server: recovery postponed: the conversation's owner is unknown now or may not use the agent", "conversation", c.ID, "pause", pauseID)
 		return
 	}
+	if s.tx[c.Agent] {
+		// The resolution is stored with its records, and the answer
+		// with the outcome "recovered" (txaudit.go).
+		rec, err := s.decision(ctx, c.ID, pauseID)
+		if err != nil {
+			s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
+			return
+		}
+		_, reply := pausedReply(conv)
+		ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: recordActor(rec), decisions: conv.Pause.Decisions,
+			outcome: records.OutcomeRecovered})
+	}
 	res, err := a.Client.RecoverPause(ctx, &toolgate.RecoverParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Lease: lease})
 	switch {
 	case err == nil:
@@ -306,8 +318,12 @@ func (s *Server) recovered(ctx context.Context, c *conversation, conv *toolgate.
 	if err != nil {
 		s.logger.ErrorContext(ctx, "server: recovery: reading a decision record failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(err))
 	}
-	s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
-	s.finish(ctx, c.ID, pauseID, outcomeRecovered) // and out of the index
+	if !resolvedInTx(ctx, pauseID) {
+		s.auditResolved(ctx, c, conv, recordActor(rec), decisions, nil)
+	}
+	if !finishedInTx(ctx) {
+		s.finish(ctx, c.ID, pauseID, outcomeRecovered) // and out of the index
+	}
 	s.publish(ctx, c.ID, EventDecided, pauseID)
 	if resp != nil {
 		out, err := s.turnResult(ctx, c, resp)

@@ -158,7 +158,7 @@ func TestReveal(t *testing.T) {
 	pause2 := out["pause"].(map[string]any)["id"].(string)
 	f.must(200, "POST", decisionsPath(conv2, pause2), approverKey, `{"decisions":[{"key":"call_book","verdict":"deny","message":"not for ada.lovelace@example.com"}]}`)
 
-	l, err := auditsqlite.Open(t.Context(), filepath.Join(filepath.Dir(path), "data", "toolgate.audit.db"), &auditsqlite.Options{ReadOnly: true})
+	l, err := auditsqlite.Open(t.Context(), filepath.Join(filepath.Dir(path), "data", "toolgate.db"), &auditsqlite.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestReveal(t *testing.T) {
 	}
 
 	// No original value anywhere in the audit table, in any row or column.
-	db, err := sql.Open("sqlite", filepath.Join(filepath.Dir(path), "data", "toolgate.audit.db"))
+	db, err := sql.Open("sqlite", filepath.Join(filepath.Dir(path), "data", "toolgate.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

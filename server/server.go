@@ -71,6 +71,7 @@ func New(cfg *Config) (*Server, error) {
 	s.keys.Store(keys)
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
+	s.ops.pausesOpen.add(s)
 	s.audit = newAuditor(s.cfg)
 	s.tx = s.txAgents()
 	s.handle("GET /healthz", s.healthz)
@@ -113,6 +114,7 @@ func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 // owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
 	if !s.closed.Swap(true) {
+		s.ops.pausesOpen.remove(s)
 		s.stopEvents()
 		s.stopSweeper()
 		s.stopRecovery()
@@ -442,7 +444,7 @@ func (s *Server) turnResult(ctx context.Context, c *conversation, resp *toolgate
 			return out, nil
 		}
 		if !pausedInTx(ctx, pause.ID) {
-			if err := s.indexPause(ctx, c, conv.Pause); err != nil {
+			if err := s.indexPause(ctx, c, conv); err != nil {
 				return nil, err
 			}
 			s.auditPaused(ctx, c)
@@ -623,8 +625,13 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		return
 	}
 	items := []inboxItem{}
+	// Only the pauses p could decide a call of are read: those awaiting a
+	// tool of an approval rule where p holds a role, or of a rule that
+	// lets requesters decide their own calls (then only of p's own
+	// conversations).
+	scopes := s.inboxScopes(p)
 	var entries []records.Pending
-	for params := (&records.ListParams{Limit: records.MaxLimit}); ; {
+	for params := (&records.ListParams{Limit: records.MaxLimit, Scopes: scopes}); len(scopes) > 0; {
 		page, err := s.cfg.Records.ListPending(r.Context(), params)
 		if err != nil {
 			s.internal(w, r, err)
@@ -636,9 +643,6 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		}
 		params.After = page.Next
 	}
-	// Only the agents whose pauses p could decide are read: those where p
-	// holds a role of an approval rule, or where a rule lets requesters
-	// decide their own calls (then only p's own conversations).
 	own := map[string]bool{} // agent → only p's own conversations
 	for name, a := range s.cfg.Agents {
 		switch {
@@ -674,8 +678,10 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		case pause == nil:
 			s.dropStale(r.Context(), c, e.PauseID) // resolved: a stale entry
 			continue
-		case pause.ID != e.PauseID:
-			s.reindex(r.Context(), c) // another pause opened since
+		case pause.ID != e.PauseID, e.Tools == nil:
+			// Another pause opened since, or an entry of an earlier
+			// version, which did not keep the awaiting tools.
+			s.reindex(r.Context(), c)
 		}
 		if pause.Claimed {
 			continue
@@ -824,21 +830,16 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		}
 		rec.Approvers = []string{first, p.ID}
 	}
-	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
-		if err != nil {
-			s.internal(w, r, err)
-			return
-		}
+	// The turn runs for the conversation's owner; the decider is recorded.
+	ctx, old, err := s.beginDecision(ctx, c, conv, rec, person(p), &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
+	switch {
+	case err != nil:
+		s.internal(w, r, err)
+		return
+	case old != nil:
 		s.conflict(w, r, p, c, old, conv)
 		return
 	}
-	if err := s.auditDecided(ctx, c, conv, person(p), decisions); err != nil {
-		s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
-		s.internal(w, r, err)
-		return
-	}
-	// The turn runs for the conversation's owner; the decider is recorded.
-	ctx = s.withTx(ctx, c, &resumption{pauseID: pauseID, reply: reply, actor: person(p), decisions: decisions})
 	r = r.WithContext(ctx)
 	params := &toolgate.ResumeTurnParams{ConversationID: c.ID, PauseID: pauseID, Principal: owner, Decisions: decisions, Conversation: conv,
 		MayDecide: s.decider(p, c)}
@@ -850,14 +851,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	resp, err := s.resume(ctx, c, pause.Awaiting, params)
 	audited(err)
 	if err != nil {
-		if errors.Is(err, toolgate.ErrNoOpenPause) {
-			// Another server on the same store took the pause first
-			// without a shared record: this request decided nothing.
-			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
-			s.alreadyDecided(w, nil)
+		if taken, prior := s.resumeFailed(ctx, c, pauseID, err); taken {
+			s.conflictOrNone(w, r, p, c, prior, conv)
 			return
 		}
-		s.finishFailed(ctx, c, pauseID)
 		s.decisionError(w, r, err)
 		return
 	}
@@ -867,6 +864,16 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// conflictOrNone answers 409 with the decision prior that came first, as
+// [Server.conflict] does, or without one when it is not known.
+func (s *Server) conflictOrNone(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, c *conversation, prior *DecisionRecord, conv *toolgate.Conversation) {
+	if prior == nil {
+		s.alreadyDecided(w, nil)
+		return
+	}
+	s.conflict(w, r, p, c, prior, conv)
 }
 
 // decided records that the decision rec, which a person made, resumed its
@@ -929,7 +936,7 @@ func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID stri
 func (s *Server) reindex(ctx context.Context, c *conversation) {
 	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
 	if err == nil && conv.Pause != nil && !conv.Pause.Claimed {
-		err = s.indexPause(ctx, c, conv.Pause)
+		err = s.indexPause(ctx, c, conv)
 	}
 	if err != nil {
 		s.logger.ErrorContext(ctx, "server: indexing an open pause failed", "conversation", c.ID, "err", logcap.Error(err))

@@ -204,13 +204,11 @@ func (s *Server) streamDecision(w http.ResponseWriter, r *http.Request, c *conve
 	sw, resp, err := s.pumpTurn(w, r, a.Client.ResumeStream(ctx, params))
 	audited(err)
 	if err != nil {
-		if sw == nil && errors.Is(err, toolgate.ErrNoOpenPause) {
-			// Another server on the same store took the pause first.
-			s.finish(ctx, c.ID, params.PauseID, records.OutcomeNone)
-			s.alreadyDecided(w, nil)
+		taken, prior := s.resumeFailed(r.Context(), c, params.PauseID, err)
+		if taken && sw == nil {
+			s.conflictOrNone(w, r, p, c, prior, params.Conversation)
 			return
 		}
-		s.finishFailed(ctx, c, params.PauseID)
 		if sw == nil {
 			s.decisionError(w, r, err)
 			return

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -19,12 +21,20 @@ import (
 // [records.Hook]:
 //
 //   - the append that opens a pause also writes the pause's index entry
-//     and its requested records;
+//     (with the tools it awaits) and its requested records;
+//   - the claim of a pause a person, sticky grants or an expiry decides
+//     (with the first calls marked started) also writes the decision
+//     record and its decided and edited records: of two deciders, the
+//     one whose claim commits first holds the record, and the other's
+//     claim, finding the record, is rolled back;
 //   - the append that resolves a decided pause also writes the executed,
 //     denied and refused records of its calls;
 //   - the append of the resumed turn's answer (or of its next pause)
 //     also sets the decision's outcome, which takes the pause out of the
-//     index.
+//     index; for an expiry, which stores no answer, the resolution does.
+//
+// A recovery writes the records of the resolution it stores, and the
+// outcome "recovered", the same way.
 //
 // So each of those steps is atomic: a crash, a lost connection or a full
 // disk leaves all of a step or none of it, never a pause missing from the
@@ -45,11 +55,31 @@ func (s *Server) txAgents() map[string]bool {
 	}
 	out := map[string]bool{}
 	for name, a := range s.cfg.Agents {
-		if a.Client.Store() == t.ConversationStore() {
+		if wraps(a.Client.Store(), t.ConversationStore()) {
 			out[name] = true
 		}
 	}
 	return out
+}
+
+// wraps reports whether cs is base, or a store that wraps it: one with a
+// method Unwrap() toolgate.ConversationStore returning the store it passes
+// every call on to, with the caller's context (so that the server's hooks
+// reach base), or a store wrapping such a store.
+func wraps(cs, base toolgate.ConversationStore) bool {
+	for range 16 {
+		if cs == base {
+			return true
+		}
+		u, ok := cs.(interface {
+			Unwrap() toolgate.ConversationStore
+		})
+		if !ok {
+			return false
+		}
+		cs = u.Unwrap()
+	}
+	return false
 }
 
 // txNotes says what the hook of one request wrote in the store's
@@ -57,9 +87,10 @@ func (s *Server) txAgents() map[string]bool {
 // for concurrent use.
 type txNotes struct {
 	mu       sync.Mutex
-	paused   map[string]bool // guarded by mu: pauses indexed and audited with their append
-	resolved string          // guarded by mu: the pause whose resolution's records were written with it
-	finished bool            // guarded by mu: the decision's outcome set with the answer
+	begun    *records.Decision // guarded by mu: the decision record written with the claim, if its commit went through
+	paused   map[string]bool   // guarded by mu: pauses indexed and audited with their append
+	resolved string            // guarded by mu: the pause whose resolution's records were written with it
+	finished bool              // guarded by mu: the decision's outcome set with the answer
 }
 
 type txNotesKey struct{}
@@ -106,6 +137,25 @@ func finishedInTx(ctx context.Context) bool {
 	return n.finished
 }
 
+// begunInTx returns the decision record the request wrote with its
+// claim, or nil. Whether that claim committed is for the caller to find
+// out: a commit whose answer was lost may or may not have happened.
+func begunInTx(ctx context.Context) *records.Decision {
+	n := notes(ctx)
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.begun
+}
+
+// sameDecision reports whether a and b are one decision record: begun at
+// the same instant by the same source and person.
+func sameDecision(a, b *records.Decision) bool {
+	return a.DecidedAt.Equal(b.DecidedAt) && a.Source == b.Source && a.DecidedBy == b.DecidedBy
+}
+
 // resumption is what the hook of a decision's request knows of the pause
 // it resumes.
 type resumption struct {
@@ -113,6 +163,23 @@ type resumption struct {
 	reply     *toolgate.AssistantMessage
 	actor     audit.Actor
 	decisions []toolgate.Decision
+	// begin, when not nil, is the decision record the claim writes, with
+	// decided, its audit records.
+	begin   *records.Decision
+	decided []*audit.Record
+	// outcome is the outcome the answer (or, with finishOnResolve, the
+	// resolution) sets: decided when "".
+	outcome         records.Outcome
+	finishOnResolve bool
+}
+
+// decidedElsewhere is the error of a claim whose pause already has a
+// decision record: another decision came first, and the claim is rolled
+// back.
+type decidedElsewhere struct{ rec *records.Decision }
+
+func (e *decidedElsewhere) Error() string {
+	return "server: the pause was decided first by another request"
 }
 
 // withTx returns ctx carrying the hook that writes the records of turns of
@@ -124,13 +191,39 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 		return ctx
 	}
 	n := &txNotes{paused: map[string]bool{}}
+	// A resumption inside a turn (a sticky one) tells the turn of the
+	// pauses it wrote too.
+	parent := notes(ctx)
+	outcome := outcomeDecided
+	if res != nil && res.outcome != "" {
+		outcome = res.outcome
+	}
 	hook := func(ctx context.Context, tx records.Tx, w *records.Write) error {
-		ap := w.Append
-		if ap == nil || w.ConversationID != c.ID {
+		if w.ConversationID != c.ID {
 			return nil
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		if w.Claim != nil && res != nil && res.begin != nil && w.PauseID == res.pauseID && n.begun == nil {
+			old, err := tx.Begin(res.begin)
+			if err != nil {
+				return err
+			}
+			if old != nil {
+				return &decidedElsewhere{rec: old}
+			}
+			if len(res.decided) > 0 {
+				if err := tx.Audit(res.decided...); err != nil {
+					return err
+				}
+			}
+			n.begun = res.begin
+			return nil
+		}
+		ap := w.Append
+		if ap == nil {
+			return nil
+		}
 		if res != nil && ap.Resolves == res.pauseID && n.resolved == "" {
 			if msg, ok := ap.Messages[0].(*toolgate.ToolMessage); ok && s.audit != nil {
 				if err := tx.Audit(s.audit.resolution(c.ID, res.pauseID, res.reply, msg, res.actor, res.decisions)...); err != nil {
@@ -139,14 +232,15 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 			}
 			n.resolved = res.pauseID
 		}
-		if res != nil && n.resolved != "" && !n.finished && (ap.Pause != nil || answers(ap.Messages)) {
-			if err := tx.Finish(c.ID, res.pauseID, outcomeDecided); err != nil {
+		if res != nil && n.resolved != "" && !n.finished && (res.finishOnResolve || ap.Pause != nil || answers(ap.Messages)) {
+			if err := tx.Finish(c.ID, res.pauseID, outcome); err != nil {
 				return err
 			}
 			n.finished = true
 		}
 		if ap.Pause != nil {
-			if err := tx.AddPending(&records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: ap.Pause.ID, CreatedAt: w.PauseCreatedAt}); err != nil {
+			if err := tx.AddPending(&records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: ap.Pause.ID, CreatedAt: w.PauseCreatedAt,
+				Tools: awaitingTools(ap.Messages[len(ap.Messages)-1], ap.Pause.Awaiting)}); err != nil {
 				return err
 			}
 			if s.audit != nil {
@@ -155,6 +249,11 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 				}
 			}
 			n.paused[ap.Pause.ID] = true
+			if parent != nil {
+				parent.mu.Lock()
+				parent.paused[ap.Pause.ID] = true
+				parent.mu.Unlock()
+			}
 		}
 		return nil
 	}
@@ -183,4 +282,70 @@ func (s *Server) requested(c *conversation, pr *toolgate.PauseRecord, msg toolga
 		}
 	}
 	return recs
+}
+
+// beginDecision starts the decision rec on the open pause of conv, the
+// conversation of c, decided by actor: with a store that runs the
+// server's hooks it returns ctx carrying the hook that writes rec and its
+// decided records in the transaction of the resumption's claim, along
+// with what res says of the rest (see above); otherwise it writes them now.
+// prior is the record of a decision that came first, when one did: then
+// nothing was begun. An error means nothing was begun either.
+func (s *Server) beginDecision(ctx context.Context, c *conversation, conv *toolgate.Conversation, rec *records.Decision, actor audit.Actor, res *resumption) (_ context.Context, prior *records.Decision, err error) {
+	if s.tx[c.Agent] {
+		res.begin, res.decided = rec, s.decidedRecords(c, conv, actor, rec.Decisions)
+		return s.withTx(ctx, c, res), nil, nil
+	}
+	if old, err := s.cfg.Records.Begin(ctx, rec); err != nil || old != nil {
+		return ctx, old, err
+	}
+	if err := s.auditDecided(ctx, c, conv, actor, rec.Decisions); err != nil {
+		s.finish(ctx, c.ID, rec.PauseID, records.OutcomeNone)
+		return ctx, nil, err
+	}
+	return ctx, nil, nil
+}
+
+// resumeFailed settles the decision of pause pauseID of c begun with
+// [Server.beginDecision] (ctx is the one it returned) whose resumption
+// failed with err. It reports whether another decision took the pause
+// first, with that decision's record when it is known: the caller then
+// answers 409. Otherwise it records the failure: nothing when the claim
+// that would have begun the decision never committed, and
+// [Server.finishFailed] when the decision was begun.
+func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID string, err error) (taken bool, prior *records.Decision) {
+	ctx = context.WithoutCancel(ctx)
+	var de *decidedElsewhere
+	switch {
+	case errors.As(err, &de):
+		return true, de.rec
+	case !s.tx[c.Agent]:
+		if errors.Is(err, toolgate.ErrNoOpenPause) {
+			// Another server on the same store took the pause first
+			// without a shared record: this request decided nothing.
+			s.finish(ctx, c.ID, pauseID, records.OutcomeNone)
+			return true, nil
+		}
+	default:
+		// Whose record the pause has, if any, says whether the claim
+		// that would have begun this decision committed.
+		rec, derr := s.decision(ctx, c.ID, pauseID)
+		own := begunInTx(ctx)
+		switch {
+		case derr != nil:
+			// A record of this decision, if committed, stays "deciding";
+			// the recovery of claims reads the index and finishes it
+			// after the lease.
+			s.logger.ErrorContext(ctx, "server: reading the decision of a failed resumption failed", "conversation", c.ID, "pause", pauseID, "err", logcap.Error(derr))
+			return false, nil
+		case rec == nil:
+			// No claim committed: the pause is as it was, open.
+			return false, nil
+		case own == nil || !sameDecision(rec, own):
+			// Claimed by another decision first.
+			return true, rec
+		}
+	}
+	s.finishFailed(ctx, c, pauseID)
+	return false, nil
 }

@@ -68,7 +68,7 @@ authentication:
 	if err := closeAll(); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "data", "toolgate.audit.db")
+	return filepath.Join(dir, "data", "toolgate.db")
 }
 
 // between returns the text of s between the first start and the next end.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
@@ -26,8 +25,8 @@ const serveUsage = `Usage: toolgate serve [flags]
 
 Runs the approval service. Without a configuration it starts the embedded
 demo: the flight agent on a scripted model (no network, no API key), its
-conversations in a SQLite file under --data (its audit log beside it, in
-toolgate.audit.db), and two demo users whose API
+conversations, the service's records and its audit log in one SQLite file
+under --data (toolgate.db), and two demo users whose API
 keys are printed at start-up and valid until the process exits:
 "traveller" may start conversations, "approver" may decide bookFlight calls
 (and make them sticky in a conversation for up to 30 minutes).
@@ -101,12 +100,9 @@ func serveDemo(ctx context.Context, addr, data string, e *env) error {
 	if err != nil {
 		return err
 	}
-	auditPath := filepath.Join(data, "toolgate.audit.db")
-	auditLog, err := auditsqlite.Open(ctx, auditPath, nil)
-	if err != nil {
-		return err
-	}
-	defer auditLog.Close()
+	// The audit log is in the same file too, each record written in the
+	// transaction of the change it describes.
+	auditLog := store.AuditLog()
 	tools := &flightdemo.Tools{}
 	tel := telemetry.New(nil)
 	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{
@@ -137,7 +133,7 @@ func serveDemo(ctx context.Context, addr, data string, e *env) error {
 		cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(u.key), Principal: u.principal})
 	}
 	return listenAndServe(ctx, addr, cfg, e, func(ln net.Addr) {
-		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store %s, audit log %s)\n", ln, dbPath, auditPath)
+		fmt.Fprintf(e.stdout, "toolgate serve: listening on http://%s (store and audit log %s)\n", ln, dbPath)
 		fmt.Fprintf(e.stdout, "DEMO: the flight agent on a scripted model, with demo users whose keys are new at every start:\n")
 		for _, u := range users {
 			fmt.Fprintf(e.stdout, "DEMO user %-9s (roles %v)  API key %s\n", u.principal.ID, u.principal.Roles, u.key)

@@ -176,7 +176,7 @@ func TestServe(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "toolgate.db")); err != nil {
 		t.Errorf("no store under --data: %v", err)
 	}
-	if code, out, errOut := runArgs(t, "", false, "audit", "verify", "--db", filepath.Join(data, "toolgate.audit.db")); code != 0 || !strings.Contains(out, "intact, 4 records") {
+	if code, out, errOut := runArgs(t, "", false, "audit", "verify", "--db", filepath.Join(data, "toolgate.db")); code != 0 || !strings.Contains(out, "intact, 4 records") {
 		t.Errorf("audit verify of the demo's log: exit %d\n%s%s", code, out, errOut)
 	}
 }

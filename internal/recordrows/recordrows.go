@@ -117,3 +117,61 @@ func Nanos(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
+
+// EncodeTools returns the tools column of an index entry: the JSON array
+// of records.PendingTools(tools), or nil (NULL) when they are not known.
+func EncodeTools(tools []string) any {
+	tools = records.PendingTools(tools)
+	if tools == nil {
+		return nil
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil // strings always encode
+	}
+	return string(b)
+}
+
+// DecodeTools rebuilds the tools of an index entry from its column; a
+// NULL column (ok false) is nil, tools not known.
+func DecodeTools(col string, ok bool, conv string) ([]string, error) {
+	if !ok {
+		return nil, nil
+	}
+	var tools []string
+	if err := json.Unmarshal([]byte(col), &tools); err != nil {
+		return nil, fmt.Errorf("%w: tools of the pending pause of %q: %v", toolgate.ErrCorrupt, conv, err)
+	}
+	return records.PendingTools(tools), nil
+}
+
+// ScopeParts splits scopes into what the SQL stores query: the (agent,
+// tool) pairs of the scopes that name tools (agents[i] with tools[i]),
+// the agents of those scopes (whose entries of unknown tools match too),
+// and the agents of the scopes that take any tool. Each list holds a
+// value once.
+func ScopeParts(scopes []records.Scope) (pairAgents, pairTools, toolAgents, anyAgents []string) {
+	type pair struct{ agent, tool string }
+	seen := map[pair]bool{}
+	seenTool, seenAny := map[string]bool{}, map[string]bool{}
+	for _, sc := range scopes {
+		if sc.Tools == nil {
+			if !seenAny[sc.Agent] {
+				seenAny[sc.Agent] = true
+				anyAgents = append(anyAgents, sc.Agent)
+			}
+			continue
+		}
+		if !seenTool[sc.Agent] {
+			seenTool[sc.Agent] = true
+			toolAgents = append(toolAgents, sc.Agent)
+		}
+		for _, tool := range sc.Tools {
+			if p := (pair{sc.Agent, tool}); !seen[p] {
+				seen[p] = true
+				pairAgents, pairTools = append(pairAgents, sc.Agent), append(pairTools, tool)
+			}
+		}
+	}
+	return pairAgents, pairTools, toolAgents, anyAgents
+}

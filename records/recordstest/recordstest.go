@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) records.Store) {
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, newStore(t)) })
 	t.Run("ConcurrentBegin", func(t *testing.T) { testConcurrentBegin(t, newStore(t)) })
 	t.Run("Pending", func(t *testing.T) { testPending(t, newStore(t)) })
+	t.Run("PendingScopes", func(t *testing.T) { testPendingScopes(t, newStore(t)) })
 	t.Run("FinishResolves", func(t *testing.T) { testFinishResolves(t, newStore(t)) })
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, newStore(t)) })
 	t.Run("Grants", func(t *testing.T) { testGrants(t, newStore(t)) })
@@ -340,6 +341,84 @@ func testPending(t *testing.T, s records.Store) {
 	for _, bad := range []*records.Pending{nil, {Agent: "a", PauseID: "p"}, {ConversationID: "c", Agent: "a"}, {ConversationID: "c", PauseID: "p"}} {
 		wantErr(t, fmt.Sprintf("AddPending(%+v)", bad), s.AddPending(ctx, bad), records.ErrInvalid)
 	}
+}
+
+// testPendingScopes checks that the index keeps the awaiting tools of its
+// entries and that a listing with scopes returns exactly the entries they
+// match, in order and in pages, whatever else the index holds.
+func testPendingScopes(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	add := func(conv, agent string, sec int, tools ...string) records.Pending {
+		t.Helper()
+		e := records.Pending{ConversationID: conv, Agent: agent, PauseID: "pause_1", CreatedAt: at.Add(time.Duration(sec) * time.Second), Tools: tools}
+		must(t, "AddPending", s.AddPending(ctx, &e))
+		e.Tools = records.PendingTools(tools)
+		return e
+	}
+	book := add("conv_book", "flights", 1, "bookFlight", "bookFlight") // twice: kept once
+	both := add("conv_both", "flights", 2, "refund", "bookFlight")     // kept sorted
+	refund := add("conv_refund", "flights", 3, "refund")
+	unknown := add("conv_unknown", "flights", 4) // tools not known: every scope of the agent
+	train := add("conv_train", "trains", 5, "bookFlight")
+	// The entry of a conversation whose pause changed carries the new tools.
+	add("conv_moved", "flights", 6, "bookFlight")
+	moved := add("conv_moved", "flights", 7, "cancel")
+	// A removed entry leaves no trace in a scoped listing.
+	add("conv_gone", "flights", 8, "bookFlight")
+	must(t, "RemovePending", s.RemovePending(ctx, "conv_gone", "pause_1"))
+	// So does one a Finish resolves.
+	add("conv_done", "flights", 9, "bookFlight")
+	must(t, "Begin", beginNil(s, ctx, decision("conv_done", "pause_1", "bob")))
+	must(t, "Finish", s.Finish(ctx, "conv_done", "pause_1", records.OutcomeDecided))
+
+	list := func(scopes []records.Scope, limit int) []records.Pending {
+		t.Helper()
+		out := []records.Pending{}
+		p := &records.ListParams{Scopes: scopes, Limit: limit}
+		for range 20 {
+			page, err := s.ListPending(ctx, p)
+			must(t, "ListPending", err)
+			out = append(out, page.Pending...)
+			if page.Next == "" {
+				return out
+			}
+			p.After = page.Next
+		}
+		t.Fatal("more than 20 pages")
+		return nil
+	}
+	all := []records.Pending{book, both, refund, unknown, train, moved}
+	for _, tc := range []struct {
+		name   string
+		scopes []records.Scope
+		want   []records.Pending
+	}{
+		{"no scopes", nil, all},
+		{"one tool", []records.Scope{{Agent: "flights", Tools: []string{"bookFlight"}}}, []records.Pending{book, both, unknown}},
+		{"two tools", []records.Scope{{Agent: "flights", Tools: []string{"cancel", "refund"}}}, []records.Pending{both, refund, unknown, moved}},
+		{"any tool", []records.Scope{{Agent: "flights"}}, []records.Pending{book, both, refund, unknown, moved}},
+		{"two agents", []records.Scope{{Agent: "trains", Tools: []string{"bookFlight"}}, {Agent: "flights", Tools: []string{"refund"}}},
+			[]records.Pending{both, refund, unknown, train}},
+		{"a tool of another agent", []records.Scope{{Agent: "trains", Tools: []string{"refund"}}}, []records.Pending{}},
+		{"no entry", []records.Scope{{Agent: "flights", Tools: []string{"nothing"}}}, []records.Pending{unknown}},
+		{"an agent without entries", []records.Scope{{Agent: "ships"}}, []records.Pending{}},
+		{"empty tool list", []records.Scope{{Agent: "flights", Tools: []string{}}}, []records.Pending{unknown}},
+		{"hostile names", []records.Scope{{Agent: "flights' OR 1=1 --", Tools: []string{"%", "*", "", "_", "\\"}}}, []records.Pending{}},
+	} {
+		for _, limit := range []int{0, 1, 2} {
+			if diff := cmp.Diff(tc.want, list(tc.scopes, limit)); diff != "" {
+				t.Errorf("%s, pages of %d (-want +got):\n%s", tc.name, limit, diff)
+			}
+		}
+	}
+	// A cursor must name an entry of the index, matched or not.
+	page, err := s.ListPending(ctx, &records.ListParams{Scopes: []records.Scope{{Agent: "trains"}}, After: "conv_book"})
+	must(t, "ListPending after an entry the scopes do not match", err)
+	if diff := cmp.Diff([]records.Pending{train}, page.Pending); diff != "" {
+		t.Errorf("after an unmatched cursor (-want +got):\n%s", diff)
+	}
+	_, err = s.ListPending(ctx, &records.ListParams{Scopes: []records.Scope{{Agent: "flights"}}, After: "conv_gone"})
+	wantErr(t, "ListPending after a removed entry, with scopes", err, records.ErrInvalid)
 }
 
 // testFinishResolves checks that Finish takes a resolved pause out of the

@@ -24,6 +24,7 @@ type TxOpener func(t *testing.T) (toolgate.ConversationStore, records.Transactio
 // database for each subtest and returns its [TxOpener].
 func RunTx(t *testing.T, newDB func(t *testing.T) TxOpener) {
 	t.Run("PauseWithIndexAndAudit", func(t *testing.T) { testHookPause(t, newDB(t)) })
+	t.Run("HookThroughWrapper", func(t *testing.T) { testHookWrapper(t, newDB(t)) })
 	t.Run("FailedHookRollsBack", func(t *testing.T) { testHookRollback(t, newDB(t)) })
 	t.Run("ClaimWithDecision", func(t *testing.T) { testHookClaim(t, newDB(t)) })
 	t.Run("MarkAndResolve", func(t *testing.T) { testHookMarkResolve(t, newDB(t)) })
@@ -90,6 +91,27 @@ func pauseHook(ran *int) records.Hook {
 			return err
 		}
 		return tx.Audit(requested(w.ConversationID, w.Append.Pause.ID))
+	}
+}
+
+// wrapped is a record store that passes its calls on to the one it wraps.
+type wrapped struct{ records.Transactional }
+
+func (w wrapped) Unwrap() records.Store { return w.Transactional }
+
+// testHookWrapper checks that a hook given for a store wrapping the record
+// store (one with an Unwrap method) runs in the conversation store's
+// writes, and its writes commit with them.
+func testHookWrapper(t *testing.T, open TxOpener) {
+	cs, rs := open(t)
+	var ran int
+	ctx := records.WithHook(t.Context(), wrapped{wrapped{rs}}, pauseHook(&ran))
+	must(t, "Append", cs.Append(ctx, "conv_1", pausedAppend("p1")))
+	if ran != 1 {
+		t.Fatalf("the hook given for a wrapper ran %d times, want once", ran)
+	}
+	if p := pendingOf(t, rs, "conv_1"); p == nil || p.PauseID != "p1" {
+		t.Errorf("index entry %+v, want pause p1", p)
 	}
 }
 

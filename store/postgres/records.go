@@ -80,12 +80,48 @@ var recordsMigrations = []string{
 	CREATE INDEX server_grants_conversation ON S.server_grants (conversation_id, expires_at);`,
 	// 2: sticky grants with a digest of the old form end.
 	grantDigestMigration,
+	// 3: the index keeps the tools its pauses await.
+	pendingToolsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 2
+const RecordsSchemaVersion = 3
+
+// pendingToolsMigration gives the index of open pauses the tools each
+// pause awaits (server_pending.tools), and a table of (agent, tool) rows,
+// one per tool of an entry, that listings by scope read through its index
+// instead of every entry. A trigger keeps the table in step with every
+// write of the index. Entries indexed before keep NULL tools and one row
+// with a NULL tool: their tools are not known, and every scope of their
+// agent lists them, until the pause is indexed again.
+const pendingToolsMigration = `ALTER TABLE S.server_pending ADD COLUMN tools text[];
+	CREATE TABLE S.server_pending_tools (
+		agent text NOT NULL,
+		tool text,
+		created_at bigint NOT NULL,
+		conversation_id text NOT NULL
+	);
+	CREATE INDEX server_pending_tools_scope ON S.server_pending_tools (agent, tool, created_at, conversation_id);
+	CREATE INDEX server_pending_tools_conversation ON S.server_pending_tools (conversation_id);
+	INSERT INTO S.server_pending_tools (agent, tool, created_at, conversation_id)
+		SELECT agent, NULL, created_at, conversation_id FROM S.server_pending;
+	CREATE FUNCTION S.server_pending_tools_sync() RETURNS trigger LANGUAGE plpgsql AS $fn$
+	BEGIN
+		IF TG_OP <> 'INSERT' THEN
+			DELETE FROM S.server_pending_tools WHERE conversation_id = OLD.conversation_id;
+		END IF;
+		IF TG_OP <> 'DELETE' THEN
+			INSERT INTO S.server_pending_tools (agent, tool, created_at, conversation_id)
+				SELECT NEW.agent, t, NEW.created_at, NEW.conversation_id
+				FROM unnest(CASE WHEN cardinality(NEW.tools) > 0 THEN NEW.tools ELSE ARRAY[NULL::text] END) AS t;
+		END IF;
+		RETURN NULL;
+	END
+	$fn$;
+	CREATE TRIGGER server_pending_tools_sync AFTER INSERT OR UPDATE OR DELETE ON S.server_pending
+		FOR EACH ROW EXECUTE FUNCTION S.server_pending_tools_sync();`
 
 // recordQueries are the statements of the record store, with the schema
 // filled in.
@@ -93,7 +129,7 @@ type recordQueries struct {
 	insertConversation, selectConversation, conversationSeq, listConversations    string
 	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions string
 	resolveDecision                                                               string
-	upsertPending, deletePending, pendingCursor, listPending                      string
+	upsertPending, deletePending, pendingCursor, listPending, listPendingScoped   string
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants, revokeGrant                                          string
 }
@@ -123,12 +159,28 @@ func newRecordQueries(schema string) recordQueries {
 		)
 		SELECT count(*) FROM d`),
 		listDecisions: r.Replace(dec + "WHERE conversation_id = $1 ORDER BY seq"),
-		upsertPending: r.Replace(`INSERT INTO S.server_pending (conversation_id, agent, pause_id, created_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`),
+		upsertPending: r.Replace(`INSERT INTO S.server_pending (conversation_id, agent, pause_id, created_at, tools) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at, tools = excluded.tools`),
 		deletePending: r.Replace("DELETE FROM S.server_pending WHERE conversation_id = $1 AND pause_id = $2"),
 		pendingCursor: r.Replace("SELECT created_at, conversation_id FROM S.server_pending WHERE conversation_id = $1"),
-		listPending: r.Replace(`SELECT conversation_id, agent, pause_id, created_at FROM S.server_pending
+		listPending: r.Replace(`SELECT conversation_id, agent, pause_id, created_at, tools FROM S.server_pending
 			WHERE (created_at, conversation_id) > ($1, $2) ORDER BY created_at, conversation_id LIMIT $3`),
+		// The entries of some scopes: $4 and $5 are the agents and tools
+		// of the (agent, tool) pairs, $6 the agents whose entries of
+		// unknown tools match, $7 the agents of any tool. The rows of
+		// server_pending_tools the scopes name are read through the
+		// table's index, so entries of other agents and tools cost nothing.
+		listPendingScoped: r.Replace(`WITH matched AS (
+				SELECT t.conversation_id FROM unnest($4::text[], $5::text[]) AS s(agent, tool)
+					JOIN S.server_pending_tools t ON t.agent = s.agent AND t.tool = s.tool AND (t.created_at, t.conversation_id) > ($1, $2)
+				UNION SELECT t.conversation_id FROM unnest($6::text[]) AS s(agent)
+					JOIN S.server_pending_tools t ON t.agent = s.agent AND t.tool IS NULL AND (t.created_at, t.conversation_id) > ($1, $2)
+				UNION SELECT t.conversation_id FROM unnest($7::text[]) AS s(agent)
+					JOIN S.server_pending_tools t ON t.agent = s.agent AND (t.created_at, t.conversation_id) > ($1, $2)
+			)
+			SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools FROM matched m
+				JOIN S.server_pending p ON p.conversation_id = m.conversation_id
+			ORDER BY p.created_at, p.conversation_id LIMIT $3`),
 		insertApproval: r.Replace(`INSERT INTO S.server_approvals (conversation_id, pause_id, approver, approved_at, decisions)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),
 		selectApproval: r.Replace("SELECT conversation_id, pause_id, approver, approved_at, decisions FROM S.server_approvals WHERE conversation_id = $1 AND pause_id = $2"),
@@ -282,7 +334,7 @@ func (t *recordTx) AddPending(p *records.Pending) error {
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := t.conn.Exec(t.ctx, t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := t.conn.Exec(t.ctx, t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), records.PendingTools(p.Tools))
 	return recErr("add pending", err)
 }
 
@@ -553,8 +605,16 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := r.s.pool.Exec(ctx, r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := r.s.pool.Exec(ctx, r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), records.PendingTools(p.Tools))
 	return recErr("add pending", err)
+}
+
+// nonNil returns vs, or an empty slice for nil: an empty array, not NULL.
+func nonNil(vs []string) []string {
+	if vs == nil {
+		return []string{}
+	}
+	return vs
 }
 
 func (r *recordStore) RemovePending(ctx context.Context, conversationID, pauseID string) error {
@@ -589,7 +649,17 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, r.s.rq.listPending, fromTime, fromConv, limit+1)
+		var (
+			rows pgx.Rows
+			err  error
+		)
+		if p == nil || len(p.Scopes) == 0 {
+			rows, err = tx.Query(ctx, r.s.rq.listPending, fromTime, fromConv, limit+1)
+		} else {
+			pairAgents, pairTools, toolAgents, anyAgents := recordrows.ScopeParts(p.Scopes)
+			rows, err = tx.Query(ctx, r.s.rq.listPendingScoped, fromTime, fromConv, limit+1,
+				nonNil(pairAgents), nonNil(pairTools), nonNil(toolAgents), nonNil(anyAgents))
+		}
 		if err != nil {
 			return err
 		}
@@ -599,10 +669,10 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 				e       records.Pending
 				created int64
 			)
-			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created); err != nil {
+			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created, &e.Tools); err != nil {
 				return err
 			}
-			e.CreatedAt = recordrows.Time(created)
+			e.CreatedAt, e.Tools = recordrows.Time(created), records.PendingTools(e.Tools)
 			if len(out.Pending) == limit {
 				out.Next = out.Pending[limit-1].ConversationID
 				break

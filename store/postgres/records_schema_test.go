@@ -4,6 +4,9 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
@@ -62,7 +65,7 @@ func TestOpenCreatesNoRecords(t *testing.T) {
 	}
 	rs := recs(t, s)
 	want := []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
-		"server_grants", "server_pending", "server_schema_version", "toolgate_schema_version", "vaults"}
+		"server_grants", "server_pending", "server_pending_tools", "server_schema_version", "toolgate_schema_version", "vaults"}
 	if got := tables(t, schema); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)
 	}
@@ -90,7 +93,9 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 	if err := recs(t, s).CreateConversation(t.Context(), &records.Conversation{ID: "c", Agent: "a", Owner: toolgate.Principal{ID: "ada"}}); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, raw(t, schema), "DROP TABLE server_schema_version")
+	db := raw(t, schema)
+	mustExec(t, db, "DROP TABLE server_schema_version")
+	undoPendingTools(t, db)
 
 	c, err := recs(t, openIn(t, schema)).Conversation(t.Context(), "c")
 	if err != nil || c.Owner.ID != "ada" {
@@ -99,6 +104,71 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 	// Version 1, then every later migration of this build.
 	if got, want := recordsVersions(t, schema), allVersions(); !slices.Equal(got, want) {
 		t.Errorf("records versions %v, want %v", got, want)
+	}
+}
+
+// undoPendingTools takes the records of the schema db's search path names
+// back to version 2: an index without tools.
+func undoPendingTools(t *testing.T, db *pgx.Conn) {
+	t.Helper()
+	for _, q := range []string{
+		"DROP TRIGGER server_pending_tools_sync ON server_pending", "DROP FUNCTION server_pending_tools_sync()",
+		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools",
+	} {
+		mustExec(t, db, q)
+	}
+}
+
+// TestRecordsPendingToolsMigration upgrades records of version 2, whose
+// index does not know the tools its pauses await: those entries stay,
+// every scope of their agent lists them (a principal who may decide one
+// of the agent's tools still sees them), and an entry indexed again lists
+// by its tools.
+func TestRecordsPendingToolsMigration(t *testing.T) {
+	s, schema := open(t)
+	recs(t, s)
+	db := raw(t, schema)
+	undoPendingTools(t, db)
+	mustExec(t, db, "DELETE FROM server_schema_version WHERE version > 2")
+	mustExec(t, db, "INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES ('conv_old', 'flights', 'pause_1', 1), ('conv_train', 'trains', 'pause_1', 2)")
+
+	rs := recs(t, openIn(t, schema))
+	if got, want := recordsVersions(t, schema), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
+	}
+	ctx := t.Context()
+	if err := rs.AddPending(ctx, &records.Pending{ConversationID: "conv_new", Agent: "flights", PauseID: "pause_1", CreatedAt: time.Unix(0, 3), Tools: []string{"refund"}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(scopes ...records.Scope) []string {
+		t.Helper()
+		page, err := rs.ListPending(ctx, &records.ListParams{Scopes: scopes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range page.Pending {
+			out = append(out, e.ConversationID)
+			if e.ConversationID == "conv_old" && e.Tools != nil {
+				t.Errorf("an entry of version 2 has tools %v, want nil (not known)", e.Tools)
+			}
+		}
+		return out
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}), []string{"conv_old"}; !slices.Equal(got, want) {
+		t.Errorf("scope of bookFlight after the upgrade: %v, want %v", got, want)
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"refund"}}), []string{"conv_old", "conv_new"}; !slices.Equal(got, want) {
+		t.Errorf("scope of refund after the upgrade: %v, want %v", got, want)
+	}
+	if got, want := ids(records.Scope{Agent: "trains"}), []string{"conv_train"}; !slices.Equal(got, want) {
+		t.Errorf("scope of any tool of trains after the upgrade: %v, want %v", got, want)
+	}
+	if err := rs.AddPending(ctx, &records.Pending{ConversationID: "conv_old", Agent: "flights", PauseID: "pause_1", CreatedAt: time.Unix(0, 1), Tools: []string{"cancel"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}); len(got) != 0 {
+		t.Errorf("scope of bookFlight after indexing again: %v, want none", got)
 	}
 }
 

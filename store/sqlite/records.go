@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -68,12 +69,46 @@ var recordsMigrations = []string{
 	CREATE INDEX server_grants_conversation ON server_grants (conversation_id, expires_at);`,
 	// 2: sticky grants with a digest of the old form end.
 	grantDigestMigration,
+	// 3: the index keeps the tools its pauses await.
+	pendingToolsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 2
+const RecordsSchemaVersion = 3
+
+// pendingToolsMigration gives the index of open pauses the tools each
+// pause awaits (a JSON array in server_pending.tools), and a table of
+// (agent, tool) rows, one per tool of an entry, that listings by scope
+// read through its index instead of every entry. Triggers keep the table
+// in step with every write of the index. Entries indexed before keep a
+// NULL tools column and one row with a NULL tool: their tools are not
+// known, and every scope of their agent lists them, until the pause is
+// indexed again.
+const pendingToolsMigration = `ALTER TABLE server_pending ADD COLUMN tools TEXT;
+	CREATE TABLE server_pending_tools (
+		agent TEXT NOT NULL,
+		tool TEXT,
+		created_at INTEGER NOT NULL,
+		conversation_id TEXT NOT NULL
+	);
+	CREATE INDEX server_pending_tools_scope ON server_pending_tools (agent, tool, created_at, conversation_id);
+	CREATE INDEX server_pending_tools_conversation ON server_pending_tools (conversation_id);
+	INSERT INTO server_pending_tools (agent, tool, created_at, conversation_id)
+		SELECT agent, NULL, created_at, conversation_id FROM server_pending;
+	CREATE TRIGGER server_pending_tools_insert AFTER INSERT ON server_pending BEGIN
+		INSERT INTO server_pending_tools (agent, tool, created_at, conversation_id)
+			SELECT new.agent, value, new.created_at, new.conversation_id FROM json_each(coalesce(nullif(new.tools, '[]'), '[null]'));
+	END;
+	CREATE TRIGGER server_pending_tools_update AFTER UPDATE ON server_pending BEGIN
+		DELETE FROM server_pending_tools WHERE conversation_id = old.conversation_id;
+		INSERT INTO server_pending_tools (agent, tool, created_at, conversation_id)
+			SELECT new.agent, value, new.created_at, new.conversation_id FROM json_each(coalesce(nullif(new.tools, '[]'), '[null]'));
+	END;
+	CREATE TRIGGER server_pending_tools_delete AFTER DELETE ON server_pending BEGIN
+		DELETE FROM server_pending_tools WHERE conversation_id = old.conversation_id;
+	END;`
 
 // grantDigestMigration ends the sticky grants limited to the same
 // arguments whose digest is of the form before the one canonical digest
@@ -103,8 +138,8 @@ const (
 		VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`
 	deleteDecisionSQL = "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?"
 	finishDecisionSQL = "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?"
-	addPendingSQL     = `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at`
+	addPendingSQL     = `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at, tools) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at, tools = excluded.tools`
 	removePendingSQL = "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?"
 	addGrantSQL      = `INSERT INTO server_grants (id, conversation_id, tool, arguments_digest, granted_by, granted_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
@@ -246,7 +281,7 @@ func (t *recordTx) AddPending(p *records.Pending) error {
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), recordrows.EncodeTools(p.Tools))
 	return recErr("add pending", err)
 }
 
@@ -530,7 +565,7 @@ func (r *recordStore) AddPending(ctx context.Context, p *records.Pending) error 
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := r.s.exec(ctx, r.stmts.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt))
+	_, err := r.s.exec(ctx, r.stmts.addPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), recordrows.EncodeTools(p.Tools))
 	return recErr("add pending", err)
 }
 
@@ -562,8 +597,15 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 				return err
 			}
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT conversation_id, agent, pause_id, created_at FROM server_pending
-			WHERE (created_at, conversation_id) > (?, ?) ORDER BY created_at, conversation_id LIMIT ?`, fromTime, fromConv, limit+1)
+		var rows *sql.Rows
+		var err error
+		if p == nil || len(p.Scopes) == 0 {
+			rows, err = tx.QueryContext(ctx, listPendingSQL, fromTime, fromConv, limit+1)
+		} else {
+			pairAgents, pairTools, toolAgents, anyAgents := recordrows.ScopeParts(p.Scopes)
+			rows, err = tx.QueryContext(ctx, listPendingScopedSQL, fromTime, fromConv, limit+1,
+				jsonList(pairAgents), jsonList(pairTools), jsonList(toolAgents), jsonList(anyAgents))
+		}
 		if err != nil {
 			return err
 		}
@@ -572,8 +614,12 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 			var (
 				e       records.Pending
 				created int64
+				tools   sql.NullString
 			)
-			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created); err != nil {
+			if err := rows.Scan(&e.ConversationID, &e.Agent, &e.PauseID, &created, &tools); err != nil {
+				return err
+			}
+			if e.Tools, err = recordrows.DecodeTools(tools.String, tools.Valid, e.ConversationID); err != nil {
 				return err
 			}
 			e.CreatedAt = recordrows.Time(created)
@@ -589,6 +635,37 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 		return nil, recErr("list pending", err)
 	}
 	return out, nil
+}
+
+// The listings of the index: of every entry, and of the entries of some
+// scopes (?4 and ?5: the agents and tools of the (agent, tool) pairs, ?6:
+// the agents whose entries of unknown tools match, ?7: the agents of any
+// tool; JSON arrays). A scoped listing reads the rows of
+// server_pending_tools its scopes name, through the table's index, so
+// entries of other agents and tools cost nothing.
+const (
+	listPendingSQL = `SELECT conversation_id, agent, pause_id, created_at, tools FROM server_pending
+		WHERE (created_at, conversation_id) > (?1, ?2) ORDER BY created_at, conversation_id LIMIT ?3`
+	listPendingScopedSQL = `WITH matched AS (
+			SELECT t.conversation_id FROM json_each(?4) a CROSS JOIN server_pending_tools t
+				WHERE t.agent = a.value AND t.tool = json_extract(?5, '$[' || a.key || ']') AND (t.created_at, t.conversation_id) > (?1, ?2)
+			UNION SELECT t.conversation_id FROM json_each(?6) a CROSS JOIN server_pending_tools t
+				WHERE t.agent = a.value AND t.tool IS NULL AND (t.created_at, t.conversation_id) > (?1, ?2)
+			UNION SELECT t.conversation_id FROM json_each(?7) a CROSS JOIN server_pending_tools t
+				WHERE t.agent = a.value AND (t.created_at, t.conversation_id) > (?1, ?2)
+		)
+		SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools FROM matched m CROSS JOIN server_pending p
+			ON p.conversation_id = m.conversation_id
+		ORDER BY p.created_at, p.conversation_id LIMIT ?3`
+)
+
+// jsonList returns the JSON array of vs.
+func jsonList(vs []string) string {
+	if vs == nil {
+		return "[]"
+	}
+	b, _ := json.Marshal(vs) // strings always encode
+	return string(b)
 }
 
 func scanApproval(row scanner) (*records.Approval, error) {

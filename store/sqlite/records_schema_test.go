@@ -1,10 +1,12 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
@@ -52,7 +54,7 @@ func recordsVersions(t *testing.T, path string) []int {
 	return vs
 }
 
-var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_schema_version"}
+var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_pending_tools", "server_schema_version"}
 
 // TestOpenCreatesNoRecords checks that a store used for conversations only
 // has no tables of the approval service (only those of the conversations
@@ -98,7 +100,9 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	mustExec(t, raw(t, path), "DROP TABLE server_schema_version")
+	db := raw(t, path)
+	mustExec(t, db, "DROP TABLE server_schema_version")
+	undoPendingTools(t, db)
 
 	s = openAt(t, path, nil)
 	c, err := recs(t, s).Conversation(t.Context(), "c")
@@ -108,6 +112,75 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 	// Version 1, then every later migration of this build.
 	if got, want := recordsVersions(t, path), allVersions(); !slices.Equal(got, want) {
 		t.Errorf("records versions %v, want %v", got, want)
+	}
+}
+
+// undoPendingTools takes the records of the file db has open back to
+// version 2: an index without tools.
+func undoPendingTools(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		"DROP TRIGGER server_pending_tools_insert", "DROP TRIGGER server_pending_tools_update", "DROP TRIGGER server_pending_tools_delete",
+		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools",
+	} {
+		mustExec(t, db, q)
+	}
+}
+
+// TestRecordsPendingToolsMigration upgrades records of version 2, whose
+// index does not know the tools its pauses await: those entries stay,
+// every scope of their agent lists them (a principal who may decide one
+// of the agent's tools still sees them), and an entry indexed again lists
+// by its tools.
+func TestRecordsPendingToolsMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolgate.db")
+	s := openAt(t, path, nil)
+	recs(t, s)
+	s.Close()
+	db := raw(t, path)
+	undoPendingTools(t, db)
+	mustExec(t, db, "DELETE FROM server_schema_version WHERE version > 2")
+	mustExec(t, db, "INSERT INTO server_pending (conversation_id, agent, pause_id, created_at) VALUES ('conv_old', 'flights', 'pause_1', 1), ('conv_train', 'trains', 'pause_1', 2)")
+
+	s = openAt(t, path, nil)
+	rs := recs(t, s)
+	if got, want := recordsVersions(t, path), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
+	}
+	ctx := t.Context()
+	if err := rs.AddPending(ctx, &records.Pending{ConversationID: "conv_new", Agent: "flights", PauseID: "pause_1", CreatedAt: time.Unix(0, 3), Tools: []string{"refund"}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(scopes ...records.Scope) []string {
+		t.Helper()
+		page, err := rs.ListPending(ctx, &records.ListParams{Scopes: scopes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range page.Pending {
+			out = append(out, e.ConversationID)
+			if e.ConversationID == "conv_old" && e.Tools != nil {
+				t.Errorf("an entry of version 2 has tools %v, want nil (not known)", e.Tools)
+			}
+		}
+		return out
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}), []string{"conv_old"}; !slices.Equal(got, want) {
+		t.Errorf("scope of bookFlight after the upgrade: %v, want %v", got, want)
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"refund"}}), []string{"conv_old", "conv_new"}; !slices.Equal(got, want) {
+		t.Errorf("scope of refund after the upgrade: %v, want %v", got, want)
+	}
+	if got, want := ids(records.Scope{Agent: "trains"}), []string{"conv_train"}; !slices.Equal(got, want) {
+		t.Errorf("scope of any tool of trains after the upgrade: %v, want %v", got, want)
+	}
+	// Indexed again with its tools, the old entry lists by them.
+	if err := rs.AddPending(ctx, &records.Pending{ConversationID: "conv_old", Agent: "flights", PauseID: "pause_1", CreatedAt: time.Unix(0, 1), Tools: []string{"cancel"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}); len(got) != 0 {
+		t.Errorf("scope of bookFlight after indexing again: %v, want none", got)
 	}
 }
 
