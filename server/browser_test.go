@@ -177,7 +177,7 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1000, 800),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
@@ -277,7 +277,9 @@ func (u *user) startPauseAs(base, key, agent, input string) string {
 		chromedp.WaitVisible(chromedp.ID("input")),
 		chromedp.SendKeys(chromedp.ID("input"), input),
 		chromedp.Click(chromedp.CSS("#send button")),
-		chromedp.WaitVisible(chromedp.ID("waiting-for")),
+		// The pause box is rebuilt whenever the conversation changes:
+		// wait for its state, not for one of its nodes.
+		poll(`document.getElementById('waiting-for') !== null && !document.getElementById('pause').hidden`),
 	)
 	// A flag that a reload would clear.
 	eval[bool](u, `window.__sameDocument = true`)
