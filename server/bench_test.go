@@ -59,3 +59,24 @@ func BenchmarkMiddleware(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHistory measures the approver's first history page over 100
+// decided pauses: the history reads the records of every conversation.
+func BenchmarkHistory(b *testing.B) {
+	f := newFixture(b, nil)
+	body := `{"decisions":[{"key":"call_book","verdict":"allow"}]}`
+	for range 100 {
+		conv, pause := f.pause(travellerKey)
+		f.must(200, "POST", decisionsPath(conv, pause), approverKey, body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("GET", "/v1/history", nil)
+		req.Header.Set("Authorization", "Bearer "+approverKey)
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("history: %d %s", rec.Code, rec.Body)
+		}
+	}
+}

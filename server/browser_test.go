@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/serve"
@@ -83,6 +84,7 @@ const (
 	webApprover  = "tg_demo_approver"
 	webApprover2 = "tg_demo_approver2"
 	webGuest     = "tg_demo_guest"
+	webAuditor   = "tg_demo_auditor"
 )
 
 func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixture {
@@ -128,15 +130,17 @@ func newWebFixture(t *testing.T, wrap func(http.Handler) http.Handler) *webFixtu
 		Agents: map[string]*server.Agent{
 			"flights": {Client: flights, RequesterRoles: []string{"traveller"},
 				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, StickyMax: 30 * time.Minute}}},
-			"notes": {Client: hostile, RequesterRoles: []string{"traveller"},
+			"notes": {Client: hostile, RequesterRoles: []string{"traveller"}, PauseTTL: -1,
 				Approvals: []server.ApprovalRule{{Roles: []string{"approver"}}}},
 			"pairs": {Client: twoPerson, RequesterRoles: []string{"traveller"},
 				Approvals: []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, Approvers: 2}}},
 		},
 		APIKeys: []server.APIKey{key(webTraveller, "traveller", "traveller"), key(webApprover, "approver", "approver"),
-			key(webApprover2, "approver2", "approver"), key(webGuest, "guest", "guest")},
-		PauseTTL: time.Hour,
-		Logger:   slog.New(slog.DiscardHandler),
+			key(webApprover2, "approver2", "approver"), key(webGuest, "guest", "guest"), key(webAuditor, "auditor", "auditor")},
+		PauseTTL:   time.Hour,
+		Audit:      audit.NewMemoryLog(),
+		AuditRoles: []string{"auditor"},
+		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +177,7 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1000, 800),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
@@ -273,11 +277,36 @@ func (u *user) startPauseAs(base, key, agent, input string) string {
 		chromedp.WaitVisible(chromedp.ID("input")),
 		chromedp.SendKeys(chromedp.ID("input"), input),
 		chromedp.Click(chromedp.CSS("#send button")),
-		chromedp.WaitVisible(chromedp.ID("decide-link")),
+		// The pause box is rebuilt whenever the conversation changes:
+		// wait for its state, not for one of its nodes.
+		poll(`document.getElementById('waiting-for') !== null && !document.getElementById('pause').hidden`),
 	)
 	// A flag that a reload would clear.
 	eval[bool](u, `window.__sameDocument = true`)
 	return eval[string](u, `document.body.dataset.conversation`)
+}
+
+// fitsWidth checks that the page is no wider than width px and that each
+// selector's element is visible inside it.
+func (u *user) fitsWidth(width int, selectors ...string) {
+	u.t.Helper()
+	if w := eval[int](u, `document.documentElement.scrollWidth`); w > width {
+		u.t.Errorf("at %d px the page at %s is %d px wide, want no horizontal scrolling", width, eval[string](u, `location.pathname`), w)
+	}
+	for _, sel := range selectors {
+		ok := eval[bool](u, `(() => { const e = document.querySelector(`+strconv.Quote(sel)+`); if (!e) return false;
+			const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= `+strconv.Itoa(width)+`; })()`)
+		if !ok {
+			u.t.Errorf("at %d px, %s is missing, hidden or off the screen", width, sel)
+		}
+	}
+}
+
+// openPause returns the id of the open pause of the conversation u's page
+// shows, read from the API as the page's user.
+func (u *user) openPause() string {
+	u.t.Helper()
+	return eval[string](u, `fetch('/v1/conversations/' + encodeURIComponent(document.body.dataset.conversation)).then((r) => r.json()).then((d) => d.pause ? d.pause.id : '')`)
 }
 
 // screenshot saves a PNG of the page as name in the artifacts directory
@@ -454,8 +483,8 @@ func TestBrowser(t *testing.T) {
 		if code != http.StatusUnprocessableEntity || refusal["problem"] != "invalid_arguments" {
 			t.Fatalf("the invalid edit from an API client: %d %v, want 422 invalid_arguments", code, refusal)
 		}
-		if want, _ := refusal["message"].(string); want == "" || msg != want {
-			t.Errorf("inline error %q, want the server's message %q", msg, want)
+		if want, _ := refusal["hint"].(string); !strings.Contains(want, `The field "flight" must be text`) || msg != want {
+			t.Errorf("inline error %q, want the server's hint %q naming the field and what it expects", msg, want)
 		}
 		if eval[string](approver, `document.querySelector('.pause-item textarea.json').getAttribute('aria-invalid')`) != "true" {
 			t.Error("the editor is not marked aria-invalid after the server's refusal")
@@ -494,7 +523,7 @@ func TestBrowser(t *testing.T) {
 		// nothing: the page falls back to a slow poll once the stream fails,
 		// which may come after the first read of the inbox.
 		guest.waitFor("the inbox to fall back to polling", `document.body.dataset.live === 'polling'`)
-		pause := eval[string](traveller, `new URL(document.getElementById('decide-link').href).pathname.split('/').pop()`)
+		pause := traveller.openPause()
 		forge := func(u *user, path, body string) int {
 			return eval[int](u, `fetch(`+strconv.Quote(path)+`, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: `+strconv.Quote(body)+`}).then((r) => r.status)`)
 		}
@@ -590,6 +619,12 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 			chromedp.Navigate(f.url+"/inbox"),
 			chromedp.WaitVisible(chromedp.CSS(".pause-item input[value=allow]")),
 		)
+		if got := eval[string](approver, `document.querySelector('.pause-item .meta').innerText`); !strings.Contains(got, "does not expire") {
+			t.Errorf("the card of a pause that never expires says %q, want \"does not expire\"", got)
+		}
+		if got := eval[string](traveller, `document.getElementById('pause-expiry').innerText`); !strings.Contains(got, "does not expire") {
+			t.Errorf("the chat page of a pause that never expires says %q", got)
+		}
 		for _, u := range []*user{traveller, approver} {
 			if got := eval[string](u, pageText); !strings.Contains(got, `<script>window.__xss=1</script><img src=x onerror=`) {
 				t.Errorf("the page shows %q, want the hostile argument as text", got)
@@ -895,7 +930,7 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 		traveller := b.user(t)
 		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
 		traveller.waitFor("the stream open", `document.body.dataset.live === 'events'`)
-		pause := eval[string](traveller, `new URL(document.getElementById('decide-link').href).pathname.split('/').pop()`)
+		pause := traveller.openPause()
 		if code, out := apiPost(t, f.url+"/v1/conversations/"+conv+"/pauses/"+pause+"/decisions", webApprover,
 			`{"decisions":[{"key":"call_book","verdict":"allow"}]}`); code != http.StatusOK {
 			t.Fatalf("the approver's decision: %d %v", code, out)
@@ -907,6 +942,144 @@ fetch(` + strconv.Quote(f.url+"/v1/conversations") + `, {method: "POST", credent
 		traveller.waitFor("the answer after the resync", `document.getElementById('messages').innerText.includes('Your seat on VX205 is booked.')`)
 		if !eval[bool](traveller, `window.__sameDocument === true`) {
 			t.Error("the chat page was reloaded; want it updated in the same document")
+		}
+	})
+	t.Run("context, roles and ticking times", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver, guest := b.user(t), b.user(t), b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		// The requester: no inbox, no decision form, but who decides and
+		// since when.
+		if eval[bool](traveller, `document.getElementById('nav-inbox') !== null || document.getElementById('decide-link') !== null`) {
+			t.Error("the traveller sees the Inbox link or the decision form")
+		}
+		waiting := eval[string](traveller, `document.getElementById('waiting-for').innerText`)
+		for _, want := range []string{"Waiting since", "ago", "holders of role approver"} {
+			if !strings.Contains(waiting, want) {
+				t.Errorf("the chat page says %q, want %q in it", waiting, want)
+			}
+		}
+		if got := eval[string](traveller, `document.getElementById('pause-expiry').innerText`); !strings.Contains(got, "left") {
+			t.Errorf("the chat page's expiry reads %q, want the time left", got)
+		}
+
+		// The approver lands on the inbox, and the card says what they
+		// decide on.
+		approver.signIn(f.url, webApprover)
+		approver.waitFor("the inbox as the start page", `location.pathname === '/inbox' && document.querySelector('.pause-item .request') !== null`)
+		card := eval[string](approver, `document.querySelector('.pause-item').innerText`)
+		for _, want := range []string{flightdemo.Input, "I will check the flight and book it.", "marked as needing a person's confirmation",
+			"rule 1: bookFlight decided by holders of role approver", "2 calls", conv} {
+			if !strings.Contains(card, want) {
+				t.Errorf("the inbox card lacks %q:\n%s", want, card)
+			}
+		}
+		if n := eval[int](approver, `document.querySelectorAll('.pause-item .description').length`); n != 2 {
+			t.Errorf("%d tool descriptions on the card, want one per call", n)
+		}
+
+		// Ages tick from the page's clock, without reading the inbox again.
+		reads := `performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/v1/inbox').length`
+		before := eval[int](approver, reads)
+		age := eval[string](approver, `document.querySelector('.pause-item time[data-age]').textContent`)
+		approver.waitFor("the age to tick", `document.querySelector('.pause-item time[data-age]').textContent !== `+strconv.Quote(age))
+		if after := eval[int](approver, reads); after != before || eval[string](approver, `document.body.dataset.live`) != "events" {
+			t.Errorf("the inbox was read %d times while the age ticked (live %q), want no reads", after-before, eval[string](approver, `document.body.dataset.live`))
+		}
+
+		// A stale hint goes once its cause does.
+		approver.do("submit without a verdict, then choose",
+			chromedp.Click(chromedp.CSS(".pause-item button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS(".pause-item fieldset.call .error[role=alert]")),
+			chromedp.Click(chromedp.CSS(".pause-item input[value=allow]")),
+			poll(`document.querySelector('.pause-item fieldset.call .error[role=alert]').hidden`),
+		)
+
+		// A phone: nothing wider than 390 px, the controls on screen.
+		approver.do("narrow the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		approver.fitsWidth(390, ".pause-item button[type=submit]", ".pause-item input[value=deny]")
+		approver.screenshot(artifacts, "inbox-390px.png")
+		approver.everyControlLabelled()
+
+		// The card's link opens the conversation to the approver, read-only,
+		// with the decision form a click away; a guest gets Not found.
+		approver.do("open the conversation",
+			chromedp.Click(chromedp.CSS(".pause-item a.conv-link")),
+			chromedp.WaitVisible(chromedp.ID("decide-link")),
+		)
+		if eval[bool](approver, `document.getElementById('send') !== null || document.getElementById('read-only') === null`) {
+			t.Error("the approver's chat page offers the message box")
+		}
+		if got := eval[string](approver, `document.getElementById('messages').innerText`); !strings.Contains(got, "Requester traveller") || !strings.Contains(got, flightdemo.Input) {
+			t.Errorf("the approver's chat page shows %q", got)
+		}
+		approver.fitsWidth(390, "#decide-link")
+		traveller.do("narrow the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		traveller.fitsWidth(390, "#send button", "#input")
+		guest.signIn(f.url, webGuest)
+		guest.do("open the conversation", chromedp.Navigate(f.url+"/conversations/"+conv), chromedp.WaitVisible(chromedp.ID("page-error")))
+		if eval[bool](guest, `document.getElementById('nav-inbox') !== null`) {
+			t.Error("the guest sees the Inbox link")
+		}
+	})
+
+	t.Run("history and audit timeline", func(t *testing.T) {
+		f := newWebFixture(t, nil)
+		traveller, approver, auditor := b.user(t), b.user(t), b.user(t)
+		conv := traveller.startPause(f.url, "flights", flightdemo.Input)
+		pause := traveller.openPause()
+		if code, out := apiPost(t, f.url+"/v1/conversations/"+conv+"/pauses/"+pause+"/decisions", webApprover,
+			`{"decisions":[{"key":"call_book","verdict":"allow"}]}`); code != http.StatusOK {
+			t.Fatalf("the decision: %d %v", code, out)
+		}
+		approver.signIn(f.url, webApprover)
+		approver.do("open the history",
+			chromedp.Navigate(f.url+"/history"),
+			chromedp.WaitVisible(chromedp.CSS(".history-item")),
+		)
+		if got := eval[string](approver, `document.getElementById('history').innerText`); !strings.Contains(got, "bookFlight for traveller") || !strings.Contains(got, "by approver") || !strings.Contains(got, "call_book: allowed") {
+			t.Errorf("the history shows %q", got)
+		}
+		approver.everyControlLabelled()
+		approver.do("filter by outcome",
+			chromedp.SetValue(chromedp.ID("f-outcome"), "expired"),
+			chromedp.Click(chromedp.CSS("#history-filters button")),
+			poll(`document.getElementById('history-status').innerText.includes('No resolved pause matches') && location.search === '?outcome=expired'`),
+		)
+		approver.do("narrow the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		approver.fitsWidth(390, "#history-filters button", "#f-decider")
+
+		auditor.signIn(f.url, webAuditor)
+		auditor.do("open the audit trail",
+			chromedp.Navigate(f.url+"/conversations/"+conv+"/audit"),
+			chromedp.WaitVisible(chromedp.ID("verification")),
+			poll(`document.querySelectorAll('#audit .event').length >= 4`),
+		)
+		if got := eval[string](auditor, `document.getElementById('verification').innerText`); !strings.Contains(got, "Chain verified") {
+			t.Errorf("the verification reads %q", got)
+		}
+		timeline := eval[string](auditor, `document.getElementById('audit').innerText`)
+		for _, want := range []string{"Pause " + pause, "awaited a decision", "decided", "by approver", "ran"} {
+			if !strings.Contains(timeline, want) {
+				t.Errorf("the timeline lacks %q:\n%s", want, timeline)
+			}
+		}
+		lines := eval[int](auditor, `fetch(document.getElementById('export-link').href).then((r) => r.status === 200 ? r.text() : '').then((t) => t.trim().split('\n').filter((l) => JSON.parse(l).conversation_id === document.body.dataset.conversation).length)`)
+		if lines != eval[int](auditor, `document.querySelectorAll('#audit .event').length`) {
+			t.Errorf("the export holds %d records of the conversation, the timeline %d", lines, eval[int](auditor, `document.querySelectorAll('#audit .event').length`))
+		}
+		auditor.do("narrow the viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		auditor.fitsWidth(390, "#verification", "#export-link")
+		auditor.screenshot(artifacts, "audit-390px.png")
+		traveller.do("open the audit trail",
+			chromedp.Navigate(f.url+"/conversations/"+conv+"/audit"),
+			chromedp.WaitVisible(chromedp.ID("verification")),
+		)
+		if eval[bool](traveller, `document.getElementById('export-link') !== null`) {
+			t.Error("the traveller, no auditor, is offered the export")
+		}
+		if !eval[bool](traveller, `document.querySelector('link[rel=icon]').getAttribute('href') === '/favicon.ico'`) {
+			t.Error("the pages name no icon")
 		}
 	})
 }

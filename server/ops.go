@@ -144,10 +144,11 @@ func (s *Server) opsRoutes() {
 
 // timeout returns how long a request of the route pattern may take: 0
 // (no limit) for event streams, which end when the client or the server
-// goes away.
+// goes away, and for the audit log's export, which streams a log of any
+// size.
 func (o *ops) timeout(pattern string) time.Duration {
 	switch {
-	case strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream"):
+	case strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream") || pattern == "GET /v1/audit/export":
 		return 0
 	case strings.HasPrefix(pattern, "POST ") && (strings.HasSuffix(pattern, "/messages") || strings.HasSuffix(pattern, "/decisions")):
 		return o.turnTimeout

@@ -114,6 +114,14 @@ func TestReveal(t *testing.T) {
 	if args := bookCall(item); !strings.Contains(args, "[EMAIL_ADDRESS_1]") || item["revealed"] != nil {
 		t.Errorf("inbox arguments %s (revealed %v), want tokens", args, item["revealed"])
 	}
+	// So does the context of the decision: the request as the model saw it.
+	if req := item["context"].(map[string]any)["request"].(string); !strings.Contains(req, "[EMAIL_ADDRESS_1]") {
+		t.Errorf("the inbox context's request %q, want tokens", req)
+	}
+	// The approver reads the paused conversation, with tokens too.
+	if got := holdsPrivate(jsonText(t, f.must(200, "GET", "/v1/conversations/"+conv, approverKey, ""))); got != nil {
+		t.Errorf("the approver's view of the paused conversation shows %v", got)
+	}
 	// Each item says whether its caller may reveal it.
 	if item["may_reveal"] != nil {
 		t.Errorf("the approver's item says may_reveal %v, want it omitted", item["may_reveal"])
@@ -129,6 +137,9 @@ func TestReveal(t *testing.T) {
 	item = f.must(200, "GET", "/v1/inbox?reveal=true", revealerKey, "")["pauses"].([]any)[0].(map[string]any)
 	if args := bookCall(item); !strings.Contains(args, "ada.lovelace@example.com") || !strings.Contains(args, "4111 1111 1111 1111") || item["revealed"] != true {
 		t.Errorf("revealed arguments %s (revealed %v), want the originals", args, item["revealed"])
+	}
+	if req := item["context"].(map[string]any)["request"].(string); !strings.Contains(req, "ada.lovelace@example.com") {
+		t.Errorf("the revealed context's request %q, want the original", req)
 	}
 	// Without ?reveal the revealer sees tokens too.
 	if got := holdsPrivate(jsonText(t, f.must(200, "GET", "/v1/inbox", revealerKey, ""))); got != nil {
@@ -157,6 +168,10 @@ func TestReveal(t *testing.T) {
 	out = f.must(200, "POST", "/v1/conversations/"+conv2+"/messages", travellerKey, `{"input":"`+flightdemo.PrivateInput+`"}`)
 	pause2 := out["pause"].(map[string]any)["id"].(string)
 	f.must(200, "POST", decisionsPath(conv2, pause2), approverKey, `{"decisions":[{"key":"call_book","verdict":"deny","message":"not for ada.lovelace@example.com"}]}`)
+	// The history shows what the approver typed through the guard.
+	if h := f.must(200, "GET", "/v1/history", approverKey, ""); len(h["items"].([]any)) != 2 || holdsPrivate(jsonText(t, h)) != nil {
+		t.Errorf("the history %v shows %v, want two items and tokens", h, holdsPrivate(jsonText(t, h)))
+	}
 
 	l, err := auditsqlite.Open(t.Context(), filepath.Join(filepath.Dir(path), "data", "toolgate.db"), &auditsqlite.Options{ReadOnly: true})
 	if err != nil {

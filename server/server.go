@@ -88,6 +88,8 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("GET /v1/conversations/{id}/events", s.auth(s.conversationEvents))
 	s.handle("GET /v1/inbox/events", s.auth(s.inboxEvents))
 	s.handle("GET /v1/webhooks/deliveries", s.auth(s.webhookDeliveries))
+	s.handle("GET /v1/history", s.auth(s.serveHistory))
+	s.handle("GET /v1/audit/export", s.auth(s.exportAudit))
 	s.startEvents()
 	s.startWebhooks()
 	s.initWeb()
@@ -314,6 +316,9 @@ type pauseJSON struct {
 	// ("#1") or is another call's key: a client that decides by id could
 	// decide the wrong call, so decide by the keys of Calls.
 	KeysConfusable bool `json:"keys_confusable,omitempty"`
+	// Deciders says who decides the pause, in the conversation view
+	// (decidectx.go); nil elsewhere.
+	Deciders *decidersJSON `json:"deciders,omitempty"`
 }
 
 // openPause returns the conversation's open pause and its reply, or nils.
@@ -352,7 +357,7 @@ func keysConfusable(reply *toolgate.AssistantMessage, keys []string) bool {
 }
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.pathConversation(w, r, p, nil)
+	c := s.pathConversation(w, r, p, s.decidesOpenPause(r.Context(), p))
 	if c == nil {
 		return
 	}
@@ -370,6 +375,9 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 	}
 	pause, reply := openPause(conv)
 	s.setExpiry(c, conv, pause)
+	if pause != nil {
+		pause.Deciders = s.deciders(p, c, pause, reply)
+	}
 	if err := s.setApproval(r.Context(), c, pause); err != nil {
 		s.internal(w, r, err)
 		return
@@ -614,6 +622,8 @@ type inboxItem struct {
 	// MaxDenyMessage is the longest deny message accepted, in characters
 	// ([Config.MaxDenyMessage]).
 	MaxDenyMessage int `json:"max_deny_message"`
+	// Context is what the approver needs to decide (decidectx.go).
+	Context *pauseContextJSON `json:"context"`
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -707,6 +717,10 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		if err == nil {
 			err = s.viewApproval(r.Context(), c, p, pause.Approval, revealed)
 		}
+		var pc *pauseContextJSON
+		if err == nil {
+			pc, err = s.pauseContext(r.Context(), c, p, conv, pause, reply, revealed)
+		}
 		if err != nil {
 			s.internal(w, r, err)
 			return
@@ -714,7 +728,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, p *toolgate.Princ
 		items = append(items, inboxItem{ConversationID: c.ID, Agent: c.Agent, PauseID: pause.ID, Requester: c.Owner.ID,
 			Awaiting: pause.Awaiting, Calls: pause.Calls, CreatedAt: pause.CreatedAt, ExpiresAt: pause.ExpiresAt, Revealed: revealed, Approval: pause.Approval,
 			StickyMaxMinutes: s.stickyMinutes(p, c, reply, pause.Awaiting), MayReveal: s.mayReveal(p, c.Agent),
-			KeysConfusable: pause.KeysConfusable, MaxDenyMessage: s.cfg.MaxDenyMessage})
+			KeysConfusable: pause.KeysConfusable, MaxDenyMessage: s.cfg.MaxDenyMessage, Context: pc})
 	}
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"pauses": items})
@@ -979,11 +993,16 @@ func (s *Server) decisionError(w http.ResponseWriter, r *http.Request, err error
 			s.logger.WarnContext(r.Context(), "server: decisions refused by the gate", "method", r.Method, "path", capped(r.URL.Path),
 				"problem", string(de.Problem), "call", capped(de.Key), "tool", capped(de.Tool))
 		}
+		field, hint := argumentsHint(de)
 		writeJSON(w, status, struct {
 			errorJSON
 			Problem toolgate.DecisionProblem `json:"problem"`
 			Key     string                   `json:"key,omitempty"`
-		}{errorJSON{Error: code, Message: de.Error()}, de.Problem, de.Key})
+			// Field and Hint explain arguments a tool's schema refuses
+			// (hint.go).
+			Field string `json:"field,omitempty"`
+			Hint  string `json:"hint,omitempty"`
+		}{errorJSON{Error: code, Message: de.Error()}, de.Problem, de.Key, field, hint})
 		return
 	}
 	if status, body, ok := s.denial(r, err); ok {

@@ -176,8 +176,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
-	// Others' conversations are not visible, except to admin.
-	f.must(404, "GET", "/v1/conversations/"+conv, approverKey, "")
+	// Others' conversations are not visible, except to admin and, while
+	// its pause waits for them, to the approvers who may decide it.
+	f.must(404, "GET", "/v1/conversations/"+conv, guestKey, "")
+	f.must(200, "GET", "/v1/conversations/"+conv, approverKey, "")
 	f.must(200, "GET", "/v1/conversations/"+conv, adminKey, "")
 	if got := f.must(200, "GET", "/v1/conversations", approverKey, "")["conversations"].([]any); len(got) != 0 {
 		t.Errorf("approver's conversations: %v, want none", got)
@@ -212,6 +214,8 @@ func TestEndToEnd(t *testing.T) {
 	if got := f.must(200, "GET", "/v1/inbox", approverKey, "")["pauses"].([]any); len(got) != 0 {
 		t.Errorf("inbox after the decision: %v", got)
 	}
+	// Decided, the pause no longer opens the conversation to its approver.
+	f.must(404, "GET", "/v1/conversations/"+conv, approverKey, "")
 	// The conversation goes on.
 	f.must(200, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"again"}`)
 }

@@ -119,7 +119,7 @@ func (sw *sseWriter) comment(text string) error {
 
 // conversationEvents streams the events of a conversation to its readers.
 func (s *Server) conversationEvents(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.pathConversation(w, r, p, nil)
+	c := s.pathConversation(w, r, p, s.decidesOpenPause(r.Context(), p))
 	if c == nil {
 		return
 	}

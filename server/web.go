@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -52,7 +53,7 @@ type webState struct {
 }
 
 // pageNames are the templates under web/templates besides layout.html.
-var pageNames = []string{"signin", "conversations", "chat", "inbox", "decide", "audit", "error"}
+var pageNames = []string{"signin", "conversations", "chat", "inbox", "decide", "audit", "history", "error"}
 
 // initWeb registers the pages and the static files.
 func (s *Server) initWeb() {
@@ -83,7 +84,9 @@ func (s *Server) initWeb() {
 	s.page("GET /conversations/{id}", s.signedIn(s.chatPage))
 	s.page("GET /conversations/{id}/pauses/{pause}", s.signedIn(s.decidePage))
 	s.page("GET /conversations/{id}/audit", s.signedIn(s.auditPage))
+	s.page("GET /history", s.signedIn(s.historyPage))
 	s.page("GET /static/{file...}", s.staticFile)
+	s.page("GET /favicon.ico", s.favicon)
 	s.initOIDCLogin()
 }
 
@@ -180,6 +183,14 @@ type pageData struct {
 	// LoginProvider names the OpenID Connect provider of the sign-in
 	// button; "" when there is none (see oidclogin.go).
 	LoginProvider string
+	// Decider is true when the user's roles decide calls of some agent:
+	// the pages offer the inbox and the history.
+	Decider bool
+	// Auditor is true when the user holds an audit role of a service
+	// with an audit log: the pages offer the export.
+	Auditor bool // MayPost is true on a chat page when the user may post to the
+	// conversation (its owner, holding a requester role).
+	MayPost bool
 }
 
 // render writes the page name with status.
@@ -189,6 +200,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	if name == "signin" && s.web.login != nil {
 		d.LoginProvider = s.web.login.name
+	}
+	if d.User != nil {
+		d.Decider = s.decidesAnything(d.User)
+		d.Auditor = s.audit != nil && hasRole(d.User, s.cfg.AuditRoles)
 	}
 	var b strings.Builder
 	if err := s.web.tmpl[name].ExecuteTemplate(&b, "layout", d); err != nil {
@@ -274,38 +289,56 @@ func (s *Server) conversationsPage(w http.ResponseWriter, r *http.Request, p *to
 		}
 	}
 	slices.Sort(agents)
+	if len(agents) == 0 && s.decidesAnything(p) && !hasRole(p, s.cfg.ReadAllRoles) {
+		// Somebody who decides calls and starts no conversation has
+		// nothing of their own here: their page is the inbox.
+		http.Redirect(w, r, "/inbox", http.StatusSeeOther)
+		return
+	}
 	s.render(w, r, http.StatusOK, "conversations", &pageData{Title: "Conversations", User: p, Agents: agents})
 }
 
-// readable returns the conversation of r's {id} when p may read it.
-func (s *Server) readable(r *http.Request, p *toolgate.Principal) *conversation {
+// readable returns the conversation of r's {id} when p may read it, or
+// when also, if not nil, says p may.
+func (s *Server) readable(r *http.Request, p *toolgate.Principal, also func(*conversation) bool) *conversation {
 	c, err := s.conversation(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.logger.ErrorContext(r.Context(), "server: reading a conversation's record failed", "err", logcap.Error(err))
 		return nil
 	}
-	if c == nil || !s.canRead(p, c) {
+	if c == nil || !s.canRead(p, c) && (also == nil || !also(c)) {
 		return nil
 	}
 	return c
 }
 
 func (s *Server) chatPage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.readable(r, p)
+	c := s.readable(r, p, s.decidesOpenPause(r.Context(), p))
 	if c == nil {
 		s.notFoundPage(w, r, p, "There is no such conversation, or it is not yours.")
 		return
 	}
-	s.render(w, r, http.StatusOK, "chat", &pageData{Title: "Conversation with " + c.Agent, User: p, ConversationID: c.ID, Agents: []string{c.Agent}})
+	a := s.cfg.Agents[c.Agent]
+	mayPost := c.Owner.ID == p.ID && (a.RequesterRoles == nil || hasRole(p, a.RequesterRoles))
+	s.render(w, r, http.StatusOK, "chat", &pageData{Title: "Conversation with " + c.Agent, User: p, ConversationID: c.ID, Agents: []string{c.Agent}, MayPost: mayPost})
 }
 
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
-	c := s.readable(r, p)
+	c := s.readable(r, p, func(*conversation) bool { return hasRole(p, s.cfg.AuditRoles) })
 	if c == nil {
 		s.notFoundPage(w, r, p, "There is no such conversation, or it is not yours.")
 		return
 	}
 	s.render(w, r, http.StatusOK, "audit", &pageData{Title: "Audit trail", User: p, ConversationID: c.ID})
+}
+
+func (s *Server) historyPage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
+	var agents []string
+	for name := range s.cfg.Agents {
+		agents = append(agents, name)
+	}
+	slices.Sort(agents)
+	s.render(w, r, http.StatusOK, "history", &pageData{Title: "Decision history", User: p, Agents: agents})
 }
 
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
@@ -318,6 +351,29 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p *toolgate.P
 func (s *Server) decidePage(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	s.render(w, r, http.StatusOK, "decide", &pageData{Title: "Decide", User: p, ConversationID: r.PathValue("id"), PauseID: r.PathValue("pause")})
 }
+
+// faviconSVG is the pages' icon: a gate, in the colours of the header.
+const faviconSVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b1f24"/>` +
+	`<path d="M8 26V10a8 8 0 0 1 16 0v16" fill="none" stroke="#fde68a" stroke-width="3"/><path d="M12 26V14h8v12" fill="none" stroke="#fff" stroke-width="2.5"/></svg>`
+
+// favicon serves the icon browsers ask for at /favicon.ico, as SVG (which
+// browsers accept there); it changes only with the binary.
+func (s *Server) favicon(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.Header().Set("ETag", faviconETag)
+	if r.Header.Get("If-None-Match") == faviconETag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	_, _ = w.Write([]byte(faviconSVG))
+}
+
+// faviconETag is the entity tag of the icon.
+var faviconETag = func() string {
+	h := sha256.Sum256([]byte(faviconSVG))
+	return `"` + hex.EncodeToString(h[:8]) + `"`
+}()
 
 // staticFile serves the pages' script and style sheet.
 func (s *Server) staticFile(w http.ResponseWriter, r *http.Request) {

@@ -436,3 +436,64 @@ func TestPageRoutesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestFavicon: the icon is served without a session, as SVG, cacheable,
+// revalidated by its ETag.
+func TestFavicon(t *testing.T) {
+	f := newFixture(t, toolgate.NewMemoryStore())
+	rec := webRequest(f.h, "GET", "/favicon.ico", "", nil)
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(rec.Body.String(), "<svg") {
+		t.Fatalf("GET /favicon.ico: %d %q %.40q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
+	if cc := rec.Header().Get("Cache-Control"); !strings.Contains(cc, "max-age=") || strings.Contains(cc, "no-store") {
+		t.Errorf("Cache-Control %q, want a max-age", cc)
+	}
+	if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("Content-Security-Policy") == "" {
+		t.Errorf("the icon lacks the pages' security headers: %v", rec.Header())
+	}
+	etag := rec.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	if rec := webRequest(f.h, "GET", "/favicon.ico", "", nil, "If-None-Match: "+etag); rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+		t.Errorf("revalidation: %d with %d bytes, want 304 and none", rec.Code, rec.Body.Len())
+	}
+	if rec := webRequest(f.h, "POST", "/favicon.ico", "", nil); rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /favicon.ico: %d, want 405", rec.Code)
+	}
+}
+
+// TestPagesFollowRoles: the Inbox link only for those who decide; an
+// approver who starts no conversation is sent to the inbox; the chat
+// page of a paused conversation opens to the approver who may decide it
+// and nobody else.
+func TestPagesFollowRoles(t *testing.T) {
+	f := newFixture(t, toolgate.NewMemoryStore())
+	conv, _ := f.pause(travellerKey)
+	traveller, approver, guest := signIn(t, f.h, travellerKey), signIn(t, f.h, approverKey), signIn(t, f.h, guestKey)
+	rec := webRequest(f.h, "GET", "/", "", traveller)
+	if rec.Code != 200 || strings.Contains(rec.Body.String(), `href="/inbox"`) {
+		t.Errorf("the traveller's page: %d, with an Inbox link: %v", rec.Code, strings.Contains(rec.Body.String(), `href="/inbox"`))
+	}
+	rec = webRequest(f.h, "GET", "/", "", approver)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/inbox" {
+		t.Errorf("the approver's start page: %d to %q, want 303 to /inbox", rec.Code, rec.Header().Get("Location"))
+	}
+	rec = webRequest(f.h, "GET", "/inbox", "", approver)
+	if !strings.Contains(rec.Body.String(), `href="/inbox"`) {
+		t.Error("the approver's pages have no Inbox link")
+	}
+	for _, c := range []struct {
+		who  *http.Cookie
+		want int
+		post bool
+	}{{traveller, 200, true}, {approver, 200, false}, {guest, 404, false}} {
+		rec := webRequest(f.h, "GET", "/conversations/"+conv, "", c.who)
+		if rec.Code != c.want {
+			t.Errorf("chat page for %s: %d, want %d", c.who.Value[:4], rec.Code, c.want)
+		}
+		if got := strings.Contains(rec.Body.String(), `id="send"`); rec.Code == 200 && got != c.post {
+			t.Errorf("chat page: message box %v, want %v", got, c.post)
+		}
+	}
+}

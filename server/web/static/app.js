@@ -67,6 +67,15 @@
     return 'The request failed (status ' + r.status + ').';
   }
 
+  // peopleText is errorText for the people who decide: the server's hint
+  // when it gives one (which field, what is expected), and its message
+  // without the library's prefix otherwise.
+  function peopleText(r) {
+    const d = r.data || {};
+    if (typeof d.hint === 'string' && d.hint) return d.hint;
+    return errorText(r).replace(/^toolgate: /, '').replace(/^./, (c) => c.toUpperCase());
+  }
+
   // Privacy tokens such as [EMAIL_ADDRESS_1] stand for personal data the
   // model never saw.
   const tokenPattern = /\[[A-Z][A-Z0-9_]*_[0-9]+\]/g;
@@ -115,6 +124,58 @@
 
   function timeEl(iso, text) {
     return el('time', { datetime: iso, title: new Date(iso).toLocaleString() }, text);
+  }
+
+  // Ages ("3 min ago") and times left ("12 min left") tick in the page:
+  // one timer rewrites them every second from the clock, without asking
+  // the server anything.
+  function ageText(iso) { return duration(Date.now() - new Date(iso)) + ' ago'; }
+  function leftText(iso) {
+    const left = new Date(iso) - Date.now();
+    return left > 0 ? duration(left) + ' left' : 'expired: leaving the list';
+  }
+  function ageEl(iso) {
+    const e = timeEl(iso, ageText(iso));
+    e.dataset.age = '';
+    return e;
+  }
+  function leftEl(iso) {
+    const e = timeEl(iso, leftText(iso));
+    e.dataset.left = '';
+    return e;
+  }
+  function tick() {
+    for (const e of document.querySelectorAll('time[data-age]')) e.textContent = ageText(e.getAttribute('datetime'));
+    for (const e of document.querySelectorAll('time[data-left]')) {
+      e.textContent = leftText(e.getAttribute('datetime'));
+      if (new Date(e.getAttribute('datetime')) <= Date.now()) e.classList.add('expired');
+    }
+  }
+  setInterval(tick, 1000);
+
+  // rolesText names who holds the roles, for people: "holders of role
+  // approver", "holders of roles a or b".
+  function rolesText(roles) {
+    if (!roles || roles.length === 0) return 'nobody (no approval rule covers this call)';
+    return 'holders of role' + (roles.length > 1 ? 's ' : ' ') + roles.join(' or ');
+  }
+
+  // reasonText says why a call awaits a decision.
+  function reasonText(reason) {
+    switch (reason) {
+      case 'tool_requires_confirmation': return 'the tool is marked as needing a person\'s confirmation';
+      case 'confirmation_policy': return 'the agent\'s confirmation policy asks for a decision on this call';
+      default: return '';
+    }
+  }
+
+  // ruleText describes an approval rule.
+  function ruleText(r) {
+    const parts = ['rule ' + r.index + ': ' + (r.tools && r.tools.length ? r.tools.join(', ') : 'every tool') + ' decided by ' + rolesText(r.roles)];
+    if (r.requester_may_decide) parts.push('the requester may decide their own calls');
+    if (r.approvers > 1) parts.push(r.approvers + ' approvers needed');
+    if (r.sticky_max_minutes) parts.push('sticky approvals up to ' + r.sticky_max_minutes + ' min');
+    return parts.join('; ');
   }
 
   function signedInAs() {
@@ -204,10 +265,10 @@
 
   // ---- chat ---------------------------------------------------------------
 
-  function messageItem(m) {
+  function messageItem(m, owner) {
     switch (m.role) {
       case 'user':
-        return el('li', { class: 'msg user' }, el('div', { class: 'who' }, 'You'), el('div', { class: 'text' }, highlighted(m.text || '')));
+        return el('li', { class: 'msg user' }, el('div', { class: 'who' }, owner && owner !== signedInAs() ? 'Requester ' + owner : 'You'), el('div', { class: 'text' }, highlighted(m.text || '')));
       case 'assistant': {
         const li = el('li', { class: 'msg assistant' }, el('div', { class: 'who' }, 'Assistant'));
         if (m.text) li.append(el('div', { class: 'text' }, highlighted(m.text)));
@@ -242,7 +303,7 @@
     function render(conv) {
       const msgs = conv.messages || [];
       const had = list.children.length;
-      list.replaceChildren(...msgs.map(messageItem).filter(Boolean));
+      list.replaceChildren(...msgs.map((m) => messageItem(m, conv.owner)).filter(Boolean));
       const p = conv.pause;
       pauseBox.hidden = !p;
       pauseBody.replaceChildren();
@@ -254,11 +315,20 @@
           if (!c.awaiting) continue;
           pauseBody.append(el('p', {}, el('code', {}, c.tool), ' ', el('span', { class: 'badge awaiting' }, 'awaiting a decision')), argsBlock(c.arguments));
         }
-        if (p.expires_at) pauseBody.append(el('p', { class: 'meta' }, 'Expires at ', timeEl(p.expires_at, new Date(p.expires_at).toLocaleString())));
-        pauseBody.append(el('p', {}, el('a', { href: convPath(conv.id) + '/pauses/' + encodeURIComponent(p.id), id: 'decide-link' }, 'Open the decision form')));
+        const d = p.deciders || { roles: [] };
+        let who = rolesText(d.roles);
+        if (d.requester_may_decide) who += d.roles.length ? ', or the requester' : 'the requester';
+        pauseBody.append(el('p', { id: 'waiting-for' }, 'Waiting since ', timeEl(p.created_at, new Date(p.created_at).toLocaleString()),
+          ' (', ageEl(p.created_at), ') for a decision by ', el('strong', {}, who), '.'));
+        pauseBody.append(el('p', { class: 'meta', id: 'pause-expiry' }, p.expires_at
+          ? el('span', {}, 'Expires at ', timeEl(p.expires_at, new Date(p.expires_at).toLocaleString()), ' (', leftEl(p.expires_at), ')')
+          : 'This pause does not expire: it waits until somebody decides.'));
+        if (d.may_decide) {
+          pauseBody.append(el('p', {}, el('a', { href: convPath(conv.id) + '/pauses/' + encodeURIComponent(p.id), id: 'decide-link' }, 'Open the decision form')));
+        }
       }
-      form.querySelector('button').disabled = !!p;
-      status.textContent = p ? 'The agent waits for a decision on a tool call.' : (msgs.length ? '' : 'No messages yet: say what you need.');
+      if (form) form.querySelector('button').disabled = !!p;
+      status.textContent = p ? 'The agent waits for a decision on a tool call.' : (msgs.length ? '' : (form ? 'No messages yet: say what you need.' : 'No messages yet.'));
       if (had && list.children.length !== had) {
         announce(p ? 'New messages; the agent waits for a decision.' : 'New messages.');
       }
@@ -270,14 +340,14 @@
         status.textContent = errorText(r);
         return;
       }
-      const text = JSON.stringify([r.data.messages, r.data.pause]);
+      const text = JSON.stringify([r.data.messages, r.data.pause, r.data.owner]);
       if (text !== last) {
         last = text;
         render(r.data);
       }
     });
 
-    form.addEventListener('submit', async (ev) => {
+    if (form) form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       const text = input.value;
       if (!text.trim()) {
@@ -300,6 +370,9 @@
       input.value = '';
       await refresh();
     });
+
+    // A hint about the message box goes once the message changes.
+    if (input) input.addEventListener('input', () => { setText('send-error', ''); });
 
     // Live updates: the conversation's events; polling while they fail.
     follow(apiConv(convID) + '/events', refresh, 5000);
@@ -351,17 +424,25 @@
     const card = el('li', { class: 'card pause-item', 'data-pause': item.pause_id, 'aria-labelledby': id + '-h' });
     const tools = (item.calls || []).filter((c) => c.awaiting).map((c) => c.tool);
     card.append(el('h2', { id: id + '-h' }, tools.join(', ') + ' for ' + item.requester));
-    const created = new Date(item.created_at);
+    // What tells pauses apart: the conversation, who asked, and when.
     const meta = el('p', { class: 'meta' },
-      'Requested by ', el('strong', {}, item.requester), ' with agent ', el('code', {}, item.agent), ' · ',
-      timeEl(item.created_at, duration(Date.now() - created) + ' ago'));
-    if (item.expires_at) {
-      const left = new Date(item.expires_at) - Date.now();
-      meta.append(' · ', timeEl(item.expires_at, left > 0 ? duration(left) + ' left' : 'expiring'));
-    } else {
-      meta.append(' · does not expire');
-    }
+      'Requested by ', el('strong', {}, item.requester), ' with agent ', el('code', {}, item.agent),
+      ' in ', el('a', { href: convPath(item.conversation_id), class: 'conv-link' }, 'conversation ', el('code', {}, item.conversation_id)), ' · ',
+      ageEl(item.created_at), ' · ',
+      item.expires_at ? leftEl(item.expires_at) : el('span', { class: 'no-expiry' }, 'does not expire'));
     card.append(meta);
+    const ctx = item.context || { calls: [] };
+    const why = new Map((ctx.calls || []).map((c) => [c.key, c]));
+    if (ctx.request || ctx.said) {
+      const dl = el('dl', { class: 'context' });
+      if (ctx.request) dl.append(el('dt', {}, 'The user asked'), el('dd', { class: 'request' }, highlighted(ctx.request)));
+      if (ctx.said) dl.append(el('dt', {}, 'The assistant said'), el('dd', { class: 'said' }, highlighted(ctx.said)));
+      card.append(dl);
+    }
+    const n = (item.calls || []).length;
+    if (n > 1) {
+      card.append(el('p', { class: 'meta group' }, 'One reply of the assistant with ' + n + ' calls: they are decided together, and run after the decision.'));
+    }
     if (Number.isInteger(item.sticky_max_minutes) && item.sticky_max_minutes > 0) {
       card.append(grantsList(item.conversation_id));
     }
@@ -378,14 +459,22 @@
     for (const call of item.calls || []) {
       const cid = id + '-' + rows.length;
       const keyTag = el('span', { class: 'meta' }, ' key ', el('code', { class: 'call-key' }, call.key));
+      const cc = why.get(call.key) || {};
+      const desc = cc.description ? el('p', { class: 'description' }, cc.description) : null;
       if (!call.awaiting) {
         form.append(el('div', { class: 'call' },
-          el('code', {}, call.tool), keyTag, ' ', el('span', { class: 'badge' }, 'runs unless denied'), argsBlock(call.arguments)));
+          el('code', {}, call.tool), keyTag, ' ', el('span', { class: 'badge' }, 'runs unless denied'), desc, argsBlock(call.arguments)));
         continue;
       }
       const fs = el('fieldset', { class: 'call' });
       fs.append(el('legend', {}, 'Call of ' + call.tool));
       fs.append(el('p', { class: 'meta' }, keyTag));
+      if (desc) fs.append(desc);
+      if (cc.reason) {
+        const reason = el('p', { class: 'reason' }, 'Why it waits: ', reasonText(cc.reason), '.');
+        if (cc.rules && cc.rules.length) reason.append(' ', el('span', { class: 'meta' }, cc.rules.map(ruleText).join(' · ')));
+        fs.append(reason);
+      }
       fs.append(argsBlock(call.arguments));
       const allow = el('input', { type: 'radio', name: cid + '-verdict', value: 'allow', id: cid + '-allow' });
       const deny = el('input', { type: 'radio', name: cid + '-verdict', value: 'deny', id: cid + '-deny' });
@@ -411,6 +500,8 @@
       const sync = () => {
         msgRow.hidden = !deny.checked;
         details.hidden = deny.checked;
+        // A choice made: the hint asking for one goes.
+        if (allow.checked || deny.checked) callError.hidden = true;
       };
       const row = { call, allow, deny, msg, editor, editorError, original, callError, details, sync };
       rows.push(row);
@@ -467,6 +558,14 @@
     const submit = el('button', { type: 'submit' }, 'Submit the decision');
     form.append(formError, submit);
     card.append(form);
+    // Hints about the form go once it changes: they were about what it
+    // held before.
+    const clearHints = () => {
+      formError.hidden = true;
+      if (sticky) sticky.error.hidden = true;
+    };
+    form.addEventListener('input', clearHints);
+    form.addEventListener('change', clearHints);
 
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
@@ -534,26 +633,26 @@
       const row = rows.find((x) => x.call.key === d.key);
       const argsProblem = d.problem === 'invalid_arguments' || (d.error === 'unknown_field' && /arguments/.test(d.message || ''));
       if (row && argsProblem) {
-        showEditorError(row, errorText(r));
+        showEditorError(row, peopleText(r));
         row.details.open = true;
         row.editor.focus();
         return;
       }
       if (row) {
-        row.callError.textContent = errorText(r);
+        row.callError.textContent = peopleText(r);
         row.callError.hidden = false;
         return;
       }
       if (argsProblem) {
         const edited = rows.find((x) => x.allow.checked && x.editor.value !== x.original);
         if (edited) {
-          showEditorError(edited, errorText(r));
+          showEditorError(edited, peopleText(r));
           edited.details.open = true;
           edited.editor.focus();
           return;
         }
       }
-      formError.textContent = errorText(r);
+      formError.textContent = peopleText(r);
       formError.hidden = false;
     });
     return card;
@@ -685,14 +784,108 @@
       return;
     }
     const records = a.data.records || [];
-    setText('audit-status', records.length ? '' : 'The audit log holds no records of this conversation.');
-    for (const rec of records) {
-      const dl = el('dl', {});
-      for (const [k, v] of Object.entries(rec)) {
-        dl.append(el('dt', {}, k), el('dd', {}, typeof v === 'string' ? highlighted(v) : el('pre', {}, highlighted(JSON.stringify(v, null, 2)))));
-      }
-      list.append(el('li', { class: 'card' }, dl));
+    const v = a.data.verification || {};
+    const banner = document.getElementById('verification');
+    if (a.data.verified) {
+      banner.className = 'card verification ok';
+      banner.textContent = 'Chain verified: the audit log\'s ' + v.records + ' records are intact' + (v.head ? ' (head ' + v.head.split(':')[0] + ')' : '') + ', these records among them.';
+    } else {
+      banner.className = 'card verification error';
+      banner.textContent = 'Chain broken' + (v.seq ? ' at record ' + v.seq : '') + (v.problem ? ': ' + v.problem.replace(/_/g, ' ') : '') +
+        (v.detail ? ' (' + v.detail + ')' : '') + '. Records after the break cannot be trusted.';
     }
+    banner.hidden = false;
+    setText('audit-status', records.length ? '' : 'The audit log holds no records of this conversation.');
+    let pause = null;
+    for (const rec of records) {
+      if (rec.pause_id && rec.pause_id !== pause) {
+        pause = rec.pause_id;
+        list.append(el('li', { class: 'pause-mark' }, el('h3', {}, 'Pause ', el('code', {}, pause))));
+      }
+      const who = rec.actor && rec.actor.id ? rec.actor.id + (rec.actor.source && rec.actor.source !== 'person' ? ' (' + rec.actor.source.replace(/_/g, ' ') + ')' : '')
+        : (rec.actor && rec.actor.source === 'system' ? 'the service' : '');
+      const item = el('li', { class: 'event kind-' + rec.kind, 'data-seq': rec.seq },
+        el('span', { class: 'when' }, timeEl(rec.time, new Date(rec.time).toLocaleString())), ' ',
+        el('span', { class: 'badge kind' }, kindText[rec.kind] || rec.kind), ' ',
+        rec.tool ? el('code', {}, rec.tool) : null, rec.call_key ? el('span', { class: 'meta' }, ' (' + rec.call_key + ')') : null,
+        who ? el('span', {}, ' by ', el('strong', {}, who)) : null,
+        rec.reason ? el('span', { class: 'reason' }, ': ', highlighted(rec.reason)) : null,
+        el('details', { class: 'raw' }, el('summary', {}, 'Record ' + rec.seq),
+          el('pre', {}, JSON.stringify(rec, null, 2))));
+      list.append(item);
+    }
+  }
+
+  // kindText names the audit log's kinds of events for people.
+  const kindText = {
+    requested: 'awaited a decision', decided: 'decided', edited: 'arguments edited', executed: 'ran',
+    denied: 'denied', expired: 'expired', refused: 'refused', revealed: 'originals shown', revoked: 'grant revoked',
+  };
+
+  // ---- history ------------------------------------------------------------
+
+  // verdictsText sums up a record's decisions for people.
+  function verdictsText(d) {
+    if (d.outcome === 'expired') return 'nobody decided in time';
+    return (d.decisions || []).map((x) => x.key + ': ' + (x.verdict === 'allow' ? 'allowed' : 'denied') + (x.message ? ' (' + x.message + ')' : '')).join('; ');
+  }
+
+  function deciderText(d) {
+    if (d.source === 'sticky') return 'sticky grant by ' + (d.grants || []).map((g) => g.granted_by).join(', ');
+    if (d.source === 'expiry') return 'nobody';
+    if (d.approvers && d.approvers.length) return d.approvers.join(' and ');
+    return d.decided_by || '—';
+  }
+
+  function historyPage() {
+    const form = document.getElementById('history-filters');
+    const list = document.getElementById('history');
+    const status = document.getElementById('history-status');
+    const more = document.getElementById('history-more');
+    // The filters live in the page's address, so that a filtered view can
+    // be shared and survives a reload.
+    const params = new URLSearchParams(location.search);
+    for (const name of ['agent', 'tool', 'requester', 'decider', 'outcome']) {
+      if (params.get(name)) form.elements[name].value = params.get(name);
+    }
+    let next = '';
+    const load = async (append) => {
+      const q = new URLSearchParams();
+      for (const name of ['agent', 'tool', 'requester', 'decider', 'outcome']) {
+        const v = form.elements[name].value.trim();
+        if (v) q.set(name, v);
+      }
+      if (append && next) q.set('after', next);
+      const r = await api('GET', '/v1/history?' + q.toString());
+      if (r.status !== 200) {
+        status.textContent = errorText(r);
+        return;
+      }
+      if (!append) list.replaceChildren();
+      for (const d of r.data.items || []) {
+        list.append(el('li', { class: 'card history-item outcome-' + d.outcome },
+          el('h2', {}, (d.tools && d.tools.length ? d.tools.join(', ') : 'A reply') + ' for ' + d.requester, ' ', el('span', { class: 'badge' }, d.outcome)),
+          el('p', { class: 'meta' }, 'Agent ', el('code', {}, d.agent), ' · ', timeEl(d.decided_at, new Date(d.decided_at).toLocaleString()), ' (', ageEl(d.decided_at), ')',
+            ' · by ', el('strong', {}, deciderText(d)), ' · ',
+            el('a', { href: convPath(d.conversation_id) + '/audit' }, 'audit trail of ', el('code', {}, d.conversation_id))),
+          el('p', {}, highlighted(verdictsText(d)))));
+      }
+      next = r.data.next || '';
+      more.hidden = !next;
+      status.textContent = list.children.length ? '' : 'No resolved pause matches.';
+    };
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const q = new URLSearchParams();
+      for (const name of ['agent', 'tool', 'requester', 'decider', 'outcome']) {
+        const v = form.elements[name].value.trim();
+        if (v) q.set(name, v);
+      }
+      history.replaceState(null, '', '/history' + (q.toString() ? '?' + q.toString() : ''));
+      load(false);
+    });
+    more.addEventListener('click', () => { load(true); });
+    load(false);
   }
 
   // ---- dispatch -----------------------------------------------------------
@@ -703,6 +896,7 @@
     case 'inbox': inboxPage(false); break;
     case 'decide': inboxPage(true); break;
     case 'audit': auditPage(); break;
+    case 'history': historyPage(); break;
     default: break;
   }
 })();
