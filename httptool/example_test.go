@@ -51,7 +51,7 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println("paused:", resp.Paused())
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv1", Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}})
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv1", PauseID: resp.PauseID, Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}})
 	if err != nil {
 		panic(err)
 	}

@@ -131,7 +131,7 @@ func TestIdempotencyKey(t *testing.T) {
 				t.Fatal(err)
 			}
 			pauseID := conv.Pause.ID
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv1", Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}}); err != nil {
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv1", PauseID: resp.PauseID, Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}}); err != nil {
 				t.Fatal(err)
 			}
 			h := (<-ch).Header

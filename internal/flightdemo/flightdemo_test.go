@@ -28,7 +28,7 @@ func TestAnswerFollowsEditedArguments(t *testing.T) {
 			if err != nil || !resp.Paused() {
 				t.Fatalf("Call = %v, %v; want a pause", resp, err)
 			}
-			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Allow("call_status"), tc.decision}})
+			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c", PauseID: resp.PauseID, Decisions: []toolgate.Decision{toolgate.Allow("call_status"), tc.decision}})
 			if err != nil {
 				t.Fatal(err)
 			}
