@@ -48,13 +48,33 @@ func (g *tagger) emit(t EntityType, a, b int, score float64) {
 	g.dst = append(g.dst, Finding{Start: s, End: e, Type: t, Score: score})
 }
 
+// abbrevs are the abbreviations that are also English words.
+var abbrevs = map[string]bool{"st": true, "ave": true, "dr": true, "ct": true, "pl": true, "ter": true, "sq": true, "fl": true,
+	"rm": true, "co": true, "corp": true, "inc": true, "dept": true, "ste": true, "sat": true, "sun": true, "mon": true,
+	"wed": true, "fri": true, "jan": true, "mar": true, "apr": true, "aug": true, "dec": true, "rd": true, "pk": true,
+	"hwy": true, "blvd": true, "ln": true, "cir": true, "apt": true, "bldg": true, "rev": true, "fr": true, "sr": true, "jr": true,
+	"prof": true, "mr": true, "mrs": true, "ms": true, "ltd": true, "av": true, "ext": true, "pkwy": true}
+
+func isAbbrev(w string) bool {
+	if len(w) > 5 {
+		return false
+	}
+	var b [5]byte
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return abbrevs[string(b[:len(w)])]
+}
+
 // abbrevDot reports whether the dot after word k belongs to it (a short
 // abbreviation, not the end of a sentence).
 func abbrevDot(g *tagger, k int) bool {
 	t := g.ts[k]
 	n := utf8.RuneCountInString(g.text[t.s:t.e])
 	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
-		return true
+		// A whole word ("Grove.", "Group.") at the end of a sentence
+		// keeps no dot; an abbreviation ("Ave.", "Ltd.") does.
+		return t.f&wCommon == 0 || isAbbrev(g.text[t.s:t.e])
 	}
 	return n <= 2 && t.cap
 }
@@ -569,7 +589,7 @@ func (g *tagger) streetAddress(k int) int {
 		j = e
 		secondaryFirst = true
 	}
-	if !g.isNum(j) || g.ts[j].ord || len(g.word(j)) > 6 || !boundaryBefore(g.text, g.ts[j].s) {
+	if !g.houseNumber(j) {
 		if g.streetMarkerStart(j) {
 			return g.streetNoNumber(j)
 		}
@@ -577,6 +597,11 @@ func (g *tagger) streetAddress(k int) int {
 	}
 	numStart := j
 	j++
+	// A range of house numbers: "9-11", "12–14".
+	if g.isPunct(j, '-') && g.glued(j) && g.glued(j+1) && g.isNum(j+1) && (!g.ts[j+1].ord || g.ts[j+1].hl) && len(g.word(j+1)) <= 6 {
+		j += 2
+	}
+	numEnd := j
 	nums := 1
 	if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
 		j++
@@ -664,16 +689,25 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(Address, parts[0].a, parts[len(parts)-1].b, 0.85)
 		return parts[len(parts)-1].b
 	}
-	for idx, p := range parts {
-		if p.typ == Address && p.a == numStart && end-numStart > 1 && idx == len(parts)-len(parts[idx:]) {
-			// The house number apart from the street name.
-			g.emit(Address, numStart, numStart+1, 0.7)
-			g.emit(Address, numStart+1, p.b, 0.85)
+	for _, p := range parts {
+		if p.typ == Address && p.a == numStart && (nums == 2 || trailing) {
+			// A street line that holds its own number ("55 Halsey Road",
+			// "Kromwater 38"): the number before it is a part of its own
+			// (a building or unit number).
+			g.emit(Address, numStart, numEnd, 0.7)
+			g.emit(Address, numEnd, p.b, 0.85)
 			continue
 		}
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// houseNumber reports whether token k can be a house number: up to six
+// digits, or digits and one letter ("221B", "4c"), not glued to the word
+// before.
+func (g *tagger) houseNumber(k int) bool {
+	return g.isNum(k) && (!g.ts[k].ord || g.ts[k].hl) && len(g.word(k)) <= 6 && boundaryBefore(g.text, g.ts[k].s)
 }
 
 // streetMarkerStart reports whether k starts a street name without a

@@ -30,7 +30,7 @@ func TestEmbedded(t *testing.T) {
 		text string
 		want []string
 	}{
-		{"Anna Schmidt lives at 12 Rue de la Paix, Paris", []string{"PERSON:Anna Schmidt", "ADDRESS:12", "ADDRESS:Rue de la Paix", "LOCATION:Paris"}},
+		{"Anna Schmidt lives at 12 Rue de la Paix, Paris", []string{"PERSON:Anna Schmidt", "ADDRESS:12 Rue de la Paix", "LOCATION:Paris"}},
 		{"Please ship it to 742 Evergreen Terrace, Springfield, Oregon 97403.", []string{"ADDRESS:742 Evergreen Terrace, Springfield, Oregon 97403"}},
 		{"My name is Olga Petrov and I was born on 3/14/1975.", []string{"PERSON:Olga Petrov", "DATE_TIME:3/14/1975"}},
 		{"She moved here from Portugal last year.", []string{"LOCATION:Portugal"}},
@@ -56,6 +56,29 @@ func TestEmbedded(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestHouseNumbers: a house number, with a letter or not, belongs to the
+// street it stands before, and the town after the street line is a place
+// even where it is also a family name.
+func TestHouseNumbers(t *testing.T) {
+	r := NewRewriter(NewScanner(nil), NewVault())
+	for _, tc := range []struct{ text, want string }{
+		{"Deliver it to 221B Baker Street, London.", "Deliver it to [ADDRESS_1], [LOCATION_1]."},
+		{"Our studio is at 4c Harbour Lane, Galway", "Our studio is at [ADDRESS_2], [LOCATION_2]"},
+		{"Meet me at 10 Downing Street tomorrow.", "Meet me at [ADDRESS_3] tomorrow."},
+		{"The keys are with the porter at 58 Elm Grove.", "The keys are with the porter at [ADDRESS_4]."},
+		{"Ann Lee\n17 Quarry Road\nBristol", "[PERSON_1]\n[ADDRESS_5]\n[LOCATION_3]"},
+		{"Send the forms to 9-11 Mill Lane, Leeds, please.", "Send the forms to [ADDRESS_6], [LOCATION_4], please."},
+	} {
+		got, err := r.Tokenize(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("Tokenize(%q)\n got %q\nwant %q", tc.text, got, tc.want)
 		}
 	}
 }
