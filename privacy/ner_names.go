@@ -1,5 +1,10 @@
 package privacy
 
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
 // Names of people, places and organisations: runs of capitalised words,
 // decided by the word lists and the words around them.
 
@@ -7,7 +12,18 @@ const nameFlags = wFirst | wLast
 
 func (g *tagger) names() {
 	for k := 0; k < len(g.ts); k++ {
-		if g.ts[k].used || !g.capWord(k) {
+		if g.ts[k].used {
+			continue
+		}
+		// A known place of several words, with the small words inside it
+		// ("Republic of the Congo", "Chiclana de la Frontera", "People's
+		// Republic of China").
+		if e := g.placeSpan(k); e > k+1 {
+			g.emit(Location, k, e, 0.8)
+			k = e - 1
+			continue
+		}
+		if !g.capWord(k) {
 			continue
 		}
 		// Honorifics: "Mr. Grimes", "Dr Ann Lee".
@@ -179,7 +195,10 @@ func (g *tagger) classify(a, e int) {
 		place = g.l.lookupPlace(g.text, g.ts[a:e])
 	}
 	isFirst := f&wFirst != 0
-	if !g.cased && !personCue && !placeCue && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
+	// A country that is no common word or given name is a place in any
+	// case ("belize", not "chad" or "turkey").
+	country := e-a == 1 && f&wCountry != 0 && f&(wCommon|wFirst|wLast) == 0
+	if !g.cased && !personCue && !placeCue && !country && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
 	switch {
@@ -394,4 +413,65 @@ func (g *tagger) personLineAbove(a int) bool {
 		}
 	}
 	return false
+}
+
+// placeSpan returns the end of the longest known place of two or more
+// words from k (countries and regions; cities only when a lower-case word
+// or an apostrophe is inside, which a run of capitalised words cannot
+// hold), or k. In cased text the first and last words are capitalised.
+func (g *tagger) placeSpan(k int) int {
+	if !g.isWord(k) || g.ts[k].f&wPlaceStart == 0 || g.cased && !g.ts[k].cap {
+		return k
+	}
+	var buf [128]byte
+	n := 0
+	best := k
+	inner := false
+	for j := k; j < len(g.ts) && j-k < 9; j++ {
+		t := g.ts[j]
+		if j > k && (!g.sameLine(j) || t.used) {
+			break
+		}
+		if t.kind == tNum || t.kind == tPunct && t.c != '\'' && t.c != '.' || t.code {
+			break
+		}
+		if j > k && t.sp {
+			if n == len(buf) {
+				break
+			}
+			buf[n] = ' '
+			n++
+		}
+		w := g.text[t.s:t.e]
+		if n+len(w) > len(buf) {
+			break
+		}
+		for i := 0; i < len(w); {
+			c := w[i]
+			if c < utf8.RuneSelf {
+				buf[n] = lower(c)
+				n++
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(w[i:])
+			i += size
+			r = unicode.ToLower(r)
+			if n+utf8.RuneLen(r) > len(buf) {
+				return best
+			}
+			n += utf8.EncodeRune(buf[n:], r)
+		}
+		if t.kind == tPunct || g.cased && !t.cap {
+			inner = true
+			continue
+		}
+		if j == k {
+			continue
+		}
+		if c := g.l.places[string(buf[:n])]; c&(wCountry|wRegion) != 0 || c&wCity != 0 && inner {
+			best = j + 1
+		}
+	}
+	return best
 }

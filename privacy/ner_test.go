@@ -40,6 +40,12 @@ func TestEmbedded(t *testing.T) {
 		{"my zip code is 60614", []string{"ADDRESS:60614"}},
 		// Lower-case text: names where the words around say so.
 		{"she flew in from brazil", []string{"LOCATION:brazil"}},
+		// Places of several words, with small words inside them.
+		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
+		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
+		{"Her cousin emigrated from People's Republic of China", []string{"LOCATION:People's Republic of China"}},
+		{"the team flew home to sierra leone", []string{"LOCATION:sierra leone"}},
+		{"apparently mongolia is cold in march", []string{"LOCATION:mongolia"}},
 		// Nothing personal.
 		{"The committee agreed on the plan. Several questions remained open.", nil},
 		{"Words such as Courage and Honesty are not names.", nil},
