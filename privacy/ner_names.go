@@ -86,12 +86,12 @@ func (g *tagger) run(k int) int {
 			j++
 			continue
 		}
-		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}
 		// "Department of Better Technology", "Bank of Ireland"
-		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}

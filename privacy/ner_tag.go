@@ -589,44 +589,67 @@ func (g *tagger) streetAddress(k int) int {
 		j = e
 		secondaryFirst = true
 	}
-	if !g.houseNumber(j) {
-		if g.streetMarkerStart(j) {
-			return g.streetNoNumber(j)
-		}
-		return k
-	}
-	numStart := j
-	j++
-	// A range of house numbers: "9-11", "12–14".
-	if g.isPunct(j, '-') && g.glued(j) && g.glued(j+1) && g.isNum(j+1) && (!g.ts[j+1].ord || g.ts[j+1].hl) && len(g.word(j+1)) <= 6 {
-		j += 2
-	}
-	numEnd := j
-	nums := 1
-	if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
+	numStart, numEnd, end := j, j, j
+	nums := 0
+	ownNumber := false // the street line holds a number after the house number
+	switch {
+	case g.houseNumber(j):
 		j++
-		nums++
-	}
-	nameStart := j
-	end, marker, trailing := g.streetName(j)
-	if end == nameStart {
-		return k
-	}
-	words := end - nameStart
-	if !(marker || trailing || nums == 2) {
-		// Capitalised words after a number are a street only where the
-		// text says so.
-		if !g.addressCue(numStart) || words > 4 {
+		// A range of house numbers: "9-11", "12–14".
+		if g.isPunct(j, '-') && g.glued(j) && g.glued(j+1) && g.isNum(j+1) && (!g.ts[j+1].ord || g.ts[j+1].hl) && len(g.word(j+1)) <= 6 {
+			j += 2
+		}
+		numEnd = j
+		nums = 1
+		if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
+			j++
+			nums++
+		}
+		nameStart := j
+		var marker, trailing bool
+		if box := g.poBoxAt(j); box > j && g.sameLine(j) {
+			// "98 P.O. Box 101": a box in the place of the street.
+			end, marker, trailing = box, true, true
+		} else {
+			end, marker, trailing = g.streetName(j)
+		}
+		if end == nameStart {
 			return k
 		}
-	}
-	// A year or a count before capitalised words ("in 2001 American") is
-	// no street.
-	if nums == 1 && !marker && !trailing {
+		words := end - nameStart
+		if !(marker || trailing || nums == 2) {
+			// Capitalised words after a number are a street only where
+			// the text says so.
+			if !g.addressCue(numStart) || words > 4 {
+				return k
+			}
+		}
+		// A year or a count before capitalised words ("in 2001
+		// American") is no street.
+		if nums == 1 && !marker && !trailing {
+			return k
+		}
+		ownNumber = nums == 2 || trailing
+	case g.streetMarkerStart(j):
+		// A street without a number before it: "Musterstraße 12",
+		// "Baker Street"; not from the first word of a sentence before
+		// a lower-case word ("Bitte an Lindenallee 14").
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap {
+			return k
+		}
+		end = g.streetNoNumber(j)
+		if end == j {
+			return k
+		}
+	default:
 		return k
 	}
-	if !g.cased && !marker && !trailing && nums == 1 {
-		return k
+	// A second street name right after the first on its line, without a
+	// comma ("Wallis Street Cunha Street"): one street line.
+	if g.sameLine(end) && end < len(g.ts) && g.ts[end].sp && g.isWord(end) && g.ts[end].cap {
+		if e2, m2, _ := g.streetName(end); e2 > end+1 && m2 && g.ts[e2-1].f&wStreetType != 0 && g.ts[e2-1].e-g.ts[e2-1].s > 3 {
+			end = e2
+		}
 	}
 	parts = append(parts, addrPart{Address, numStart, end})
 	j = end
@@ -639,41 +662,60 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 		}
 	}
-	// City, state, country, postal code.
-	for step := 0; step < 4; step++ {
+	// City, state, country, postal code, in the orders of several
+	// countries: "Springfield, IL 62704", "10115 Berlin, Germany",
+	// "London NW1 6XE", one per line in a block.
+	places := 0
+	postcode := false
+	for step := 0; step < 6; step++ {
 		jj, ok := g.sep(j, step > 0 || hasMore)
 		if !ok {
 			break
 		}
-		if g.isNum(jj) && !g.ts[jj].ord && len(g.word(jj)) >= 4 && len(g.word(jj)) <= 6 {
-			e := jj + 1
-			if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) {
-				e += 2
+		if !postcode {
+			if e := g.postcodeAt(jj); e > jj && (step > 0 || hasMore || g.isPunct(jj-1, ',') || g.ts[jj].nl > 0 || g.sameLine(jj) && g.capWord(e) && g.sameLine(e)) {
+				parts = append(parts, addrPart{Address, jj, e})
+				j = e
+				hasMore = true
+				postcode = true
+				// The town after its postal code: "10115 Berlin".
+				if places == 0 && e < len(g.ts) && g.sameLine(e) && g.ts[e].sp {
+					if c := g.cityAt(e); c > e {
+						parts = append(parts, addrPart{Location, e, c})
+						j = c
+						places++
+					}
+				}
+				continue
 			}
-			parts = append(parts, addrPart{Address, jj, e})
-			j = e
-			hasMore = true
-			break
 		}
-		if c := g.countryAt(jj); c > jj {
+		c := g.countryAt(jj)
+		city := jj
+		if !postcode && (places == 0 || places == 1 && g.ts[jj].nl > 0 && g.lineStart(jj)) {
+			city = g.cityAt(jj)
+			if places == 1 && city > jj && !g.placeLine(jj, city) {
+				city = jj
+			}
+		}
+		if c > jj && c >= city {
 			parts = append(parts, addrPart{Location, jj, c})
 			j = c
 			hasMore = true
+			places++
 			continue
 		}
-		if g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0) && step > 0 {
+		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
 			continue
 		}
-		if step == 0 || step == 1 && parts[len(parts)-1].typ == Address {
-			if c := g.cityAt(jj); c > jj {
-				parts = append(parts, addrPart{Location, jj, c})
-				hasMore = hasMore || g.ts[jj].nl > 0
-				j = c
-				continue
-			}
+		if city > jj {
+			parts = append(parts, addrPart{Location, jj, city})
+			hasMore = hasMore || g.ts[jj].nl > 0 || places > 0
+			j = city
+			places++
+			continue
 		}
 		break
 	}
@@ -690,7 +732,7 @@ func (g *tagger) streetAddress(k int) int {
 		return parts[len(parts)-1].b
 	}
 	for _, p := range parts {
-		if p.typ == Address && p.a == numStart && (nums == 2 || trailing) {
+		if p.typ == Address && p.a == numStart && ownNumber {
 			// A street line that holds its own number ("55 Halsey Road",
 			// "Kromwater 38"): the number before it is a part of its own
 			// (a building or unit number).
@@ -701,6 +743,122 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// placeLine reports whether the words [a, e) on a line of their own after
+// the town line of an address block name a place: a known one, or words
+// that are neither common words nor given names.
+func (g *tagger) placeLine(a, e int) bool {
+	for j := a; j < e; j++ {
+		if !g.isWord(j) {
+			continue
+		}
+		f := g.ts[j].f
+		if f&(wCity|wCountry|wRegion|wPlaceStart) == 0 && (f&(wCommon|wFirst) != 0 || g.cased && !g.ts[j].cap && f&wConnector == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// poBoxAt matches "P.O. Box 12", "PO Box 12" at k and returns its end, or k.
+func (g *tagger) poBoxAt(k int) int {
+	if !(g.lowerIs(k, "p") || g.lowerIs(k, "po")) {
+		return k
+	}
+	if e := g.secondaryAt(k); e > 0 {
+		return e
+	}
+	return k
+}
+
+// postcodeAt matches a postal code at k and returns its end, or k: four
+// to six digits with an optional extension ("62704-1234", "00-950"), and
+// the letter-and-digit codes of the United Kingdom ("NW1 6XE", "SW1A
+// 1AA"), Canada ("K1A 0B1") and the Netherlands ("1012 AB").
+func (g *tagger) postcodeAt(k int) int {
+	if k >= len(g.ts) {
+		return k
+	}
+	t := g.ts[k]
+	end := -1
+	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
+		e := k + 1
+		if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) && g.glued(e+1) {
+			e += 2
+		}
+		// "1012 AB"
+		if len(g.word(k)) == 4 && g.isWord(e) && g.sameLine(e) && g.ts[e].upper && len(g.word(e)) == 2 && g.ts[e].f&(wCountry|wRegion) == 0 && (e+1 >= len(g.ts) || !g.isWord(e+1) || !g.sameLine(e+1)) {
+			e++
+		}
+		return e
+	}
+	if t.kind != tWord && t.kind != tNum {
+		return k
+	}
+	p := t.s
+	if e := alnumPostcode(g.text, p); e > p {
+		end = e
+	}
+	if end < 0 {
+		return k
+	}
+	j := k
+	for j < len(g.ts) && g.ts[j].s < end {
+		j++
+	}
+	if g.ts[j-1].e != end {
+		return k
+	}
+	return j
+}
+
+// alnumPostcode returns the end of a British or Canadian postal code at
+// p, or p.
+func alnumPostcode(text string, p int) int {
+	up := func(i int) bool { return i < len(text) && text[i] >= 'A' && text[i] <= 'Z' }
+	dig := func(i int) bool { return i < len(text) && isDigit(text[i]) }
+	end := func(i int) int {
+		if i == len(text) || !isAlnum(text[i]) {
+			return i
+		}
+		return p
+	}
+	// Canada: A1A 1A1.
+	if up(p) && dig(p+1) && up(p+2) {
+		q := p + 3
+		if q < len(text) && text[q] == ' ' {
+			q++
+		}
+		if dig(q) && up(q+1) && dig(q+2) {
+			return end(q + 3)
+		}
+	}
+	// United Kingdom: outward code A9, A99, AA9, AA99, A9A, AA9A; then
+	// a space and the inward code 9AA.
+	q := p
+	if !up(q) {
+		return p
+	}
+	q++
+	if up(q) {
+		q++
+	}
+	if !dig(q) {
+		return p
+	}
+	q++
+	if dig(q) || up(q) {
+		q++
+	}
+	if q >= len(text) || text[q] != ' ' {
+		return p
+	}
+	q++
+	if dig(q) && up(q+1) && up(q+2) {
+		return end(q + 3)
+	}
+	return p
 }
 
 // houseNumber reports whether token k can be a house number: up to six
@@ -741,7 +899,6 @@ func (g *tagger) streetNoNumber(k int) int {
 			return k
 		}
 	}
-	g.emit(Address, k, end, 0.75)
 	return end
 }
 

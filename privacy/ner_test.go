@@ -40,6 +40,16 @@ func TestEmbedded(t *testing.T) {
 		{"my zip code is 60614", []string{"ADDRESS:60614"}},
 		// Lower-case text: names where the words around say so.
 		{"she flew in from brazil", []string{"LOCATION:brazil"}},
+		// Address forms of several countries.
+		{"Post it to 4 Kelvin Road, Glasgow G12 8QQ, thanks", []string{"ADDRESS:4 Kelvin Road, Glasgow G12 8QQ"}},
+		{"The form goes to 80 Wellington Street, Ottawa, ON K1A 0A6.", []string{"ADDRESS:80 Wellington Street, Ottawa, ON K1A 0A6"}},
+		{"Please forward it to Lindenallee 14, 50968 Köln, Deutschland today", []string{"ADDRESS:Lindenallee 14, 50968 Köln, Deutschland"}},
+		{"We moved to 31 Prinsengracht, 1015 DV Amsterdam", []string{"ADDRESS:31 Prinsengracht, 1015 DV Amsterdam"}},
+		{"Returns: 77 Orchard Way Birch Street, Dayton, OH 45402", []string{"ADDRESS:77 Orchard Way Birch Street, Dayton, OH 45402"}},
+		// A block under a name, part by part; the country line and the
+		// postal code after it belong to the block.
+		{"Tomás Ferreira\n\n12 P.O. Box 77\n Suite 5\n Vila Nova\n Republic of Moldova 20455",
+			[]string{"PERSON:Tomás Ferreira", "ADDRESS:12", "ADDRESS:P.O. Box 77", "ADDRESS:Suite 5", "LOCATION:Vila Nova", "LOCATION:Republic of Moldova", "ADDRESS:20455"}},
 		// Places of several words, with small words inside them.
 		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
 		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
@@ -106,7 +116,8 @@ func TestEmbeddedTypes(t *testing.T) {
 func FuzzEmbedded(f *testing.F) {
 	for _, s := range []string{"Anna Schmidt lives at 12 Rue de la Paix, Paris", "??? a\n??? 1 Main St\n??? Apt. 4\n??? X\n??? Y 1",
 		"mr. jörg ö 1/2/1990", "PSC 1, Box 2\nAPO AE 12345", "the corner of A St. and B Street", "ΛΕΜΕΣΟΣ 12 Αγ. Ανδρέα 3",
-		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1"} {
+		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1", "9-11 Mill Lane, Leeds LS1 4AP", "221B Baker St, K1A 0B1",
+		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})
