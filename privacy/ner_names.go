@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -48,9 +49,16 @@ func (g *tagger) names() {
 		}
 		e := g.run(k)
 		a := k
-		// Drop capitalised common words that only start the sentence.
-		for a < e && g.dropLeading(a, e) {
+		// Drop capitalised common words that only start the sentence,
+		// except inside the name of an organisation ("Open Data Group",
+		// "Department Of Transport").
+		for a < e && g.ts[a].f&wNotName != 0 {
 			a++
+		}
+		if !g.orgRun(a, e) {
+			for a < e && g.dropLeading(a, e) {
+				a++
+			}
 		}
 		if a == e {
 			k = e - 1
@@ -164,7 +172,7 @@ func (g *tagger) classify(a, e int) {
 	f := g.ts[a].f
 	p := g.prevLower(a)
 	// Organisations: a suffix or an organisation word.
-	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) {
+	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) {
 		g.emit(Organization, a, e, 0.75)
 		return
 	}
@@ -259,6 +267,24 @@ func placeCueStrong(g *tagger, p int) bool {
 	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")
 }
 
+// orgRun reports whether the run [a, e) of two or more words is an
+// organisation by its words: a company suffix at its end, a word of
+// institutions in it, or a suffix such as "University" followed by "of".
+func (g *tagger) orgRun(a, e int) bool {
+	if e-a < 2 || !g.cased {
+		return false
+	}
+	if g.ts[e-1].f&wOrgSuffix != 0 && g.ts[e-1].f&nameFlags == 0 || g.orgWords(a, e) {
+		return true
+	}
+	for j := a; j+1 < e; j++ {
+		if g.ts[j].f&wOrgSuffix != 0 && (g.lowerIs(j+1, "of") || g.lowerIs(j+1, "for")) {
+			return true
+		}
+	}
+	return false
+}
+
 // orgWords reports whether the run holds a word that names institutions
 // ("Department of", "Bioscience") with another capitalised word.
 func (g *tagger) orgWords(a, e int) bool {
@@ -335,11 +361,34 @@ func (g *tagger) orgCue(a, e, p int) bool {
 	if g.lowerIs(e, "invested") {
 		return true
 	}
+	// After the name: "X hired", "X's employees", "X is headquartered".
+	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
+		g.lowerIs(e, "is") && g.lowerIs(e+1, "headquartered") {
+		return true
+	}
 	if p < 0 {
 		return false
 	}
 	if g.lowerIs(p, "became") || g.lowerIs(p, "joined") || g.lowerIs(p, "works") || g.lowerIs(p, "employed") {
 		return true
+	}
+	// Work and business before the name: "works at X", "joined the X",
+	// "the CEO of X", "acquired by X", "at X as an engineer".
+	q := p
+	if g.lowerIs(q, "the") {
+		q = g.prevWord(q)
+	}
+	if q >= 0 {
+		switch {
+		case g.oneOf(q, orgBefore):
+			return true
+		case (g.lowerIs(q, "at") || g.lowerIs(q, "for") || g.lowerIs(q, "by") || g.lowerIs(q, "with")) && g.oneOf(g.prevWord(q), orgBeforeAt):
+			return true
+		case g.lowerIs(q, "of") && g.oneOf(g.prevWord(q), orgBeforeOf):
+			return true
+		case g.lowerIs(q, "at") && g.lowerIs(e, "as") && (g.lowerIs(e+1, "a") || g.lowerIs(e+1, "an") || g.lowerIs(e+1, "the") || g.lowerIs(e+1, "its")):
+			return true
+		}
 	}
 	if g.lowerIs(p, "of") && g.lowerIs(p-1, "address") {
 		return true
@@ -354,6 +403,40 @@ func (g *tagger) orgCue(a, e, p int) bool {
 		return true
 	}
 	return false
+}
+
+// Words around the names of organisations (lower case).
+var (
+	orgBefore = wordSet("joined joining join rejoined founded co-founded cofounded acquired employer company firm startup " +
+		"start-up subsidiary competitor rival vendor")
+	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
+		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
+	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
+		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners")
+	orgAfter           = wordSet("hired announced acquired employs reported headquartered shareholders inc ltd llc gmbh")
+	orgAfterPossessive = wordSet("ceo cto cfo founder founders employees staff headquarters shares stock board products customers " +
+		"revenue profits spokesperson spokesman spokeswoman chairman")
+)
+
+func wordSet(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
+}
+
+// oneOf reports whether token k is a word of set (ASCII case folded).
+func (g *tagger) oneOf(k int, set map[string]bool) bool {
+	if !g.isWord(k) || g.ts[k].e-g.ts[k].s > 16 {
+		return false
+	}
+	var b [16]byte
+	w := g.word(k)
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return set[string(b[:len(w)])]
 }
 
 // partnerList matches "A, B and C" at k (three capitalised words): a

@@ -537,7 +537,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			j++
 			// A full street type after the name ends it: "Millicent
 			// Drive", "Bezrukov Street" (not "Street street").
-			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) {
+			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) &&
+				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && g.ts[j].e-g.ts[j].s > 3) {
+				// (unless another full street type follows: "Benson Park
+				// Drive")
 				return j, marker, false
 			}
 			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
@@ -646,7 +649,7 @@ func (g *tagger) streetAddress(k int) int {
 	}
 	// A second street name right after the first on its line, without a
 	// comma ("Wallis Street Cunha Street"): one street line.
-	if g.sameLine(end) && end < len(g.ts) && g.ts[end].sp && g.isWord(end) && g.ts[end].cap {
+	if g.sameLine(end) && end < len(g.ts) && g.ts[end].sp && g.isWord(end) && g.ts[end].cap && g.ts[end].f&wStreetType == 0 {
 		if e2, m2, _ := g.streetName(end); e2 > end+1 && m2 && g.ts[e2-1].f&wStreetType != 0 && g.ts[e2-1].e-g.ts[e2-1].s > 3 {
 			end = e2
 		}
@@ -693,6 +696,9 @@ func (g *tagger) streetAddress(k int) int {
 		city := jj
 		if !postcode && (places == 0 || places == 1 && g.ts[jj].nl > 0 && g.lineStart(jj)) {
 			city = g.cityAt(jj)
+			if city > jj && g.onlyStreetWords(jj, city) {
+				city = jj // "Street", "St." after a street is no town
+			}
 			if places == 1 && city > jj && !g.placeLine(jj, city) {
 				city = jj
 			}
@@ -743,6 +749,17 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// onlyStreetWords reports whether the words of [a, e) are all street
+// types or unit words.
+func (g *tagger) onlyStreetWords(a, e int) bool {
+	for j := a; j < e; j++ {
+		if g.isWord(j) && g.ts[j].f&(wStreetType|wSecondary) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // placeLine reports whether the words [a, e) on a line of their own after

@@ -50,6 +50,11 @@ func TestEmbedded(t *testing.T) {
 		// postal code after it belong to the block.
 		{"Tomás Ferreira\n\n12 P.O. Box 77\n Suite 5\n Vila Nova\n Republic of Moldova 20455",
 			[]string{"PERSON:Tomás Ferreira", "ADDRESS:12", "ADDRESS:P.O. Box 77", "ADDRESS:Suite 5", "LOCATION:Vila Nova", "LOCATION:Republic of Moldova", "ADDRESS:20455"}},
+		// Organisations by their words and by the words around them.
+		{"She joined the University of Leeds in 2011.", []string{"ORGANIZATION:University of Leeds"}},
+		{"Grant Data Systems hired twelve people.", []string{"ORGANIZATION:Grant Data Systems"}},
+		{"Last year he worked at Quillory as a designer.", []string{"ORGANIZATION:Quillory"}},
+		{"The founder of Brandwick left.", []string{"ORGANIZATION:Brandwick"}},
 		// Places of several words, with small words inside them.
 		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
 		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
