@@ -231,6 +231,23 @@ func (g *tagger) classify(a, e int) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	}
+	// After a preposition of place ("in Port Edward", "moved here from
+	// Station Nord"), a run is a place unless it reads as a person's
+	// name.
+	if g.cased && !personCue {
+		switch fullName := isFirst && e-a >= 2 && g.ts[last].f&wLast != 0 && g.ts[last].f&(wCity|wCountry|wRegion|wCommon) == 0; {
+		case g.lowerIs(p, "in") || g.lowerIs(p, "near"):
+			if !fullName && !(isFirst && e-a == 1 && place == 0) {
+				g.emit(Location, a, e, 0.7)
+				return
+			}
+		case g.placeVerbBefore(p):
+			if !isFirst || place != 0 {
+				g.emit(Location, a, e, 0.7)
+				return
+			}
+		}
+	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0
 	unknown := 0
@@ -262,6 +279,26 @@ func (g *tagger) classify(a, e int) {
 		g.emit(Person, a, e, 0.7)
 	}
 }
+
+// placeVerbBefore reports whether the preposition p follows a word of
+// moving or origin: "moved here from", "originally from", "flew to".
+func (g *tagger) placeVerbBefore(p int) bool {
+	if !(g.lowerIs(p, "from") || g.lowerIs(p, "to")) {
+		return false
+	}
+	q := g.prevWord(p)
+	if g.lowerIs(p, "from") {
+		return g.oneOf(q, fromVerbs)
+	}
+	return g.oneOf(q, toVerbs)
+}
+
+var (
+	fromVerbs = wordSet("here there originally moved move moving came come comes coming fled emigrated immigrated flew " +
+		"travelled traveled returned back hails hail i'm am is are was were")
+	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
+		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
+)
 
 func placeCueStrong(g *tagger, p int) bool {
 	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")

@@ -55,6 +55,11 @@ func TestEmbedded(t *testing.T) {
 		{"Grant Data Systems hired twelve people.", []string{"ORGANIZATION:Grant Data Systems"}},
 		{"Last year he worked at Quillory as a designer.", []string{"ORGANIZATION:Quillory"}},
 		{"The founder of Brandwick left.", []string{"ORGANIZATION:Brandwick"}},
+		// A place after a preposition of place, even with a given name
+		// inside; a person's full name stays a person.
+		{"Last spring we moved here from Fort Albert.", []string{"LOCATION:Fort Albert"}},
+		{"The workshop is in Tarnby Vale this year.", []string{"LOCATION:Tarnby Vale"}},
+		{"The letter was in Maria Kowalski's drawer.", []string{"PERSON:Maria Kowalski"}},
 		// Places of several words, with small words inside them.
 		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
 		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
