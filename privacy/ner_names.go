@@ -98,6 +98,12 @@ func (g *tagger) run(k int) int {
 			j += 2
 			continue
 		}
+		// Two connectors: "van der", "de la", "von dem".
+		if g.cased && g.isWord(j) && g.isWord(j+1) && g.ts[j].f&wConnector != 0 && g.ts[j+1].f&wConnector != 0 && !g.ts[j].cap && !g.ts[j+1].cap &&
+			g.ts[j+1].sp && g.sameLine(j+1) && g.capWord(j+2) && g.sameLine(j+2) && g.ts[j+2].sp && !g.ts[j+2].used {
+			j += 3
+			continue
+		}
 		// "Department of Better Technology", "Bank of Ireland"
 		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
@@ -122,6 +128,10 @@ func (g *tagger) dropLeading(a, e int) bool {
 	}
 	// In caseless text a name needs a known given name or a place.
 	if !g.cased && t.f&(wFirst|wCity|wCountry|wRegion|wPlaceStart) == 0 && !g.personCueBefore(a) {
+		return true
+	}
+	// A verb or greeting before a name ("Ask Paul", "Tell Jordan").
+	if t.f&wPersonCue != 0 && t.f&wCommon != 0 && a+1 < e && g.sentenceStart(a) {
 		return true
 	}
 	if t.f&wCommon == 0 {
@@ -258,6 +268,10 @@ func (g *tagger) classify(a, e int) {
 			unknown++
 		}
 	}
+	// A suffix after the name belongs to it: "MD", "PhD", "Jr.", "III".
+	if known+unknown > 0 && g.oneOf(e, nameSuffixes) && g.sameLine(e) && (g.ts[e].sp || g.isPunct(e-1, ',')) {
+		e++
+	}
 	switch {
 	case isFirst || personCue:
 		g.emit(Person, a, e, 0.8)
@@ -292,6 +306,9 @@ func (g *tagger) placeVerbBefore(p int) bool {
 	}
 	return g.oneOf(q, toVerbs)
 }
+
+// nameSuffixes are the degrees and generations written after a name.
+var nameSuffixes = wordSet("md dds phd dvm jr sr ii iii iv esq mba cpa rn dmd")
 
 var (
 	fromVerbs = wordSet("here there originally moved move moving came come comes coming fled emigrated immigrated flew " +

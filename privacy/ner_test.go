@@ -60,6 +60,10 @@ func TestEmbedded(t *testing.T) {
 		{"Last spring we moved here from Fort Albert.", []string{"LOCATION:Fort Albert"}},
 		{"The workshop is in Tarnby Vale this year.", []string{"LOCATION:Tarnby Vale"}},
 		{"The letter was in Maria Kowalski's drawer.", []string{"PERSON:Maria Kowalski"}},
+		// Names with two connectors and suffixes; a verb before a name
+		// is not part of it.
+		{"Ask Pieter van der Berg about the keys.", []string{"PERSON:Pieter van der Berg"}},
+		{"The report by Laura Mendes PhD was late.", []string{"PERSON:Laura Mendes PhD"}},
 		// Places of several words, with small words inside them.
 		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
 		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
