@@ -216,7 +216,10 @@ func (g *tagger) classify(a, e int) {
 	// A country that is no common word or given name is a place in any
 	// case ("belize", not "chad" or "turkey").
 	country := e-a == 1 && f&wCountry != 0 && f&(wCommon|wFirst|wLast) == 0
-	if !g.cased && !personCue && !placeCue && !country && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
+	// So is a given name that is no common word or place ("zachary",
+	// not "mark" or "paris").
+	given := e-a == 1 && isFirst && f&(wCommon|wCity|wCountry|wRegion) == 0
+	if !g.cased && !personCue && !placeCue && !country && !given && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
 	switch {

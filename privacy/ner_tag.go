@@ -1,6 +1,9 @@
 package privacy
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // The rules of the embedded recognizer over a segment of tokens.
 
@@ -538,7 +541,8 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// A full street type after the name ends it: "Millicent
 			// Drive", "Bezrukov Street" (not "Street street").
 			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) &&
-				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && g.ts[j].e-g.ts[j].s > 3) {
+				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && g.ts[j].e-g.ts[j].s > 3 &&
+					!strings.EqualFold(g.word(j), g.word(j-1))) {
 				// (unless another full street type follows: "Benson Park
 				// Drive")
 				return j, marker, false

@@ -40,6 +40,8 @@ func TestEmbedded(t *testing.T) {
 		{"my zip code is 60614", []string{"ADDRESS:60614"}},
 		// Lower-case text: names where the words around say so.
 		{"she flew in from brazil", []string{"LOCATION:brazil"}},
+		{"ok so yolanda will bring the cake", []string{"PERSON:yolanda"}},
+		{"we need to mark the crystal glasses", nil},
 		// Address forms of several countries.
 		{"Post it to 4 Kelvin Road, Glasgow G12 8QQ, thanks", []string{"ADDRESS:4 Kelvin Road, Glasgow G12 8QQ"}},
 		{"The form goes to 80 Wellington Street, Ottawa, ON K1A 0A6.", []string{"ADDRESS:80 Wellington Street, Ottawa, ON K1A 0A6"}},
