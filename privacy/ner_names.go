@@ -555,6 +555,18 @@ func (g *tagger) personLineAbove(a int) bool {
 	return false
 }
 
+// placeKey returns the words of [a, e) as a key of the place list.
+func (g *tagger) placeKey(a, e int) string {
+	var b strings.Builder
+	for j := a; j < e; j++ {
+		if j > a && g.ts[j].sp {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.ToLower(g.text[g.ts[j].s:g.ts[j].e]))
+	}
+	return b.String()
+}
+
 // placeSpan returns the end of the longest known place of two or more
 // words from k (countries and regions; cities only when a lower-case word
 // or an apostrophe is inside, which a run of capitalised words cannot

@@ -714,6 +714,15 @@ func (g *tagger) streetAddress(k int) int {
 			places++
 			continue
 		}
+		// A state or province code alone between a comma and a line
+		// break, a comma or a postal code (", ZH\n", ", tv\n").
+		if !postcode && step > 0 && g.isWord(jj) && g.isPunct(jj-1, ',') && len(g.word(jj)) >= 2 && len(g.word(jj)) <= 3 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, ',') || g.postcodeAt(jj+1) > jj+1) {
+			parts = append(parts, addrPart{Address, jj, jj + 1})
+			j = jj + 1
+			hasMore = true
+			continue
+		}
 		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
@@ -728,6 +737,14 @@ func (g *tagger) streetAddress(k int) int {
 			continue
 		}
 		break
+	}
+	// A name joined to the street line by "and" after words that
+	// announce an address ("return to Ines and 12 Oak Road") is taken
+	// into the address as one span.
+	if !secondaryFirst && numStart >= 2 && g.lowerIs(numStart-1, "and") && g.capWord(numStart-2) && !g.ts[numStart-2].used &&
+		g.ts[numStart-2].f&wCommon == 0 && g.addressWordBefore(numStart-2) {
+		g.emit(Address, numStart-2, parts[len(parts)-1].b, 0.7)
+		return parts[len(parts)-1].b
 	}
 	split := secondaryFirst
 	if !split {
@@ -898,8 +915,22 @@ func (g *tagger) streetMarkerStart(k int) bool {
 
 func (g *tagger) streetNoNumber(k int) int {
 	end, marker, trailing := g.streetName(k)
-	if end == k || !marker {
+	if end == k {
 		return k
+	}
+	if !marker {
+		// A street name of its own language followed by its number,
+		// after words that announce an address ("sent to Vesturgata
+		// 66", "his address: Trg revolucije 12").
+		if !trailing || end-k > 4 || !g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+			return k
+		}
+		for j := k; j < end-1; j++ {
+			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 {
+				return k
+			}
+		}
+		return end
 	}
 	last := end - 1
 	if g.isPunct(last, '.') {
@@ -921,6 +952,19 @@ func (g *tagger) streetNoNumber(k int) int {
 		}
 	}
 	return end
+}
+
+// addressWordBefore reports whether the words right before k announce an
+// address: "to", "at", "address:", "address is", "lives at".
+func (g *tagger) addressWordBefore(k int) bool {
+	j := k - 1
+	if g.isPunct(j, ':') {
+		return g.lowerIs(j-1, "address") || g.lowerIs(j-1, "addresses")
+	}
+	if g.lowerIs(j, "is") {
+		return g.lowerIs(j-1, "address")
+	}
+	return g.lowerIs(j, "to") || g.lowerIs(j, "at") || g.lowerIs(j, "address")
 }
 
 // addressCue reports whether the words before k announce an address.
@@ -971,6 +1015,9 @@ func (g *tagger) countryAt(k int) int {
 	if !g.isWord(k) {
 		return k
 	}
+	if e := g.placeSpan(k); e > k+1 && g.l.places[g.placeKey(k, e)]&(wCountry|wRegion) != 0 {
+		return e
+	}
 	for n := 4; n >= 2; n-- {
 		if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n])&(wCountry|wRegion) != 0 {
 			return k + n
@@ -1003,7 +1050,11 @@ func (g *tagger) cityAt(k int) int {
 		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
 			j++
 		}
-		if j == len(g.ts) || g.ts[j].nl > 0 {
+		// A district number at the end of the line: "Praha 4".
+		if j < len(g.ts) && g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 2 && !g.ts[j].ord && (j+1 == len(g.ts) || g.ts[j+1].nl > 0 || g.isPunct(j+1, ',')) {
+			j++
+		}
+		if j == len(g.ts) || g.ts[j].nl > 0 || g.isPunct(j, ',') && j > k+1 && g.isNum(j-1) {
 			if g.countryAt(k) == j {
 				return k
 			}

@@ -48,6 +48,9 @@ func TestEmbedded(t *testing.T) {
 		{"Please forward it to Lindenallee 14, 50968 Köln, Deutschland today", []string{"ADDRESS:Lindenallee 14, 50968 Köln, Deutschland"}},
 		{"We moved to 31 Prinsengracht, 1015 DV Amsterdam", []string{"ADDRESS:31 Prinsengracht, 1015 DV Amsterdam"}},
 		{"Returns: 77 Orchard Way Birch Street, Dayton, OH 45402", []string{"ADDRESS:77 Orchard Way Birch Street, Dayton, OH 45402"}},
+		{"Please forward my post to Skólavegur 14, Selfoss", []string{"ADDRESS:Skólavegur 14", "LOCATION:Selfoss"}},
+		{"Please return it to Ines and 12 Oak Road.", []string{"ADDRESS:Ines and 12 Oak Road"}},
+		{"New address: 5 Rosemary Lane\nBrno 2\n, JM\n Czech Republic 60200", []string{"ADDRESS:5 Rosemary Lane\nBrno 2\n, JM\n Czech Republic 60200"}},
 		// A block under a name, part by part; the country line and the
 		// postal code after it belong to the block.
 		{"Tomás Ferreira\n\n12 P.O. Box 77\n Suite 5\n Vila Nova\n Republic of Moldova 20455",
