@@ -116,7 +116,7 @@ func theLexicon() *lexicon {
 // states and regions of several countries. Separated by ';'.
 var builtinPlaces = map[uint32]string{
 	wCountry: "Czech Republic; Cape Verde; Ivory Coast; Swaziland; Macedonia; Republic of Macedonia; Burma; East Timor; " +
-		"People's Republic of China; Republic of China; Republic of Korea; Democratic People's Republic of Korea; Korea; " +
+		"Turkey; Congo; Réunion; People's Republic of China; Republic of China; Republic of Korea; Democratic People's Republic of Korea; Korea; " +
 		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; " +
 		"United States of America; USA; America; UAE; Russian Federation; Republic of Ireland; Federated States of Micronesia; " +
 		"Sao Tome and Principe; São Tomé and Príncipe; Saint Kitts and Nevis; Saint Vincent and the Grenadines; " +
@@ -150,7 +150,8 @@ var builtinWords = map[uint32]string{
 		"wharf quay embankment gate market",
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
-		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr",
+		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
+		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία",
 	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +

@@ -137,6 +137,11 @@ func (g *tagger) dropLeading(a, e int) bool {
 	if t.f&wCommon == 0 {
 		return false
 	}
+	// A country or region, or a town after a preposition of place, in
+	// the middle of a sentence: "that Turkey is", "is from Cork".
+	if e-a == 1 && !g.sentenceStart(a) && g.cased && (t.f&(wCountry|wRegion) != 0 || t.f&wCity != 0 && g.strongPlaceCue(g.prevWord(a))) {
+		return false
+	}
 	named := t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0
 	if g.sentenceStart(a) || !g.cased {
 		// A common word that starts a sentence: part of a name only when
@@ -151,7 +156,7 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
-	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
+	if allCommon && !(e-a == 1 && t.f&(wCountry|wRegion) != 0) && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
 		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
 		return true
 	}
@@ -297,6 +302,12 @@ func (g *tagger) classify(a, e int) {
 	}
 }
 
+// strongPlaceCue reports whether the word p introduces a place: "in",
+// "near", or "from" and "to" after a verb of moving.
+func (g *tagger) strongPlaceCue(p int) bool {
+	return g.lowerIs(p, "in") || g.lowerIs(p, "near") || g.placeVerbBefore(p)
+}
+
 // placeVerbBefore reports whether the preposition p follows a word of
 // moving or origin: "moved here from", "originally from", "flew to".
 func (g *tagger) placeVerbBefore(p int) bool {
@@ -390,6 +401,11 @@ func (g *tagger) personCueAfter(e int) bool {
 	switch {
 	case g.lowerIs(e, "said") || g.lowerIs(e, "says") || g.lowerIs(e, "shouted") || g.lowerIs(e, "explained") || g.lowerIs(e, "listed"):
 		return true
+	case (g.lowerIs(e, "is") || g.lowerIs(e, "was")) && g.lowerIs(e+1, "from"):
+		return true // "Ines is from Porto"
+	case (g.lowerIs(e, "his") || g.lowerIs(e, "her")) && g.isWord(e+1) && !g.ts[e+1].cap:
+		return true // "gave Ines her keys"
+
 	case g.isPunct(e, '\'') && !g.ts[e].sp && g.isWord(e+1) && g.word(e+1) == "s":
 		return true
 	case g.isPunct(e, ':') && g.lineStartRun(e):
@@ -456,8 +472,8 @@ func (g *tagger) orgCue(a, e, p int) bool {
 	if g.lowerIs(p, "at") && (g.lowerIs(p-1, "year") || g.isPunct(e, ',') && g.isNum(e+1)) {
 		return true
 	}
-	if g.lowerIs(p, "from") && g.lowerIs(p-1, "is") {
-		return true
+	if g.lowerIs(p, "from") && g.lowerIs(p-1, "is") && !(e-a == 1 && g.ts[a].f&(wCity|wCountry|wRegion) != 0) && g.l.lookupPlace(g.text, g.ts[a:e]) == 0 {
+		return true // "Ines is from Acme", not "from Cork"
 	}
 	return false
 }

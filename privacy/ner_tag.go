@@ -723,7 +723,7 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 			continue
 		}
-		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
+		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
@@ -1077,7 +1077,7 @@ func (g *tagger) cityAt(k int) int {
 	}
 	j := k + 1
 	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.ts[j].f&wConnector != 0 && g.capWord(j+1)) {
-		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper {
+		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper || len(g.word(j)) <= 3 && g.postcodeAt(j+1) > j+1 {
 			break
 		}
 		j++
