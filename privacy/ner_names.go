@@ -24,6 +24,18 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		// Text without capitals: a word that is no common word after a
+		// verb of living or moving and its preposition ("grew up in
+		// onnezies", "moved here from punkaharju").
+		if !g.cased && g.isWord(k) && g.ts[k].f&(wCommon|wFirst) == 0 && g.placeVerbBefore(g.prevWord(k)) {
+			e := k + 1
+			for e < len(g.ts) && e-k < 4 && g.isWord(e) && g.sameLine(e) && g.ts[e].f&wCommon == 0 {
+				e++
+			}
+			g.emit(Location, k, e, 0.6)
+			k = e - 1
+			continue
+		}
 		if !g.capWord(k) {
 			continue
 		}
@@ -311,12 +323,15 @@ func (g *tagger) strongPlaceCue(p int) bool {
 // placeVerbBefore reports whether the preposition p follows a word of
 // moving or origin: "moved here from", "originally from", "flew to".
 func (g *tagger) placeVerbBefore(p int) bool {
-	if !(g.lowerIs(p, "from") || g.lowerIs(p, "to")) {
+	if !(g.lowerIs(p, "from") || g.lowerIs(p, "to") || g.lowerIs(p, "in")) {
 		return false
 	}
 	q := g.prevWord(p)
-	if g.lowerIs(p, "from") {
+	switch {
+	case g.lowerIs(p, "from"):
 		return g.oneOf(q, fromVerbs)
+	case g.lowerIs(p, "in"):
+		return g.oneOf(q, inVerbs)
 	}
 	return g.oneOf(q, toVerbs)
 }
@@ -327,6 +342,8 @@ var nameSuffixes = wordSet("md dds phd dvm jr sr ii iii iv esq mba cpa rn dmd")
 var (
 	fromVerbs = wordSet("here there originally moved move moving came come comes coming fled emigrated immigrated flew " +
 		"travelled traveled returned back hails hail i'm am is are was were")
+	inVerbs = wordSet("up lives live living lived born based located stay stays staying stayed settled i'm am " +
+		"grew raised resides reside residing")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
 )

@@ -41,6 +41,7 @@ func TestEmbedded(t *testing.T) {
 		// Lower-case text: names where the words around say so.
 		{"she flew in from brazil", []string{"LOCATION:brazil"}},
 		{"ok so yolanda will bring the cake", []string{"PERSON:yolanda"}},
+		{"my uncle grew up in vrenstad", []string{"LOCATION:vrenstad"}},
 		{"we need to mark the crystal glasses", nil},
 		// Address forms of several countries.
 		{"Post it to 4 Kelvin Road, Glasgow G12 8QQ, thanks", []string{"ADDRESS:4 Kelvin Road, Glasgow G12 8QQ"}},
