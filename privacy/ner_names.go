@@ -64,8 +64,8 @@ func (g *tagger) names() {
 		// Drop capitalised common words that only start the sentence,
 		// except inside the name of an organisation ("Open Data Group",
 		// "Department Of Transport").
-		for a < e && g.ts[a].f&wNotName != 0 {
-			a++
+		for a < e && (g.ts[a].f&wNotName != 0 || g.ts[a].f&wConnector != 0 && !g.ts[a].cap && g.cased) {
+			a++ // nor a name from a small word ("Hi y Ana")
 		}
 		if !g.orgRun(a, e) {
 			for a < e && g.dropLeading(a, e) {
