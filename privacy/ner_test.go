@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -158,6 +159,26 @@ func FuzzEmbedded(f *testing.F) {
 				t.Fatalf("finding %+v cuts a character in %q", fd, text)
 			}
 			last = fd.End
+		}
+	})
+}
+
+// FuzzPostcode checks the reader of British and Canadian postal codes
+// against a regular expression of the same forms.
+func FuzzPostcode(f *testing.F) {
+	for _, s := range []string{"NW1 6XE", "SW1A 1AA", "K1A 0B1", "K1A0B1", "G12 8QQ,", "EC1A 1BB9", "A1 1AA", "k1a 0b1", "AB12 3CD"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`^([A-Z][0-9][A-Z] ?[0-9][A-Z][0-9]|[A-Z]{1,2}[0-9][A-Z0-9]? [0-9][A-Z]{2})(?:[^A-Za-z0-9]|$)`)
+	f.Add("NW1 6XEé")
+	f.Fuzz(func(t *testing.T, text string) {
+		e := alnumPostcode(text, 0)
+		want := 0
+		if m := re.FindStringSubmatchIndex(text); m != nil {
+			want = m[3]
+		}
+		if e != want {
+			t.Fatalf("alnumPostcode(%q) = %d, want %d", text, e, want)
 		}
 	})
 }
