@@ -247,7 +247,7 @@ func (g *tagger) classify(a, e int) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
-		g.emit(Location, a, e, 0.8)
+		g.emit(Location, a, g.district(e), 0.8)
 		return
 	}
 	// A line of capitalised words under a person's name line (and the
@@ -268,7 +268,7 @@ func (g *tagger) classify(a, e int) {
 		switch fullName := isFirst && e-a >= 2 && g.ts[last].f&wLast != 0 && g.ts[last].f&(wCity|wCountry|wRegion|wCommon) == 0; {
 		case g.lowerIs(p, "in") || g.lowerIs(p, "near"):
 			if !fullName && !(isFirst && e-a == 1 && place == 0) {
-				g.emit(Location, a, e, 0.7)
+				g.emit(Location, a, g.district(e), 0.7)
 				return
 			}
 		case g.placeVerbBefore(p):
@@ -312,6 +312,20 @@ func (g *tagger) classify(a, e int) {
 		}
 		g.emit(Person, a, e, 0.7)
 	}
+}
+
+// district returns the end of a place name ending at e with the number
+// of a district after it ("Praha 4" at the end of a sentence or before
+// a comma), or e.
+func (g *tagger) district(e int) int {
+	if g.isNum(e) && g.sameLine(e) && g.ts[e].sp && !g.ts[e].ord && len(g.word(e)) <= 2 && !g.ts[e].dot &&
+		(e+1 == len(g.ts) || g.isPunct(e+1, ',') || g.isPunct(e+1, '.') && (e+2 == len(g.ts) || g.ts[e+2].cap) || g.ts[e+1].nl > 0) {
+		return e + 1
+	}
+	if g.isNum(e) && g.sameLine(e) && g.ts[e].sp && !g.ts[e].ord && len(g.word(e)) <= 2 && g.ts[e].dot && (e+2 >= len(g.ts) || g.ts[e+2].cap) {
+		return e + 1
+	}
+	return e
 }
 
 // strongPlaceCue reports whether the word p introduces a place: "in",

@@ -74,6 +74,8 @@ func TestEmbedded(t *testing.T) {
 		{"Rosa is from Cork, and I gave Rosa her umbrella.", []string{"PERSON:Rosa", "LOCATION:Cork", "PERSON:Rosa"}},
 		{"I hear that Turkey is lovely in May.", []string{"LOCATION:Turkey"}},
 		{"Ms. Ida Berg Apt. 4 7 Kirkeveien 12\nHalden T 51890", []string{"PERSON:Ms.", "PERSON:Ida Berg", "ADDRESS:Apt. 4", "ADDRESS:7", "ADDRESS:Kirkeveien 12", "LOCATION:Halden", "ADDRESS:T", "ADDRESS:51890"}},
+		{"My sister lives in Brno 2, near the river.", []string{"LOCATION:Brno 2"}},
+		{"We stayed in Lisbon 3 nights.", []string{"LOCATION:Lisbon"}},
 		// Places of several words, with small words inside them.
 		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
 		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
