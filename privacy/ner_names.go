@@ -634,6 +634,11 @@ func (g *tagger) placeSpan(k int) int {
 		if t.kind == tNum || t.kind == tPunct && t.c != '\'' && t.c != '.' || t.code {
 			break
 		}
+		// Inside a place name of cased text, a lower-case English word
+		// is a small word ("of", "de", "and the"); another ends the look.
+		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && !g.lowerIs(j, "of") && !g.lowerIs(j, "and") && !g.lowerIs(j, "the")) {
+			break
+		}
 		if j > k && t.sp {
 			if n == len(buf) {
 				break
