@@ -36,6 +36,7 @@ const (
 	wPersonCue                     // words after which a name follows
 	wPlaceCue                      // words after which a place follows
 	wNotName                       // capitalised words that are never names (I, OK, ...)
+	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
 )
 
 type lexicon struct {
@@ -98,6 +99,11 @@ func theLexicon() *lexicon {
 				} else {
 					l.words[key] |= class
 				}
+			}
+		}
+		for _, set := range cueSets {
+			for w := range set {
+				l.words[w] |= wCue
 			}
 		}
 		for class, list := range builtinWords {

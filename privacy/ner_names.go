@@ -522,6 +522,10 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// cueSets are the word sets that oneOf looks words up in; their words
+// carry wCue in the lexicon, so that other words need no look-up.
+var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive}
+
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(list) {
@@ -532,7 +536,7 @@ func wordSet(list string) map[string]bool {
 
 // oneOf reports whether token k is a word of set (ASCII case folded).
 func (g *tagger) oneOf(k int, set map[string]bool) bool {
-	if !g.isWord(k) || g.ts[k].e-g.ts[k].s > 16 {
+	if !g.isWord(k) || g.ts[k].f&wCue == 0 || g.ts[k].e-g.ts[k].s > 16 {
 		return false
 	}
 	var b [16]byte
