@@ -88,5 +88,5 @@ func ExampleEmbedded() {
 		"She was born on 4/17/1986; her colleague Dr. Tomasz Nowak at Wexford Analytics Group has a copy.")
 	fmt.Println(msg)
 	// Output:
-	// Please send the contract to [PERSON_1], [ADDRESS_1] [ADDRESS_2], [LOCATION_1]. She was born on [DATE_TIME_1]; her colleague [PERSON_2] [PERSON_3] at [ORGANIZATION_1] has a copy.
+	// Please send the contract to [PERSON_1], [ADDRESS_1], [LOCATION_1]. She was born on [DATE_TIME_1]; her colleague [PERSON_2] [PERSON_3] at [ORGANIZATION_1] has a copy.
 }

@@ -36,6 +36,7 @@ const (
 	wPersonCue                     // words after which a name follows
 	wPlaceCue                      // words after which a place follows
 	wNotName                       // capitalised words that are never names (I, OK, ...)
+	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
 )
 
 type lexicon struct {
@@ -69,6 +70,9 @@ func theLexicon() *lexicon {
 					l.places[key] |= class
 					first, _, _ := strings.Cut(key, " ")
 					l.words[first] |= wPlaceStart
+					if a, _, ok := strings.Cut(first, "'"); ok {
+						l.words[a] |= wPlaceStart // "People's Republic of China"
+					}
 					continue
 				}
 				l.words[key] |= class
@@ -80,6 +84,28 @@ func theLexicon() *lexicon {
 		add("cities.txt", wCity)
 		add("countries.txt", wCountry)
 		add("regions.txt", wRegion)
+		for class, list := range builtinPlaces {
+			for _, line := range strings.Split(list, ";") {
+				key := strings.Join(strings.Fields(strings.ToLower(line)), " ")
+				if key == "" {
+					continue
+				}
+				if first, _, multi := strings.Cut(key, " "); multi {
+					l.places[key] |= class
+					l.words[first] |= wPlaceStart
+					if a, _, ok := strings.Cut(first, "'"); ok {
+						l.words[a] |= wPlaceStart
+					}
+				} else {
+					l.words[key] |= class
+				}
+			}
+		}
+		for _, set := range cueSets {
+			for w := range set {
+				l.words[w] |= wCue
+			}
+		}
 		for class, list := range builtinWords {
 			for _, w := range strings.Fields(list) {
 				l.words[w] |= class
@@ -90,6 +116,38 @@ func theLexicon() *lexicon {
 	return lex
 }
 
+// builtinPlaces are names of countries and regions in common use that
+// the country and state lists lack: older and shorter English names of
+// countries, the nations of the United Kingdom, and the provinces,
+// states and regions of several countries. Separated by ';'.
+var builtinPlaces = map[uint32]string{
+	wCountry: "Czech Republic; Cape Verde; Ivory Coast; Swaziland; Macedonia; Republic of Macedonia; Burma; East Timor; " +
+		"Turkey; Congo; Réunion; People's Republic of China; Republic of China; Republic of Korea; Democratic People's Republic of Korea; Korea; " +
+		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; " +
+		"United States of America; USA; America; UAE; Russian Federation; Republic of Ireland; Federated States of Micronesia; " +
+		"Sao Tome and Principe; São Tomé and Príncipe; Saint Kitts and Nevis; Saint Vincent and the Grenadines; " +
+		"Saint Pierre and Miquelon; Wallis and Futuna; Heard Island and McDonald Islands; Svalbard and Jan Mayen; " +
+		"Turks and Caicos Islands; British Virgin Islands; US Virgin Islands; United States Virgin Islands; " +
+		"Holy See; Vatican; Vatican City; Palestine; Palestinian Territory; Occupied Palestinian Territory; " +
+		"Libyan Arab Jamahiriya; Syrian Arab Republic; Lao People's Democratic Republic; Viet Nam; Republic of Moldova; " +
+		"United Republic of Tanzania; Islamic Republic of Iran; Brunei Darussalam; Kingdom of Saudi Arabia; " +
+		"Reunion; Curacao; Kosovo; Hong Kong; Macao; Macau; Taiwan; Greenland; Faroe Islands; The Gambia; The Bahamas; " +
+		"Bosnia; Herzegovina; Democratic Republic of Congo; Congo-Brazzaville; Congo-Kinshasa; DR Congo; DRC; " +
+		"Netherlands Antilles; Falkland Islands; Pitcairn Islands; Norfolk Island; Christmas Island; Cocos Islands; " +
+		"Bouvet Island; French Southern Territories; British Indian Ocean Territory; United States Minor Outlying Islands; " +
+		"Slovak Republic; Kyrgyz Republic; Republic of the Congo; Democratic Republic of the Congo",
+	wRegion: "Ontario; Quebec; British Columbia; Alberta; Manitoba; Saskatchewan; Nova Scotia; New Brunswick; " +
+		"Newfoundland and Labrador; Prince Edward Island; Yukon; Nunavut; Northwest Territories; " +
+		"New South Wales; Queensland; Tasmania; Western Australia; South Australia; Northern Territory; " +
+		"Australian Capital Territory; Bavaria; Bayern; Saxony; Sachsen; Hesse; Hessen; Thuringia; Brandenburg; " +
+		"Baden-Württemberg; North Rhine-Westphalia; Nordrhein-Westfalen; Lower Saxony; Niedersachsen; Rhineland-Palatinate; " +
+		"Schleswig-Holstein; Mecklenburg-Vorpommern; Saxony-Anhalt; Catalonia; Catalunya; Andalusia; Andalucía; " +
+		"Basque Country; Galicia; Castile and León; Valencian Community; Tuscany; Toscana; Lombardy; Lombardia; " +
+		"Sicily; Sicilia; Sardinia; Piedmont; Veneto; Provence; Brittany; Bretagne; Normandy; Normandie; Alsace; " +
+		"Île-de-France; Flanders; Wallonia; Scania; Lapland; Cornwall; Yorkshire; " +
+		"District of Columbia; Puerto Rico; Guam",
+}
+
 // builtinWords are the closed word classes, written here.
 var builtinWords = map[uint32]string{
 	wStreetType: "street st str road rd avenue ave av drive dr lane ln boulevard blvd way court ct place pl parkway pkwy " +
@@ -98,7 +156,8 @@ var builtinWords = map[uint32]string{
 		"wharf quay embankment gate market",
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
-		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr",
+		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
+		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία",
 	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +

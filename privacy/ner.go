@@ -101,6 +101,7 @@ type tok struct {
 	dot   bool // followed directly by '.'
 	code  bool // joined to '_' or '[' (an identifier or a token)
 	ord   bool // a number with a letter suffix (40th, 3a)
+	hl    bool // the suffix is one letter: a house number (221B, 4c)
 	f     uint32
 	used  bool
 }
@@ -354,6 +355,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 				}
 				if r == e || !isAlnum(text[r]) {
 					t.ord = true
+					t.hl = r == q+1
 					q = r
 				}
 			}

@@ -1,5 +1,11 @@
 package privacy
 
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
 // Names of people, places and organisations: runs of capitalised words,
 // decided by the word lists and the words around them.
 
@@ -7,7 +13,30 @@ const nameFlags = wFirst | wLast
 
 func (g *tagger) names() {
 	for k := 0; k < len(g.ts); k++ {
-		if g.ts[k].used || !g.capWord(k) {
+		if g.ts[k].used {
+			continue
+		}
+		// A known place of several words, with the small words inside it
+		// ("Republic of the Congo", "Chiclana de la Frontera", "People's
+		// Republic of China").
+		if e := g.placeSpan(k); e > k+1 {
+			g.emit(Location, k, e, 0.8)
+			k = e - 1
+			continue
+		}
+		// Text without capitals: a word that is no common word after a
+		// verb of living or moving and its preposition ("grew up in
+		// onnezies", "moved here from punkaharju").
+		if !g.cased && g.isWord(k) && g.ts[k].f&(wCommon|wFirst) == 0 && g.placeVerbBefore(g.prevWord(k)) {
+			e := k + 1
+			for e < len(g.ts) && e-k < 4 && g.isWord(e) && g.sameLine(e) && g.ts[e].f&wCommon == 0 {
+				e++
+			}
+			g.emit(Location, k, e, 0.6)
+			k = e - 1
+			continue
+		}
+		if !g.capWord(k) {
 			continue
 		}
 		// Honorifics: "Mr. Grimes", "Dr Ann Lee".
@@ -32,9 +61,16 @@ func (g *tagger) names() {
 		}
 		e := g.run(k)
 		a := k
-		// Drop capitalised common words that only start the sentence.
-		for a < e && g.dropLeading(a, e) {
-			a++
+		// Drop capitalised common words that only start the sentence,
+		// except inside the name of an organisation ("Open Data Group",
+		// "Department Of Transport").
+		for a < e && (g.ts[a].f&wNotName != 0 || g.ts[a].f&wConnector != 0 && !g.ts[a].cap && g.cased) {
+			a++ // nor a name from a small word ("Hi y Ana")
+		}
+		if !g.orgRun(a, e) {
+			for a < e && g.dropLeading(a, e) {
+				a++
+			}
 		}
 		if a == e {
 			k = e - 1
@@ -70,12 +106,18 @@ func (g *tagger) run(k int) int {
 			j++
 			continue
 		}
-		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+		if g.isWord(j) && g.ts[j].f&wConnector != 0 && !g.ts[j].cap && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}
+		// Two connectors: "van der", "de la", "von dem".
+		if g.cased && g.isWord(j) && g.isWord(j+1) && g.ts[j].f&wConnector != 0 && g.ts[j+1].f&wConnector != 0 && !g.ts[j].cap && !g.ts[j+1].cap &&
+			g.ts[j+1].sp && g.sameLine(j+1) && g.capWord(j+2) && g.sameLine(j+2) && g.ts[j+2].sp && !g.ts[j+2].used {
+			j += 3
+			continue
+		}
 		// "Department of Better Technology", "Bank of Ireland"
-		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && g.cased {
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}
@@ -100,7 +142,16 @@ func (g *tagger) dropLeading(a, e int) bool {
 	if !g.cased && t.f&(wFirst|wCity|wCountry|wRegion|wPlaceStart) == 0 && !g.personCueBefore(a) {
 		return true
 	}
+	// A verb or greeting before a name ("Ask Paul", "Tell Jordan").
+	if t.f&wPersonCue != 0 && t.f&wCommon != 0 && a+1 < e && g.sentenceStart(a) {
+		return true
+	}
 	if t.f&wCommon == 0 {
+		return false
+	}
+	// A country or region, or a town after a preposition of place, in
+	// the middle of a sentence: "that Turkey is", "is from Cork".
+	if e-a == 1 && !g.sentenceStart(a) && g.cased && (t.f&(wCountry|wRegion) != 0 || t.f&wCity != 0 && g.strongPlaceCue(g.prevWord(a))) {
 		return false
 	}
 	named := t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0
@@ -117,7 +168,7 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
-	if allCommon && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
+	if allCommon && !(e-a == 1 && t.f&(wCountry|wRegion) != 0) && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
 		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
 		return true
 	}
@@ -148,7 +199,7 @@ func (g *tagger) classify(a, e int) {
 	f := g.ts[a].f
 	p := g.prevLower(a)
 	// Organisations: a suffix or an organisation word.
-	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) {
+	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) {
 		g.emit(Organization, a, e, 0.75)
 		return
 	}
@@ -179,7 +230,13 @@ func (g *tagger) classify(a, e int) {
 		place = g.l.lookupPlace(g.text, g.ts[a:e])
 	}
 	isFirst := f&wFirst != 0
-	if !g.cased && !personCue && !placeCue && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
+	// A country that is no common word or given name is a place in any
+	// case ("belize", not "chad" or "turkey").
+	country := e-a == 1 && f&wCountry != 0 && f&(wCommon|wFirst|wLast) == 0
+	// So is a given name that is no common word or place ("zachary",
+	// not "mark" or "paris").
+	given := e-a == 1 && isFirst && f&(wCommon|wCity|wCountry|wRegion) == 0
+	if !g.cased && !personCue && !placeCue && !country && !given && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
 	switch {
@@ -190,7 +247,7 @@ func (g *tagger) classify(a, e int) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	case place != 0 && placeCue && !(isFirst && !placeCueStrong(g, p)):
-		g.emit(Location, a, e, 0.8)
+		g.emit(Location, a, g.district(e), 0.8)
 		return
 	}
 	// A line of capitalised words under a person's name line (and the
@@ -204,6 +261,23 @@ func (g *tagger) classify(a, e int) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	}
+	// After a preposition of place ("in Port Edward", "moved here from
+	// Station Nord"), a run is a place unless it reads as a person's
+	// name.
+	if g.cased && !personCue {
+		switch fullName := isFirst && e-a >= 2 && g.ts[last].f&wLast != 0 && g.ts[last].f&(wCity|wCountry|wRegion|wCommon) == 0; {
+		case g.lowerIs(p, "in") || g.lowerIs(p, "near"):
+			if !fullName && !(isFirst && e-a == 1 && place == 0) {
+				g.emit(Location, a, g.district(e), 0.7)
+				return
+			}
+		case g.placeVerbBefore(p):
+			if !isFirst || place != 0 {
+				g.emit(Location, a, e, 0.7)
+				return
+			}
+		}
+	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0
 	unknown := 0
@@ -213,6 +287,10 @@ func (g *tagger) classify(a, e int) {
 		} else if g.ts[j].f&(wCommon|wCity|wCountry|wRegion) == 0 {
 			unknown++
 		}
+	}
+	// A suffix after the name belongs to it: "MD", "PhD", "Jr.", "III".
+	if known+unknown > 0 && g.oneOf(e, nameSuffixes) && g.sameLine(e) && (g.ts[e].sp || g.isPunct(e-1, ',')) {
+		e++
 	}
 	switch {
 	case isFirst || personCue:
@@ -236,8 +314,74 @@ func (g *tagger) classify(a, e int) {
 	}
 }
 
+// district returns the end of a place name ending at e with the number
+// of a district after it ("Praha 4" at the end of a sentence or before
+// a comma), or e.
+func (g *tagger) district(e int) int {
+	if g.isNum(e) && g.sameLine(e) && g.ts[e].sp && !g.ts[e].ord && len(g.word(e)) <= 2 && !g.ts[e].dot &&
+		(e+1 == len(g.ts) || g.isPunct(e+1, ',') || g.isPunct(e+1, '.') && (e+2 == len(g.ts) || g.ts[e+2].cap) || g.ts[e+1].nl > 0) {
+		return e + 1
+	}
+	if g.isNum(e) && g.sameLine(e) && g.ts[e].sp && !g.ts[e].ord && len(g.word(e)) <= 2 && g.ts[e].dot && (e+2 >= len(g.ts) || g.ts[e+2].cap) {
+		return e + 1
+	}
+	return e
+}
+
+// strongPlaceCue reports whether the word p introduces a place: "in",
+// "near", or "from" and "to" after a verb of moving.
+func (g *tagger) strongPlaceCue(p int) bool {
+	return g.lowerIs(p, "in") || g.lowerIs(p, "near") || g.placeVerbBefore(p)
+}
+
+// placeVerbBefore reports whether the preposition p follows a word of
+// moving or origin: "moved here from", "originally from", "flew to".
+func (g *tagger) placeVerbBefore(p int) bool {
+	if !(g.lowerIs(p, "from") || g.lowerIs(p, "to") || g.lowerIs(p, "in")) {
+		return false
+	}
+	q := g.prevWord(p)
+	switch {
+	case g.lowerIs(p, "from"):
+		return g.oneOf(q, fromVerbs)
+	case g.lowerIs(p, "in"):
+		return g.oneOf(q, inVerbs)
+	}
+	return g.oneOf(q, toVerbs)
+}
+
+// nameSuffixes are the degrees and generations written after a name.
+var nameSuffixes = wordSet("md dds phd dvm jr sr ii iii iv esq mba cpa rn dmd")
+
+var (
+	fromVerbs = wordSet("here there originally moved move moving came come comes coming fled emigrated immigrated flew " +
+		"travelled traveled returned back hails hail i'm am is are was were")
+	inVerbs = wordSet("up lives live living lived born based located stay stays staying stayed settled i'm am " +
+		"grew raised resides reside residing")
+	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
+		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
+)
+
 func placeCueStrong(g *tagger, p int) bool {
 	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")
+}
+
+// orgRun reports whether the run [a, e) of two or more words is an
+// organisation by its words: a company suffix at its end, a word of
+// institutions in it, or a suffix such as "University" followed by "of".
+func (g *tagger) orgRun(a, e int) bool {
+	if e-a < 2 || !g.cased {
+		return false
+	}
+	if g.ts[e-1].f&wOrgSuffix != 0 && g.ts[e-1].f&nameFlags == 0 || g.orgWords(a, e) {
+		return true
+	}
+	for j := a; j+1 < e; j++ {
+		if g.ts[j].f&wOrgSuffix != 0 && (g.lowerIs(j+1, "of") || g.lowerIs(j+1, "for")) {
+			return true
+		}
+	}
+	return false
 }
 
 // orgWords reports whether the run holds a word that names institutions
@@ -288,6 +432,11 @@ func (g *tagger) personCueAfter(e int) bool {
 	switch {
 	case g.lowerIs(e, "said") || g.lowerIs(e, "says") || g.lowerIs(e, "shouted") || g.lowerIs(e, "explained") || g.lowerIs(e, "listed"):
 		return true
+	case (g.lowerIs(e, "is") || g.lowerIs(e, "was")) && g.lowerIs(e+1, "from"):
+		return true // "Ines is from Porto"
+	case (g.lowerIs(e, "his") || g.lowerIs(e, "her")) && g.isWord(e+1) && !g.ts[e+1].cap:
+		return true // "gave Ines her keys"
+
 	case g.isPunct(e, '\'') && !g.ts[e].sp && g.isWord(e+1) && g.word(e+1) == "s":
 		return true
 	case g.isPunct(e, ':') && g.lineStartRun(e):
@@ -316,11 +465,34 @@ func (g *tagger) orgCue(a, e, p int) bool {
 	if g.lowerIs(e, "invested") {
 		return true
 	}
+	// After the name: "X hired", "X's employees", "X is headquartered".
+	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
+		g.lowerIs(e, "is") && g.lowerIs(e+1, "headquartered") {
+		return true
+	}
 	if p < 0 {
 		return false
 	}
 	if g.lowerIs(p, "became") || g.lowerIs(p, "joined") || g.lowerIs(p, "works") || g.lowerIs(p, "employed") {
 		return true
+	}
+	// Work and business before the name: "works at X", "joined the X",
+	// "the CEO of X", "acquired by X", "at X as an engineer".
+	q := p
+	if g.lowerIs(q, "the") {
+		q = g.prevWord(q)
+	}
+	if q >= 0 {
+		switch {
+		case g.oneOf(q, orgBefore):
+			return true
+		case (g.lowerIs(q, "at") || g.lowerIs(q, "for") || g.lowerIs(q, "by") || g.lowerIs(q, "with")) && g.oneOf(g.prevWord(q), orgBeforeAt):
+			return true
+		case g.lowerIs(q, "of") && g.oneOf(g.prevWord(q), orgBeforeOf):
+			return true
+		case g.lowerIs(q, "at") && g.lowerIs(e, "as") && (g.lowerIs(e+1, "a") || g.lowerIs(e+1, "an") || g.lowerIs(e+1, "the") || g.lowerIs(e+1, "its")):
+			return true
+		}
 	}
 	if g.lowerIs(p, "of") && g.lowerIs(p-1, "address") {
 		return true
@@ -331,10 +503,48 @@ func (g *tagger) orgCue(a, e, p int) bool {
 	if g.lowerIs(p, "at") && (g.lowerIs(p-1, "year") || g.isPunct(e, ',') && g.isNum(e+1)) {
 		return true
 	}
-	if g.lowerIs(p, "from") && g.lowerIs(p-1, "is") {
-		return true
+	if g.lowerIs(p, "from") && g.lowerIs(p-1, "is") && !(e-a == 1 && g.ts[a].f&(wCity|wCountry|wRegion) != 0) && g.l.lookupPlace(g.text, g.ts[a:e]) == 0 {
+		return true // "Ines is from Acme", not "from Cork"
 	}
 	return false
+}
+
+// Words around the names of organisations (lower case).
+var (
+	orgBefore = wordSet("joined joining join rejoined founded co-founded cofounded acquired employer company firm startup " +
+		"start-up subsidiary competitor rival vendor")
+	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
+		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
+	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
+		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners")
+	orgAfter           = wordSet("hired announced acquired employs reported headquartered shareholders inc ltd llc gmbh")
+	orgAfterPossessive = wordSet("ceo cto cfo founder founders employees staff headquarters shares stock board products customers " +
+		"revenue profits spokesperson spokesman spokeswoman chairman")
+)
+
+// cueSets are the word sets that oneOf looks words up in; their words
+// carry wCue in the lexicon, so that other words need no look-up.
+var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive}
+
+func wordSet(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
+}
+
+// oneOf reports whether token k is a word of set (ASCII case folded).
+func (g *tagger) oneOf(k int, set map[string]bool) bool {
+	if !g.isWord(k) || g.ts[k].f&wCue == 0 || g.ts[k].e-g.ts[k].s > 16 {
+		return false
+	}
+	var b [16]byte
+	w := g.word(k)
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return set[string(b[:len(w)])]
 }
 
 // partnerList matches "A, B and C" at k (three capitalised words): a
@@ -394,4 +604,82 @@ func (g *tagger) personLineAbove(a int) bool {
 		}
 	}
 	return false
+}
+
+// placeKey returns the words of [a, e) as a key of the place list.
+func (g *tagger) placeKey(a, e int) string {
+	var b strings.Builder
+	for j := a; j < e; j++ {
+		if j > a && g.ts[j].sp {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.ToLower(g.text[g.ts[j].s:g.ts[j].e]))
+	}
+	return b.String()
+}
+
+// placeSpan returns the end of the longest known place of two or more
+// words from k (countries and regions; cities only when a lower-case word
+// or an apostrophe is inside, which a run of capitalised words cannot
+// hold), or k. In cased text the first and last words are capitalised.
+func (g *tagger) placeSpan(k int) int {
+	if !g.isWord(k) || g.ts[k].f&wPlaceStart == 0 || g.cased && !g.ts[k].cap {
+		return k
+	}
+	var buf [128]byte
+	n := 0
+	best := k
+	inner := false
+	for j := k; j < len(g.ts) && j-k < 9; j++ {
+		t := g.ts[j]
+		if j > k && (!g.sameLine(j) || t.used) {
+			break
+		}
+		if t.kind == tNum || t.kind == tPunct && t.c != '\'' && t.c != '.' || t.code {
+			break
+		}
+		// Inside a place name of cased text, a lower-case English word
+		// is a small word ("of", "de", "and the"); another ends the look.
+		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && !g.lowerIs(j, "of") && !g.lowerIs(j, "and") && !g.lowerIs(j, "the")) {
+			break
+		}
+		if j > k && t.sp {
+			if n == len(buf) {
+				break
+			}
+			buf[n] = ' '
+			n++
+		}
+		w := g.text[t.s:t.e]
+		if n+len(w) > len(buf) {
+			break
+		}
+		for i := 0; i < len(w); {
+			c := w[i]
+			if c < utf8.RuneSelf {
+				buf[n] = lower(c)
+				n++
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(w[i:])
+			i += size
+			r = unicode.ToLower(r)
+			if n+utf8.RuneLen(r) > len(buf) {
+				return best
+			}
+			n += utf8.EncodeRune(buf[n:], r)
+		}
+		if t.kind == tPunct || g.cased && !t.cap {
+			inner = true
+			continue
+		}
+		if j == k {
+			continue
+		}
+		if c := g.l.places[string(buf[:n])]; c&(wCountry|wRegion) != 0 || c&wCity != 0 && inner {
+			best = j + 1
+		}
+	}
+	return best
 }

@@ -1,6 +1,9 @@
 package privacy
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // The rules of the embedded recognizer over a segment of tokens.
 
@@ -48,13 +51,33 @@ func (g *tagger) emit(t EntityType, a, b int, score float64) {
 	g.dst = append(g.dst, Finding{Start: s, End: e, Type: t, Score: score})
 }
 
+// abbrevs are the abbreviations that are also English words.
+var abbrevs = map[string]bool{"st": true, "ave": true, "dr": true, "ct": true, "pl": true, "ter": true, "sq": true, "fl": true,
+	"rm": true, "co": true, "corp": true, "inc": true, "dept": true, "ste": true, "sat": true, "sun": true, "mon": true,
+	"wed": true, "fri": true, "jan": true, "mar": true, "apr": true, "aug": true, "dec": true, "rd": true, "pk": true,
+	"hwy": true, "blvd": true, "ln": true, "cir": true, "apt": true, "bldg": true, "rev": true, "fr": true, "sr": true, "jr": true,
+	"prof": true, "mr": true, "mrs": true, "ms": true, "ltd": true, "av": true, "ext": true, "pkwy": true}
+
+func isAbbrev(w string) bool {
+	if len(w) > 5 {
+		return false
+	}
+	var b [5]byte
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return abbrevs[string(b[:len(w)])]
+}
+
 // abbrevDot reports whether the dot after word k belongs to it (a short
 // abbreviation, not the end of a sentence).
 func abbrevDot(g *tagger, k int) bool {
 	t := g.ts[k]
 	n := utf8.RuneCountInString(g.text[t.s:t.e])
 	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
-		return true
+		// A whole word ("Grove.", "Group.") at the end of a sentence
+		// keeps no dot; an abbreviation ("Ave.", "Ltd.") does.
+		return t.f&wCommon == 0 || isAbbrev(g.text[t.s:t.e])
 	}
 	return n <= 2 && t.cap
 }
@@ -517,7 +540,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			j++
 			// A full street type after the name ends it: "Millicent
 			// Drive", "Bezrukov Street" (not "Street street").
-			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) {
+			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) &&
+				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && g.ts[j].e-g.ts[j].s > 3 &&
+					!strings.EqualFold(g.word(j), g.word(j-1))) {
+				// (unless another full street type follows: "Benson Park
+				// Drive")
 				return j, marker, false
 			}
 			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
@@ -569,39 +596,67 @@ func (g *tagger) streetAddress(k int) int {
 		j = e
 		secondaryFirst = true
 	}
-	if !g.isNum(j) || g.ts[j].ord || len(g.word(j)) > 6 || !boundaryBefore(g.text, g.ts[j].s) {
-		if g.streetMarkerStart(j) {
-			return g.streetNoNumber(j)
-		}
-		return k
-	}
-	numStart := j
-	j++
-	nums := 1
-	if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
+	numStart, numEnd, end := j, j, j
+	nums := 0
+	ownNumber := false // the street line holds a number after the house number
+	switch {
+	case g.houseNumber(j):
 		j++
-		nums++
-	}
-	nameStart := j
-	end, marker, trailing := g.streetName(j)
-	if end == nameStart {
-		return k
-	}
-	words := end - nameStart
-	if !(marker || trailing || nums == 2) {
-		// Capitalised words after a number are a street only where the
-		// text says so.
-		if !g.addressCue(numStart) || words > 4 {
+		// A range of house numbers: "9-11", "12–14".
+		if g.isPunct(j, '-') && g.glued(j) && g.glued(j+1) && g.isNum(j+1) && (!g.ts[j+1].ord || g.ts[j+1].hl) && len(g.word(j+1)) <= 6 {
+			j += 2
+		}
+		numEnd = j
+		nums = 1
+		if g.isNum(j) && g.sameLine(j) && !g.ts[j].ord && len(g.word(j)) <= 6 && (g.streetWord(j+1) || g.isNum(j+1) && g.ts[j+1].ord) {
+			j++
+			nums++
+		}
+		nameStart := j
+		var marker, trailing bool
+		if box := g.poBoxAt(j); box > j && g.sameLine(j) {
+			// "98 P.O. Box 101": a box in the place of the street.
+			end, marker, trailing = box, true, true
+		} else {
+			end, marker, trailing = g.streetName(j)
+		}
+		if end == nameStart {
 			return k
 		}
-	}
-	// A year or a count before capitalised words ("in 2001 American") is
-	// no street.
-	if nums == 1 && !marker && !trailing {
+		words := end - nameStart
+		if !(marker || trailing || nums == 2) {
+			// Capitalised words after a number are a street only where
+			// the text says so.
+			if !g.addressCue(numStart) || words > 4 {
+				return k
+			}
+		}
+		// A year or a count before capitalised words ("in 2001
+		// American") is no street.
+		if nums == 1 && !marker && !trailing {
+			return k
+		}
+		ownNumber = nums == 2 || trailing
+	case g.streetMarkerStart(j):
+		// A street without a number before it: "Musterstraße 12",
+		// "Baker Street"; not from the first word of a sentence before
+		// a lower-case word ("Bitte an Lindenallee 14").
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap {
+			return k
+		}
+		end = g.streetNoNumber(j)
+		if end == j {
+			return k
+		}
+	default:
 		return k
 	}
-	if !g.cased && !marker && !trailing && nums == 1 {
-		return k
+	// A second street name right after the first on its line, without a
+	// comma ("Wallis Street Cunha Street"): one street line.
+	if g.sameLine(end) && end < len(g.ts) && g.ts[end].sp && g.isWord(end) && g.ts[end].cap && g.ts[end].f&wStreetType == 0 {
+		if e2, m2, _ := g.streetName(end); e2 > end+1 && m2 && g.ts[e2-1].f&wStreetType != 0 && g.ts[e2-1].e-g.ts[e2-1].s > 3 {
+			end = e2
+		}
 	}
 	parts = append(parts, addrPart{Address, numStart, end})
 	j = end
@@ -614,43 +669,82 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 		}
 	}
-	// City, state, country, postal code.
-	for step := 0; step < 4; step++ {
+	// City, state, country, postal code, in the orders of several
+	// countries: "Springfield, IL 62704", "10115 Berlin, Germany",
+	// "London NW1 6XE", one per line in a block.
+	places := 0
+	postcode := false
+	for step := 0; step < 6; step++ {
 		jj, ok := g.sep(j, step > 0 || hasMore)
 		if !ok {
 			break
 		}
-		if g.isNum(jj) && !g.ts[jj].ord && len(g.word(jj)) >= 4 && len(g.word(jj)) <= 6 {
-			e := jj + 1
-			if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) {
-				e += 2
+		if !postcode {
+			if e := g.postcodeAt(jj); e > jj && (step > 0 || hasMore || g.isPunct(jj-1, ',') || g.ts[jj].nl > 0 || g.sameLine(jj) && g.capWord(e) && g.sameLine(e)) {
+				parts = append(parts, addrPart{Address, jj, e})
+				j = e
+				hasMore = true
+				postcode = true
+				// The town after its postal code: "10115 Berlin".
+				if places == 0 && e < len(g.ts) && g.sameLine(e) && g.ts[e].sp {
+					if c := g.cityAt(e); c > e {
+						parts = append(parts, addrPart{Location, e, c})
+						j = c
+						places++
+					}
+				}
+				continue
 			}
-			parts = append(parts, addrPart{Address, jj, e})
-			j = e
-			hasMore = true
-			break
 		}
-		if c := g.countryAt(jj); c > jj {
+		c := g.countryAt(jj)
+		city := jj
+		if !postcode && (places == 0 || places == 1 && g.ts[jj].nl > 0 && g.lineStart(jj)) {
+			city = g.cityAt(jj)
+			if city > jj && g.onlyStreetWords(jj, city) {
+				city = jj // "Street", "St." after a street is no town
+			}
+			if places == 1 && city > jj && !g.placeLine(jj, city) {
+				city = jj
+			}
+		}
+		if c > jj && c >= city {
 			parts = append(parts, addrPart{Location, jj, c})
 			j = c
 			hasMore = true
+			places++
 			continue
 		}
-		if g.isWord(jj) && (g.ts[jj].upper || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0) && step > 0 {
+		// A state or province code alone between a comma and a line
+		// break, a comma or a postal code (", ZH\n", ", tv\n").
+		if !postcode && step > 0 && g.isWord(jj) && g.isPunct(jj-1, ',') && len(g.word(jj)) >= 2 && len(g.word(jj)) <= 3 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, ',') || g.postcodeAt(jj+1) > jj+1) {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
 			continue
 		}
-		if step == 0 || step == 1 && parts[len(parts)-1].typ == Address {
-			if c := g.cityAt(jj); c > jj {
-				parts = append(parts, addrPart{Location, jj, c})
-				hasMore = hasMore || g.ts[jj].nl > 0
-				j = c
-				continue
-			}
+		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
+			parts = append(parts, addrPart{Address, jj, jj + 1})
+			j = jj + 1
+			hasMore = true
+			continue
+		}
+		if city > jj {
+			parts = append(parts, addrPart{Location, jj, city})
+			hasMore = hasMore || g.ts[jj].nl > 0 || places > 0
+			j = city
+			places++
+			continue
 		}
 		break
+	}
+	// A name joined to the street line by "and" after words that
+	// announce an address ("return to Ines and 12 Oak Road") is taken
+	// into the address as one span.
+	if !secondaryFirst && numStart >= 2 && g.lowerIs(numStart-1, "and") && g.capWord(numStart-2) && !g.ts[numStart-2].used &&
+		g.ts[numStart-2].f&wCommon == 0 && g.addressWordBefore(numStart-2) {
+		g.emit(Address, numStart-2, parts[len(parts)-1].b, 0.7)
+		return parts[len(parts)-1].b
 	}
 	split := secondaryFirst
 	if !split {
@@ -664,16 +758,152 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(Address, parts[0].a, parts[len(parts)-1].b, 0.85)
 		return parts[len(parts)-1].b
 	}
-	for idx, p := range parts {
-		if p.typ == Address && p.a == numStart && end-numStart > 1 && idx == len(parts)-len(parts[idx:]) {
-			// The house number apart from the street name.
-			g.emit(Address, numStart, numStart+1, 0.7)
-			g.emit(Address, numStart+1, p.b, 0.85)
+	for _, p := range parts {
+		if p.typ == Address && p.a == numStart && ownNumber {
+			// A street line that holds its own number ("55 Halsey Road",
+			// "Kromwater 38"): the number before it is a part of its own
+			// (a building or unit number).
+			g.emit(Address, numStart, numEnd, 0.7)
+			g.emit(Address, numEnd, p.b, 0.85)
 			continue
 		}
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// onlyStreetWords reports whether the words of [a, e) are all street
+// types or unit words.
+func (g *tagger) onlyStreetWords(a, e int) bool {
+	for j := a; j < e; j++ {
+		if g.isWord(j) && g.ts[j].f&(wStreetType|wSecondary) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// placeLine reports whether the words [a, e) on a line of their own after
+// the town line of an address block name a place: a known one, or words
+// that are neither common words nor given names.
+func (g *tagger) placeLine(a, e int) bool {
+	for j := a; j < e; j++ {
+		if !g.isWord(j) {
+			continue
+		}
+		f := g.ts[j].f
+		if f&(wCity|wCountry|wRegion|wPlaceStart) == 0 && (f&(wCommon|wFirst) != 0 || g.cased && !g.ts[j].cap && f&wConnector == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// poBoxAt matches "P.O. Box 12", "PO Box 12" at k and returns its end, or k.
+func (g *tagger) poBoxAt(k int) int {
+	if !(g.lowerIs(k, "p") || g.lowerIs(k, "po")) {
+		return k
+	}
+	if e := g.secondaryAt(k); e > 0 {
+		return e
+	}
+	return k
+}
+
+// postcodeAt matches a postal code at k and returns its end, or k: four
+// to six digits with an optional extension ("62704-1234", "00-950"), and
+// the letter-and-digit codes of the United Kingdom ("NW1 6XE", "SW1A
+// 1AA"), Canada ("K1A 0B1") and the Netherlands ("1012 AB").
+func (g *tagger) postcodeAt(k int) int {
+	if k >= len(g.ts) {
+		return k
+	}
+	t := g.ts[k]
+	end := -1
+	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
+		e := k + 1
+		if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) && g.glued(e+1) {
+			e += 2
+		}
+		// "1012 AB"
+		if len(g.word(k)) == 4 && g.isWord(e) && g.sameLine(e) && g.ts[e].upper && len(g.word(e)) == 2 && g.ts[e].f&(wCountry|wRegion) == 0 && (e+1 >= len(g.ts) || !g.isWord(e+1) || !g.sameLine(e+1)) {
+			e++
+		}
+		return e
+	}
+	if t.kind != tWord && t.kind != tNum {
+		return k
+	}
+	p := t.s
+	if e := alnumPostcode(g.text, p); e > p {
+		end = e
+	}
+	if end < 0 {
+		return k
+	}
+	j := k
+	for j < len(g.ts) && g.ts[j].s < end {
+		j++
+	}
+	if g.ts[j-1].e != end {
+		return k
+	}
+	return j
+}
+
+// alnumPostcode returns the end of a British or Canadian postal code at
+// p, or p.
+func alnumPostcode(text string, p int) int {
+	up := func(i int) bool { return i < len(text) && text[i] >= 'A' && text[i] <= 'Z' }
+	dig := func(i int) bool { return i < len(text) && isDigit(text[i]) }
+	end := func(i int) int {
+		if i == len(text) || !isAlnum(text[i]) {
+			return i
+		}
+		return p
+	}
+	// Canada: A1A 1A1.
+	if up(p) && dig(p+1) && up(p+2) {
+		q := p + 3
+		if q < len(text) && text[q] == ' ' {
+			q++
+		}
+		if dig(q) && up(q+1) && dig(q+2) {
+			return end(q + 3)
+		}
+	}
+	// United Kingdom: outward code A9, A99, AA9, AA99, A9A, AA9A; then
+	// a space and the inward code 9AA.
+	q := p
+	if !up(q) {
+		return p
+	}
+	q++
+	if up(q) {
+		q++
+	}
+	if !dig(q) {
+		return p
+	}
+	q++
+	if dig(q) || up(q) {
+		q++
+	}
+	if q >= len(text) || text[q] != ' ' {
+		return p
+	}
+	q++
+	if dig(q) && up(q+1) && up(q+2) {
+		return end(q + 3)
+	}
+	return p
+}
+
+// houseNumber reports whether token k can be a house number: up to six
+// digits, or digits and one letter ("221B", "4c"), not glued to the word
+// before.
+func (g *tagger) houseNumber(k int) bool {
+	return g.isNum(k) && (!g.ts[k].ord || g.ts[k].hl) && len(g.word(k)) <= 6 && boundaryBefore(g.text, g.ts[k].s)
 }
 
 // streetMarkerStart reports whether k starts a street name without a
@@ -685,8 +915,22 @@ func (g *tagger) streetMarkerStart(k int) bool {
 
 func (g *tagger) streetNoNumber(k int) int {
 	end, marker, trailing := g.streetName(k)
-	if end == k || !marker {
+	if end == k {
 		return k
+	}
+	if !marker {
+		// A street name of its own language followed by its number,
+		// after words that announce an address ("sent to Vesturgata
+		// 66", "his address: Trg revolucije 12").
+		if !trailing || end-k > 4 || !g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+			return k
+		}
+		for j := k; j < end-1; j++ {
+			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 {
+				return k
+			}
+		}
+		return end
 	}
 	last := end - 1
 	if g.isPunct(last, '.') {
@@ -707,8 +951,20 @@ func (g *tagger) streetNoNumber(k int) int {
 			return k
 		}
 	}
-	g.emit(Address, k, end, 0.75)
 	return end
+}
+
+// addressWordBefore reports whether the words right before k announce an
+// address: "to", "at", "address:", "address is", "lives at".
+func (g *tagger) addressWordBefore(k int) bool {
+	j := k - 1
+	if g.isPunct(j, ':') {
+		return g.lowerIs(j-1, "address") || g.lowerIs(j-1, "addresses")
+	}
+	if g.lowerIs(j, "is") {
+		return g.lowerIs(j-1, "address")
+	}
+	return g.lowerIs(j, "to") || g.lowerIs(j, "at") || g.lowerIs(j, "address")
 }
 
 // addressCue reports whether the words before k announce an address.
@@ -759,6 +1015,9 @@ func (g *tagger) countryAt(k int) int {
 	if !g.isWord(k) {
 		return k
 	}
+	if e := g.placeSpan(k); e > k+1 && g.l.places[g.placeKey(k, e)]&(wCountry|wRegion) != 0 {
+		return e
+	}
 	for n := 4; n >= 2; n-- {
 		if k+n <= len(g.ts) && g.allWords(k, k+n) && g.l.lookupPlace(g.text, g.ts[k:k+n])&(wCountry|wRegion) != 0 {
 			return k + n
@@ -791,7 +1050,11 @@ func (g *tagger) cityAt(k int) int {
 		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
 			j++
 		}
-		if j == len(g.ts) || g.ts[j].nl > 0 {
+		// A district number at the end of the line: "Praha 4".
+		if j < len(g.ts) && g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 2 && !g.ts[j].ord && (j+1 == len(g.ts) || g.ts[j+1].nl > 0 || g.isPunct(j+1, ',')) {
+			j++
+		}
+		if j == len(g.ts) || g.ts[j].nl > 0 || g.isPunct(j, ',') && j > k+1 && g.isNum(j-1) {
 			if g.countryAt(k) == j {
 				return k
 			}
@@ -814,7 +1077,7 @@ func (g *tagger) cityAt(k int) int {
 	}
 	j := k + 1
 	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.ts[j].f&wConnector != 0 && g.capWord(j+1)) {
-		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper {
+		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper || len(g.word(j)) <= 3 && g.postcodeAt(j+1) > j+1 {
 			break
 		}
 		j++

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -30,7 +31,7 @@ func TestEmbedded(t *testing.T) {
 		text string
 		want []string
 	}{
-		{"Anna Schmidt lives at 12 Rue de la Paix, Paris", []string{"PERSON:Anna Schmidt", "ADDRESS:12", "ADDRESS:Rue de la Paix", "LOCATION:Paris"}},
+		{"Anna Schmidt lives at 12 Rue de la Paix, Paris", []string{"PERSON:Anna Schmidt", "ADDRESS:12 Rue de la Paix", "LOCATION:Paris"}},
 		{"Please ship it to 742 Evergreen Terrace, Springfield, Oregon 97403.", []string{"ADDRESS:742 Evergreen Terrace, Springfield, Oregon 97403"}},
 		{"My name is Olga Petrov and I was born on 3/14/1975.", []string{"PERSON:Olga Petrov", "DATE_TIME:3/14/1975"}},
 		{"She moved here from Portugal last year.", []string{"LOCATION:Portugal"}},
@@ -40,6 +41,47 @@ func TestEmbedded(t *testing.T) {
 		{"my zip code is 60614", []string{"ADDRESS:60614"}},
 		// Lower-case text: names where the words around say so.
 		{"she flew in from brazil", []string{"LOCATION:brazil"}},
+		{"ok so yolanda will bring the cake", []string{"PERSON:yolanda"}},
+		{"my uncle grew up in vrenstad", []string{"LOCATION:vrenstad"}},
+		{"we need to mark the crystal glasses", nil},
+		// Address forms of several countries.
+		{"Post it to 4 Kelvin Road, Glasgow G12 8QQ, thanks", []string{"ADDRESS:4 Kelvin Road, Glasgow G12 8QQ"}},
+		{"The form goes to 80 Wellington Street, Ottawa, ON K1A 0A6.", []string{"ADDRESS:80 Wellington Street, Ottawa, ON K1A 0A6"}},
+		{"Please forward it to Lindenallee 14, 50968 Köln, Deutschland today", []string{"ADDRESS:Lindenallee 14, 50968 Köln, Deutschland"}},
+		{"We moved to 31 Prinsengracht, 1015 DV Amsterdam", []string{"ADDRESS:31 Prinsengracht, 1015 DV Amsterdam"}},
+		{"Returns: 77 Orchard Way Birch Street, Dayton, OH 45402", []string{"ADDRESS:77 Orchard Way Birch Street, Dayton, OH 45402"}},
+		{"Please forward my post to Skólavegur 14, Selfoss", []string{"ADDRESS:Skólavegur 14", "LOCATION:Selfoss"}},
+		{"Please return it to Ines and 12 Oak Road.", []string{"ADDRESS:Ines and 12 Oak Road"}},
+		{"New address: 5 Rosemary Lane\nBrno 2\n, JM\n Czech Republic 60200", []string{"ADDRESS:5 Rosemary Lane\nBrno 2\n, JM\n Czech Republic 60200"}},
+		// A block under a name, part by part; the country line and the
+		// postal code after it belong to the block.
+		{"Tomás Ferreira\n\n12 P.O. Box 77\n Suite 5\n Vila Nova\n Republic of Moldova 20455",
+			[]string{"PERSON:Tomás Ferreira", "ADDRESS:12", "ADDRESS:P.O. Box 77", "ADDRESS:Suite 5", "LOCATION:Vila Nova", "LOCATION:Republic of Moldova", "ADDRESS:20455"}},
+		// Organisations by their words and by the words around them.
+		{"She joined the University of Leeds in 2011.", []string{"ORGANIZATION:University of Leeds"}},
+		{"Grant Data Systems hired twelve people.", []string{"ORGANIZATION:Grant Data Systems"}},
+		{"Last year he worked at Quillory as a designer.", []string{"ORGANIZATION:Quillory"}},
+		{"The founder of Brandwick left.", []string{"ORGANIZATION:Brandwick"}},
+		// A place after a preposition of place, even with a given name
+		// inside; a person's full name stays a person.
+		{"Last spring we moved here from Fort Albert.", []string{"LOCATION:Fort Albert"}},
+		{"The workshop is in Tarnby Vale this year.", []string{"LOCATION:Tarnby Vale"}},
+		{"The letter was in Maria Kowalski's drawer.", []string{"PERSON:Maria Kowalski"}},
+		// Names with two connectors and suffixes; a verb before a name
+		// is not part of it.
+		{"Ask Pieter van der Berg about the keys.", []string{"PERSON:Pieter van der Berg"}},
+		{"The report by Laura Mendes PhD was late.", []string{"PERSON:Laura Mendes PhD"}},
+		{"Rosa is from Cork, and I gave Rosa her umbrella.", []string{"PERSON:Rosa", "LOCATION:Cork", "PERSON:Rosa"}},
+		{"I hear that Turkey is lovely in May.", []string{"LOCATION:Turkey"}},
+		{"Ms. Ida Berg Apt. 4 7 Kirkeveien 12\nHalden T 51890", []string{"PERSON:Ms.", "PERSON:Ida Berg", "ADDRESS:Apt. 4", "ADDRESS:7", "ADDRESS:Kirkeveien 12", "LOCATION:Halden", "ADDRESS:T", "ADDRESS:51890"}},
+		{"My sister lives in Brno 2, near the river.", []string{"LOCATION:Brno 2"}},
+		{"We stayed in Lisbon 3 nights.", []string{"LOCATION:Lisbon"}},
+		// Places of several words, with small words inside them.
+		{"Our supplier ships from the Republic of the Congo.", []string{"LOCATION:Republic of the Congo"}},
+		{"They spent the winter in Alcalá de los Gazules.", []string{"LOCATION:Alcalá de los Gazules"}},
+		{"Her cousin emigrated from People's Republic of China", []string{"LOCATION:People's Republic of China"}},
+		{"the team flew home to sierra leone", []string{"LOCATION:sierra leone"}},
+		{"apparently mongolia is cold in march", []string{"LOCATION:mongolia"}},
 		// Nothing personal.
 		{"The committee agreed on the plan. Several questions remained open.", nil},
 		{"Words such as Courage and Honesty are not names.", nil},
@@ -56,6 +98,29 @@ func TestEmbedded(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestHouseNumbers: a house number, with a letter or not, belongs to the
+// street it stands before, and the town after the street line is a place
+// even where it is also a family name.
+func TestHouseNumbers(t *testing.T) {
+	r := NewRewriter(NewScanner(nil), NewVault())
+	for _, tc := range []struct{ text, want string }{
+		{"Deliver it to 221B Baker Street, London.", "Deliver it to [ADDRESS_1], [LOCATION_1]."},
+		{"Our studio is at 4c Harbour Lane, Galway", "Our studio is at [ADDRESS_2], [LOCATION_2]"},
+		{"Meet me at 10 Downing Street tomorrow.", "Meet me at [ADDRESS_3] tomorrow."},
+		{"The keys are with the porter at 58 Elm Grove.", "The keys are with the porter at [ADDRESS_4]."},
+		{"Ann Lee\n17 Quarry Road\nBristol", "[PERSON_1]\n[ADDRESS_5]\n[LOCATION_3]"},
+		{"Send the forms to 9-11 Mill Lane, Leeds, please.", "Send the forms to [ADDRESS_6], [LOCATION_4], please."},
+	} {
+		got, err := r.Tokenize(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("Tokenize(%q)\n got %q\nwant %q", tc.text, got, tc.want)
 		}
 	}
 }
@@ -77,7 +142,8 @@ func TestEmbeddedTypes(t *testing.T) {
 func FuzzEmbedded(f *testing.F) {
 	for _, s := range []string{"Anna Schmidt lives at 12 Rue de la Paix, Paris", "??? a\n??? 1 Main St\n??? Apt. 4\n??? X\n??? Y 1",
 		"mr. jörg ö 1/2/1990", "PSC 1, Box 2\nAPO AE 12345", "the corner of A St. and B Street", "ΛΕΜΕΣΟΣ 12 Αγ. Ανδρέα 3",
-		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1"} {
+		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1", "9-11 Mill Lane, Leeds LS1 4AP", "221B Baker St, K1A 0B1",
+		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})
@@ -95,6 +161,26 @@ func FuzzEmbedded(f *testing.F) {
 				t.Fatalf("finding %+v cuts a character in %q", fd, text)
 			}
 			last = fd.End
+		}
+	})
+}
+
+// FuzzPostcode checks the reader of British and Canadian postal codes
+// against a regular expression of the same forms.
+func FuzzPostcode(f *testing.F) {
+	for _, s := range []string{"NW1 6XE", "SW1A 1AA", "K1A 0B1", "K1A0B1", "G12 8QQ,", "EC1A 1BB9", "A1 1AA", "k1a 0b1", "AB12 3CD"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`^([A-Z][0-9][A-Z] ?[0-9][A-Z][0-9]|[A-Z]{1,2}[0-9][A-Z0-9]? [0-9][A-Z]{2})(?:[^A-Za-z0-9]|$)`)
+	f.Add("NW1 6XEé")
+	f.Fuzz(func(t *testing.T, text string) {
+		e := alnumPostcode(text, 0)
+		want := 0
+		if m := re.FindStringSubmatchIndex(text); m != nil {
+			want = m[3]
+		}
+		if e != want {
+			t.Fatalf("alnumPostcode(%q) = %d, want %d", text, e, want)
 		}
 	})
 }
