@@ -212,7 +212,8 @@ func (g *tagger) classify(a, e int) {
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
 	// Hubbard-Thomas"), the items are organisations.
-	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s {
+	// A known place in such a list stays a place.
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) {
 		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
 		case ", ", " and ", ", and ", " & ":
 			g.emit(Organization, a, e, 0.6)
@@ -239,9 +240,18 @@ func (g *tagger) classify(a, e int) {
 	if !g.cased && !personCue && !placeCue && !country && !given && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
+	// A single word that is a known place is no organisation on a cue
+	// before it alone ("volunteered at Lisbon"); a cue after it ("Lisbon
+	// hired", "is the brainchild of") still names an organisation.
+	if orgCue && e-a == 1 && place != 0 && !g.orgCue(a, e, -1) {
+		orgCue = false
+	}
 	switch {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
+		return
+	case !personCue && g.cased && g.placeContext(a, e, place):
+		g.emit(Location, a, e, 0.75)
 		return
 	case orgCue && !isFirst:
 		g.emit(Organization, a, e, 0.6)
@@ -253,7 +263,7 @@ func (g *tagger) classify(a, e int) {
 	// A line of capitalised words under a person's name line (and the
 	// job title under it) is their organisation ("Ann Lee\nAcme Widgets\n12
 	// Main St").
-	if !isFirst && g.orgLine(a, e) {
+	if !isFirst && !(e-a == 1 && place != 0) && g.orgLine(a, e) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	}
@@ -312,6 +322,35 @@ func (g *tagger) classify(a, e int) {
 		}
 		g.emit(Person, a, e, 0.7)
 	}
+}
+
+// placeContext reports whether the words right around the run [a, e)
+// make it a place even where it is also a given name: "-based" after it
+// ("Florence-based"), a country or state after a comma ("Paris, France"),
+// or a place just before it in a list or a route ("from Lyon to Paris",
+// "Lyon and Paris"). place holds the run's place flags; a run that is no
+// known place qualifies only when it is no known name or common word.
+func (g *tagger) placeContext(a, e int, place uint32) bool {
+	if place == 0 {
+		for j := a; j < e; j++ {
+			if g.ts[j].f&(nameFlags|wCommon) != 0 {
+				return false
+			}
+		}
+	}
+	if g.isPunct(e, '-') && g.glued(e) && g.lowerIs(e+1, "based") && g.glued(e+1) {
+		return true
+	}
+	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
+		return true
+	}
+	if n := len(g.dst); place != 0 && n > 0 && g.dst[n-1].Type == Location && g.dst[n-1].End < g.ts[a].s {
+		switch g.text[g.dst[n-1].End:g.ts[a].s] {
+		case " to ", " and ", ", ", ", and ", " or ", " & ":
+			return true
+		}
+	}
+	return false
 }
 
 // district returns the end of a place name ending at e with the number
@@ -557,14 +596,26 @@ func (g *tagger) partnerList(k int) int {
 	if g.isPunct(k+5, ',') && g.capWord(k+6) {
 		return k
 	}
-	firsts := 0
+	// places counts the known places, plain counts those that are no
+	// name as well: partners are named by family names, many of which
+	// are towns too ("Davis", "Reynolds").
+	firsts, places, plain := 0, 0, 0
 	for _, j := range []int{k, k + 2, k + 4} {
 		if g.ts[j].f&wFirst != 0 {
 			firsts++
 		}
+		if g.ts[j].f&(wCity|wCountry|wRegion) != 0 {
+			places++
+			if g.ts[j].f&nameFlags == 0 {
+				plain++
+			}
+		}
 		if g.ts[j].f&wCommon != 0 && g.ts[j].f&nameFlags == 0 {
 			return k
 		}
+	}
+	if places == 3 && plain >= 1 {
+		return k // places in a list: each word decides alone
 	}
 	if g.isPunct(k-1, ':') || firsts == 3 {
 		g.emit(Person, k, k+1, 0.7)

@@ -184,3 +184,73 @@ func FuzzPostcode(f *testing.F) {
 		}
 	})
 }
+
+// TestNamePlaceDisambiguation: a capitalised word that is both a given
+// name and a known place is decided by the words around it; sentences
+// written for this test.
+func TestNamePlaceDisambiguation(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		// Place cues: a preposition of place, a country or state after a
+		// comma, "-based", a postal code.
+		{"The parcel went to Florence yesterday.", []string{"LOCATION:Florence"}},
+		{"We spent a week near Paris last summer.", []string{"LOCATION:Paris"}},
+		{"Our office is in Florence, Italy.", []string{"LOCATION:Florence", "LOCATION:Italy"}},
+		{"Tickets for Paris, France are sold out.", []string{"LOCATION:Paris", "LOCATION:France"}},
+		{"A Florence-based studio made the film.", []string{"LOCATION:Florence"}},
+		{"The conference moves from Florence to Paris.", []string{"LOCATION:Florence", "LOCATION:Paris"}},
+		// Person cues keep the name a person.
+		{"Florence said the parcel was late.", []string{"PERSON:Florence"}},
+		{"I gave Paris her keys back.", []string{"PERSON:Paris"}},
+		{"My name is Florence and I sing.", []string{"PERSON:Florence"}},
+	} {
+		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f.Type)+":"+tc.text[f.Start:f.End])
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestOrganizationEvidence: a single capitalised word needs a strong cue
+// to be an organisation, and an organisation guess that is a known place
+// or a person's name is dropped.
+func TestOrganizationEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"She works at Zentrix as an engineer.", []string{"ORGANIZATION:Zentrix"}},
+		{"He works at Portugal Telecom.", []string{"ORGANIZATION:Portugal Telecom"}},
+		// A known place after a weak organisation cue stays a place.
+		{"She works in Lisbon now.", []string{"LOCATION:Lisbon"}},
+		{"Our staff volunteered at Lisbon for a week.", []string{"LOCATION:Lisbon"}},
+		// A list of known places is no firm named after its partners.
+		{"We have shops in Lisbon, Madrid and Seville.", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
+		{"Offices: Lisbon, Madrid and Seville", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
+		// Places listed after an organisation stay places.
+		{"She joined Zentrix Labs, Vienna and Prague teams.", []string{"ORGANIZATION:Zentrix Labs", "LOCATION:Vienna", "LOCATION:Prague"}},
+		// A town on its own line under a person is no organisation.
+		{"Ann Lee\nRotterdam", []string{"PERSON:Ann Lee", "LOCATION:Rotterdam"}},
+	} {
+		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f.Type)+":"+tc.text[f.Start:f.End])
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
