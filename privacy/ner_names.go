@@ -341,6 +341,9 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if g.isPunct(e, '-') && g.glued(e) && g.lowerIs(e+1, "based") && g.glued(e+1) {
 		return true
 	}
+	if place != 0 && g.placeWords(a, e) {
+		return true
+	}
 	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
 		return true
 	}
@@ -352,6 +355,34 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	}
 	return false
 }
+
+// placeWords reports the words that make a known place of the run [a,
+// e) that could also be a name: a preposition of place before it
+// ("around", "outside"), a noun of places before "of" ("the mayor of"),
+// a noun of places after its possessive ("X's museums") or "X is a city".
+func (g *tagger) placeWords(a, e int) bool {
+	p := g.prevWord(a)
+	if g.oneOf(p, placeBefore) && g.ts[p].e < g.ts[a].s {
+		return true
+	}
+	if g.lowerIs(p, "of") && g.oneOf(g.prevWord(p), placeNouns) {
+		return true
+	}
+	if g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, placeNouns) {
+		return true
+	}
+	if (g.lowerIs(e, "is") || g.lowerIs(e, "was")) && (g.lowerIs(e+1, "a") || g.lowerIs(e+1, "the")) {
+		return g.oneOf(e+2, placeKinds) || g.isWord(e+2) && g.oneOf(e+3, placeKinds)
+	}
+	return false
+}
+
+var (
+	placeBefore = wordSet("around outside across throughout via towards toward into inside")
+	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
+		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
+	placeKinds = wordSet("city town village capital port metropolis")
+)
 
 // district returns the end of a place name ending at e with the number
 // of a district after it ("Praha 4" at the end of a sentence or before
@@ -477,7 +508,7 @@ func (g *tagger) personCueAfter(e int) bool {
 		return true // "gave Ines her keys"
 
 	case g.isPunct(e, '\'') && !g.ts[e].sp && g.isWord(e+1) && g.word(e+1) == "s":
-		return true
+		return !g.oneOf(e+2, placeNouns) // not "Paris's museums"
 	case g.isPunct(e, ':') && g.lineStartRun(e):
 		return true
 	}
@@ -563,7 +594,8 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive}
+var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+	placeBefore, placeNouns, placeKinds}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
