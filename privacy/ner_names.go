@@ -347,6 +347,13 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
 		return true
 	}
+	// A line of its own above a line that holds only a country (with a
+	// postal code or not): the town of an address.
+	if g.lineStart(a) && e < len(g.ts) && g.ts[e].nl > 0 && g.capWord(e) {
+		if c := g.countryAt(e); c > e && (c == len(g.ts) || g.ts[c].nl > 0 || g.isNum(c) && (c+1 == len(g.ts) || g.ts[c+1].nl > 0)) {
+			return true
+		}
+	}
 	if n := len(g.dst); place != 0 && n > 0 && g.dst[n-1].Type == Location && g.dst[n-1].End < g.ts[a].s {
 		switch g.text[g.dst[n-1].End:g.ts[a].s] {
 		case " to ", " and ", ", ", ", and ", " or ", " & ":

@@ -246,7 +246,10 @@ func TestOrganizationEvidence(t *testing.T) {
 		{"Offices: Lisbon, Madrid and Seville", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
 		// Places listed after an organisation stay places.
 		{"She joined Zentrix Labs, Vienna and Prague teams.", []string{"ORGANIZATION:Zentrix Labs", "LOCATION:Vienna", "LOCATION:Prague"}},
-		// A town on its own line under a person is no organisation.
+		// A town on its own line under a person is no organisation, nor
+		// an unknown word on a line above a country.
+		{"Ann Lee\nVrenstad\nNorway", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad", "LOCATION:Norway"}},
+		{"Ann Lee\nSales manager\nBrelvox\n4 Mill Lane", []string{"PERSON:Ann Lee", "TITLE:Sales manager", "ORGANIZATION:Brelvox", "ADDRESS:4 Mill Lane"}},
 		{"Ann Lee\nRotterdam", []string{"PERSON:Ann Lee", "LOCATION:Rotterdam"}},
 	} {
 		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
