@@ -243,7 +243,9 @@ func (g *tagger) classify(a, e int) {
 	// A single word that is a known place is no organisation on a cue
 	// before it alone ("volunteered at Lisbon"); a cue after it ("Lisbon
 	// hired", "is the brainchild of") still names an organisation.
-	if orgCue && e-a == 1 && place != 0 && !g.orgCue(a, e, -1) {
+	// Nor is a family name after "with" ("works with Kowalski"): people
+	// are worked with as often as firms.
+	if orgCue && e-a == 1 && (place != 0 || f&wLast != 0 && g.lowerIs(p, "with")) && !g.orgCue(a, e, -1) {
 		orgCue = false
 	}
 	switch {

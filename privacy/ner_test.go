@@ -241,6 +241,9 @@ func TestOrganizationEvidence(t *testing.T) {
 		// A known place after a weak organisation cue stays a place.
 		{"She works in Lisbon now.", []string{"LOCATION:Lisbon"}},
 		{"Our staff volunteered at Lisbon for a week.", []string{"LOCATION:Lisbon"}},
+		// A family name after a cue of working with someone is a person.
+		{"She works with Kowalski on the report.", []string{"PERSON:Kowalski"}},
+		{"He consulted with Okafor before lunch.", []string{"PERSON:Okafor"}},
 		// A list of known places is no firm named after its partners.
 		{"We have shops in Lisbon, Madrid and Seville.", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
 		{"Offices: Lisbon, Madrid and Seville", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
