@@ -349,6 +349,11 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
 		return true
 	}
+	// A line below another that holds only the run and a postal code,
+	// before or after it ("4021 Vrenstad", "Vrenstad 4021"): a town.
+	if g.postcodeLine(a, e) {
+		return true
+	}
 	// A line of its own above a line that holds only a country (with a
 	// postal code or not): the town of an address.
 	if g.lineStart(a) && e < len(g.ts) && g.ts[e].nl > 0 && g.capWord(e) {
@@ -361,6 +366,22 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 		case " to ", " and ", ", ", ", and ", " or ", " & ":
 			return true
 		}
+	}
+	return false
+}
+
+// postcodeLine reports whether the run [a, e) and a number of four to
+// six digits right before or after it are a whole line, below another.
+func (g *tagger) postcodeLine(a, e int) bool {
+	code := func(k int) bool {
+		return g.isNum(k) && !g.ts[k].ord && !g.ts[k].dot && len(g.word(k)) >= 4 && len(g.word(k)) <= 6
+	}
+	eol := func(k int) bool { return k == len(g.ts) || g.ts[k].nl > 0 }
+	switch {
+	case g.ts[a].nl > 0 && code(e) && g.sameLine(e) && eol(e+1):
+		return true
+	case a > 0 && g.ts[a-1].nl > 0 && code(a-1) && g.sameLine(a) && eol(e):
+		return true
 	}
 	return false
 }

@@ -252,6 +252,8 @@ func TestOrganizationEvidence(t *testing.T) {
 		// A town on its own line under a person is no organisation, nor
 		// an unknown word on a line above a country.
 		{"Ann Lee\nVrenstad\nNorway", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad", "LOCATION:Norway"}},
+		{"Ann Lee\nVrenstad 4021", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad"}},
+		{"Ann Lee\n4021 Vrenstad", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad"}},
 		{"Ann Lee\nSales manager\nBrelvox\n4 Mill Lane", []string{"PERSON:Ann Lee", "TITLE:Sales manager", "ORGANIZATION:Brelvox", "ADDRESS:4 Mill Lane"}},
 		{"Ann Lee\nRotterdam", []string{"PERSON:Ann Lee", "LOCATION:Rotterdam"}},
 	} {
