@@ -346,6 +346,10 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if place != 0 && g.placeWords(a, e) {
 		return true
 	}
+	// A noun of land after it: "the Vrenstad area", "the Paris suburbs".
+	if g.isWord(e) && !g.ts[e].cap && g.sameLine(e) && g.oneOf(e, placeAfter) {
+		return true
+	}
 	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
 		return true
 	}
@@ -412,6 +416,8 @@ var (
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
 		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
 	placeKinds = wordSet("city town village capital port metropolis")
+	placeAfter = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
+		"airport harbour harbor")
 )
 
 // district returns the end of a place name ending at e with the number
@@ -625,7 +631,7 @@ var (
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds}
+	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

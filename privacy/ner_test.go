@@ -207,6 +207,9 @@ func TestNamePlaceDisambiguation(t *testing.T) {
 		{"The mayor of Paris opened the fair.", []string{"LOCATION:Paris"}},
 		{"Paris is a city of bridges.", []string{"LOCATION:Paris"}},
 		{"Florence's museums close early.", []string{"LOCATION:Florence"}},
+		{"Flights from Lisbon to Vrenstad are cheap.", []string{"LOCATION:Lisbon", "LOCATION:Vrenstad"}},
+		{"Rents in the Florence area went up.", []string{"LOCATION:Florence"}},
+		{"We hiked along the Vrenstad coast.", []string{"LOCATION:Vrenstad"}},
 		// Person cues keep the name a person.
 		{"Florence's husband closes the shop early.", []string{"PERSON:Florence"}},
 		{"The husband of Florence is a baker.", []string{"PERSON:Florence"}},
