@@ -221,7 +221,7 @@ func (g *tagger) classify(a, e int) {
 		}
 	}
 	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
-	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0
+	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0 && !(g.lowerIs(p, "to") && g.oneOf(g.prevWord(p), toPerson))
 	orgCue := g.orgCue(a, e, p)
 	// Places: the whole run is a known place.
 	place := uint32(0)
@@ -464,6 +464,11 @@ var (
 		"travelled traveled returned back hails hail i'm am is are was were")
 	inVerbs = wordSet("up lives live living lived born based located stay stays staying stayed settled i'm am " +
 		"grew raised resides reside residing")
+	// Words after which "to" introduces a person: "say hello to",
+	// "sent it to", "thanks to".
+	toPerson = wordSet("hello hi say said says talk talked talking speak spoke speaking write wrote writing sent send sends " +
+		"sending gave give gives giving reply replied replying listen listened thanks thank according belongs belong " +
+		"belonged introduced married engaged")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
 )
@@ -630,7 +635,7 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
 	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {

@@ -210,6 +210,10 @@ func TestNamePlaceDisambiguation(t *testing.T) {
 		{"Flights from Lisbon to Vrenstad are cheap.", []string{"LOCATION:Lisbon", "LOCATION:Vrenstad"}},
 		{"Rents in the Florence area went up.", []string{"LOCATION:Florence"}},
 		{"We hiked along the Vrenstad coast.", []string{"LOCATION:Vrenstad"}},
+		// "to" after a word of speaking or giving introduces a person.
+		{"Say hello to Okonkwo for me.", []string{"PERSON:Okonkwo"}},
+		{"I wrote to Okonkwo yesterday.", []string{"PERSON:Okonkwo"}},
+		{"Thanks to Vasquez, we won.", []string{"PERSON:Vasquez"}},
 		// Person cues keep the name a person.
 		{"Florence's husband closes the shop early.", []string{"PERSON:Florence"}},
 		{"The husband of Florence is a baker.", []string{"PERSON:Florence"}},
