@@ -252,7 +252,7 @@ func (g *tagger) classify(a, e int) {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
 		return
-	case !personCue && g.cased && g.placeContext(a, e, place):
+	case !personCue && !orgCue && g.cased && g.placeContext(a, e, place):
 		g.emit(Location, a, e, 0.75)
 		return
 	case orgCue && !isFirst:
@@ -335,8 +335,13 @@ func (g *tagger) classify(a, e int) {
 func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if place == 0 {
 		for j := a; j < e; j++ {
-			if g.ts[j].f&(nameFlags|wCommon) != 0 {
+			if g.ts[j].f&(wFirst|wCommon) != 0 {
 				return false
+			}
+			if g.ts[j].f&wLast != 0 {
+				// A family name only in a list of places ("in Vrenstad,
+				// Tarnby and Kelso").
+				return g.afterPlace(a, e)
 			}
 		}
 	}
@@ -365,10 +370,20 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 			return true
 		}
 	}
-	if n := len(g.dst); place != 0 && n > 0 && g.dst[n-1].Type == Location && g.dst[n-1].End < g.ts[a].s {
+	return g.afterPlace(a, e)
+}
+
+// afterPlace reports whether the word a follows a place found just
+// before it in a list or a route: "Lyon and X", "from Lyon to X".
+// After a comma the list must go on ("Lyon, X and Y", "Lyon, X, Y"):
+// "in Lyon, X is" starts a clause.
+func (g *tagger) afterPlace(a, e int) bool {
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Location && g.dst[n-1].End < g.ts[a].s {
 		switch g.text[g.dst[n-1].End:g.ts[a].s] {
-		case " to ", " and ", ", ", ", and ", " or ", " & ":
+		case " to ", " and ", ", and ", " or ", " & ":
 			return true
+		case ", ":
+			return g.isPunct(e, ',') || g.lowerIs(e, "and") || g.lowerIs(e, "or")
 		}
 	}
 	return false
@@ -470,11 +485,13 @@ var (
 		"sending gave give gives giving reply replied replying listen listened thanks thank according belongs belong " +
 		"belonged introduced married engaged")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
-		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
+		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
+		"flight flights ticket tickets journey train bus ferry route")
 )
 
 func placeCueStrong(g *tagger, p int) bool {
-	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")
+	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "visiting") || g.lowerIs(p, "visited") ||
+		g.lowerIs(p, "visits") || g.lowerIs(p, "near")
 }
 
 // orgRun reports whether the run [a, e) of two or more words is an
@@ -667,6 +684,11 @@ func (g *tagger) partnerList(k int) int {
 		return k
 	}
 	if g.isPunct(k+5, ',') && g.capWord(k+6) {
+		return k
+	}
+	// After a preposition of place ("lived in A, B and C", "a trip to A,
+	// B and C") the words are places, each decided alone.
+	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") {
 		return k
 	}
 	// places counts the known places, plain counts those that are no

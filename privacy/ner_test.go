@@ -210,6 +210,12 @@ func TestNamePlaceDisambiguation(t *testing.T) {
 		{"Flights from Lisbon to Vrenstad are cheap.", []string{"LOCATION:Lisbon", "LOCATION:Vrenstad"}},
 		{"Rents in the Florence area went up.", []string{"LOCATION:Florence"}},
 		{"We hiked along the Vrenstad coast.", []string{"LOCATION:Vrenstad"}},
+		{"Visiting Florence next week!", []string{"LOCATION:Florence"}},
+		{"Flights to Florence are cheap.", []string{"LOCATION:Florence"}},
+		// A list after a preposition of place is a list of places, not a
+		// firm named after partners.
+		{"Our trip to Florence, Paris and Madrid was long.", []string{"LOCATION:Florence", "LOCATION:Paris", "LOCATION:Madrid"}},
+		{"She lived in Vrenstad, Tarnby and Kelso.", []string{"LOCATION:Vrenstad", "LOCATION:Tarnby", "LOCATION:Kelso"}},
 		// "to" after a word of speaking or giving introduces a person.
 		{"Say hello to Okonkwo for me.", []string{"PERSON:Okonkwo"}},
 		{"I wrote to Okonkwo yesterday.", []string{"PERSON:Okonkwo"}},
