@@ -351,6 +351,12 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if place != 0 && g.placeWords(a, e) {
 		return true
 	}
+	// "Ann Lee, 44, of X," and "Ann Lee, of X,": a person's town.
+	if g.lowerIs(a-1, "of") && g.isPunct(a-2, ',') && g.isPunct(e, ',') && a >= 3 && g.sameLine(a) {
+		if n := len(g.dst); g.isNum(a-3) || n > 0 && g.dst[n-1].Type == Person && g.dst[n-1].End == g.ts[a-3].e {
+			return true
+		}
+	}
 	// A noun of land after it: "the Vrenstad area", "the Paris suburbs".
 	if g.isWord(e) && !g.ts[e].cap && g.sameLine(e) && g.oneOf(e, placeAfter) {
 		return true

@@ -216,6 +216,9 @@ func TestNamePlaceDisambiguation(t *testing.T) {
 		// firm named after partners.
 		{"Our trip to Florence, Paris and Madrid was long.", []string{"LOCATION:Florence", "LOCATION:Paris", "LOCATION:Madrid"}},
 		{"She lived in Vrenstad, Tarnby and Kelso.", []string{"LOCATION:Vrenstad", "LOCATION:Tarnby", "LOCATION:Kelso"}},
+		// "Name, age, of Town": the town of a person in a report.
+		{"Ann Lee, 44, of Florence, was hurt.", []string{"PERSON:Ann Lee", "LOCATION:Florence"}},
+		{"Tom Berg, of Vrenstad, won the race.", []string{"PERSON:Tom Berg", "LOCATION:Vrenstad"}},
 		// "to" after a word of speaking or giving introduces a person.
 		{"Say hello to Okonkwo for me.", []string{"PERSON:Okonkwo"}},
 		{"I wrote to Okonkwo yesterday.", []string{"PERSON:Okonkwo"}},
