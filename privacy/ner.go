@@ -331,6 +331,10 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 						if text[q] == '\'' && contraction(text, q+1, e) {
 							break
 						}
+						// "Florence-based": the place stands alone.
+						if text[q] == '-' && basedAt(text, q+1, e) {
+							break
+						}
 						q++
 						continue
 					}
@@ -378,6 +382,15 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		out = append(out, t)
 	}
 	return out
+}
+
+// basedAt reports whether the word at p is "based" (any case), as in
+// "Lisbon-based".
+func basedAt(text string, p, e int) bool {
+	if p+5 > e || !strings.EqualFold(text[p:p+5], "based") {
+		return false
+	}
+	return p+5 == e || !isAlpha(text[p+5])
 }
 
 // contraction reports whether the letters at p (after an apostrophe) are

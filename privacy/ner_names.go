@@ -212,7 +212,8 @@ func (g *tagger) classify(a, e int) {
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
 	// Hubbard-Thomas"), the items are organisations.
-	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s {
+	// A known place in such a list stays a place.
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) {
 		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
 		case ", ", " and ", ", and ", " & ":
 			g.emit(Organization, a, e, 0.6)
@@ -220,7 +221,7 @@ func (g *tagger) classify(a, e int) {
 		}
 	}
 	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
-	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0
+	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0 && !(g.lowerIs(p, "to") && g.oneOf(g.prevWord(p), toPerson))
 	orgCue := g.orgCue(a, e, p)
 	// Places: the whole run is a known place.
 	place := uint32(0)
@@ -239,9 +240,20 @@ func (g *tagger) classify(a, e int) {
 	if !g.cased && !personCue && !placeCue && !country && !given && !(e-a >= 2 && isFirst && g.ts[last].f&wCommon == 0) {
 		return // text without capitals: names only where the words say so
 	}
+	// A single word that is a known place is no organisation on a cue
+	// before it alone ("volunteered at Lisbon"); a cue after it ("Lisbon
+	// hired", "is the brainchild of") still names an organisation.
+	// Nor is a family name after "with" ("works with Kowalski"): people
+	// are worked with as often as firms.
+	if orgCue && e-a == 1 && (place != 0 || f&wLast != 0 && g.lowerIs(p, "with")) && !g.orgCue(a, e, -1) {
+		orgCue = false
+	}
 	switch {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
+		return
+	case !personCue && !orgCue && g.cased && g.placeContext(a, e, place):
+		g.emit(Location, a, e, 0.75)
 		return
 	case orgCue && !isFirst:
 		g.emit(Organization, a, e, 0.6)
@@ -253,7 +265,7 @@ func (g *tagger) classify(a, e int) {
 	// A line of capitalised words under a person's name line (and the
 	// job title under it) is their organisation ("Ann Lee\nAcme Widgets\n12
 	// Main St").
-	if !isFirst && g.orgLine(a, e) {
+	if !isFirst && !(e-a == 1 && place != 0) && g.orgLine(a, e) {
 		g.emit(Organization, a, e, 0.6)
 		return
 	}
@@ -314,6 +326,121 @@ func (g *tagger) classify(a, e int) {
 	}
 }
 
+// placeContext reports whether the words right around the run [a, e)
+// make it a place even where it is also a given name: "-based" after it
+// ("Florence-based"), a country or state after a comma ("Paris, France"),
+// or a place just before it in a list or a route ("from Lyon to Paris",
+// "Lyon and Paris"). place holds the run's place flags; a run that is no
+// known place qualifies only when it is no known name or common word.
+func (g *tagger) placeContext(a, e int, place uint32) bool {
+	if place == 0 {
+		for j := a; j < e; j++ {
+			if g.ts[j].f&(wFirst|wCommon) != 0 {
+				return false
+			}
+			if g.ts[j].f&wLast != 0 {
+				// A family name only in a list of places ("in Vrenstad,
+				// Tarnby and Kelso").
+				return g.afterPlace(a, e)
+			}
+		}
+	}
+	if g.isPunct(e, '-') && g.glued(e) && g.lowerIs(e+1, "based") && g.glued(e+1) {
+		return true
+	}
+	if place != 0 && g.placeWords(a, e) {
+		return true
+	}
+	// "Ann Lee, 44, of X," and "Ann Lee, of X,": a person's town.
+	if g.lowerIs(a-1, "of") && g.isPunct(a-2, ',') && g.isPunct(e, ',') && a >= 3 && g.sameLine(a) {
+		if n := len(g.dst); g.isNum(a-3) || n > 0 && g.dst[n-1].Type == Person && g.dst[n-1].End == g.ts[a-3].e {
+			return true
+		}
+	}
+	// A noun of land after it: "the Vrenstad area", "the Paris suburbs".
+	if g.isWord(e) && !g.ts[e].cap && g.sameLine(e) && g.oneOf(e, placeAfter) {
+		return true
+	}
+	if g.isPunct(e, ',') && g.glued(e) && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
+		return true
+	}
+	// A line below another that holds only the run and a postal code,
+	// before or after it ("4021 Vrenstad", "Vrenstad 4021"): a town.
+	if g.postcodeLine(a, e) {
+		return true
+	}
+	// A line of its own above a line that holds only a country (with a
+	// postal code or not): the town of an address.
+	if g.lineStart(a) && e < len(g.ts) && g.ts[e].nl > 0 && g.capWord(e) {
+		if c := g.countryAt(e); c > e && (c == len(g.ts) || g.ts[c].nl > 0 || g.isNum(c) && (c+1 == len(g.ts) || g.ts[c+1].nl > 0)) {
+			return true
+		}
+	}
+	return g.afterPlace(a, e)
+}
+
+// afterPlace reports whether the word a follows a place found just
+// before it in a list or a route: "Lyon and X", "from Lyon to X".
+// After a comma the list must go on ("Lyon, X and Y", "Lyon, X, Y"):
+// "in Lyon, X is" starts a clause.
+func (g *tagger) afterPlace(a, e int) bool {
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Location && g.dst[n-1].End < g.ts[a].s {
+		switch g.text[g.dst[n-1].End:g.ts[a].s] {
+		case " to ", " and ", ", and ", " or ", " & ":
+			return true
+		case ", ":
+			return g.isPunct(e, ',') || g.lowerIs(e, "and") || g.lowerIs(e, "or")
+		}
+	}
+	return false
+}
+
+// postcodeLine reports whether the run [a, e) and a number of four to
+// six digits right before or after it are a whole line, below another.
+func (g *tagger) postcodeLine(a, e int) bool {
+	code := func(k int) bool {
+		return g.isNum(k) && !g.ts[k].ord && !g.ts[k].dot && len(g.word(k)) >= 4 && len(g.word(k)) <= 6
+	}
+	eol := func(k int) bool { return k == len(g.ts) || g.ts[k].nl > 0 }
+	switch {
+	case g.ts[a].nl > 0 && code(e) && g.sameLine(e) && eol(e+1):
+		return true
+	case a > 0 && g.ts[a-1].nl > 0 && code(a-1) && g.sameLine(a) && eol(e):
+		return true
+	}
+	return false
+}
+
+// placeWords reports the words that make a known place of the run [a,
+// e) that could also be a name: a preposition of place before it
+// ("around", "outside"), a noun of places before "of" ("the mayor of"),
+// a noun of places after its possessive ("X's museums") or "X is a city".
+func (g *tagger) placeWords(a, e int) bool {
+	p := g.prevWord(a)
+	if g.oneOf(p, placeBefore) && g.ts[p].e < g.ts[a].s {
+		return true
+	}
+	if g.lowerIs(p, "of") && g.oneOf(g.prevWord(p), placeNouns) {
+		return true
+	}
+	if g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, placeNouns) {
+		return true
+	}
+	if (g.lowerIs(e, "is") || g.lowerIs(e, "was")) && (g.lowerIs(e+1, "a") || g.lowerIs(e+1, "the")) {
+		return g.oneOf(e+2, placeKinds) || g.isWord(e+2) && g.oneOf(e+3, placeKinds)
+	}
+	return false
+}
+
+var (
+	placeBefore = wordSet("around outside across throughout via towards toward into inside")
+	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
+		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
+	placeKinds = wordSet("city town village capital port metropolis")
+	placeAfter = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
+		"airport harbour harbor")
+)
+
 // district returns the end of a place name ending at e with the number
 // of a district after it ("Praha 4" at the end of a sentence or before
 // a comma), or e.
@@ -358,12 +485,19 @@ var (
 		"travelled traveled returned back hails hail i'm am is are was were")
 	inVerbs = wordSet("up lives live living lived born based located stay stays staying stayed settled i'm am " +
 		"grew raised resides reside residing")
+	// Words after which "to" introduces a person: "say hello to",
+	// "sent it to", "thanks to".
+	toPerson = wordSet("hello hi say said says talk talked talking speak spoke speaking write wrote writing sent send sends " +
+		"sending gave give gives giving reply replied replying listen listened thanks thank according belongs belong " +
+		"belonged introduced married engaged")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
-		"traveled travelling traveling trip going go went coming come came welcome back returned returning")
+		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
+		"flight flights ticket tickets journey train bus ferry route")
 )
 
 func placeCueStrong(g *tagger, p int) bool {
-	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "near")
+	return g.lowerIs(p, "from") || g.lowerIs(p, "in") || g.lowerIs(p, "visit") || g.lowerIs(p, "visiting") || g.lowerIs(p, "visited") ||
+		g.lowerIs(p, "visits") || g.lowerIs(p, "near")
 }
 
 // orgRun reports whether the run [a, e) of two or more words is an
@@ -438,7 +572,7 @@ func (g *tagger) personCueAfter(e int) bool {
 		return true // "gave Ines her keys"
 
 	case g.isPunct(e, '\'') && !g.ts[e].sp && g.isWord(e+1) && g.word(e+1) == "s":
-		return true
+		return !g.oneOf(e+2, placeNouns) // not "Paris's museums"
 	case g.isPunct(e, ':') && g.lineStartRun(e):
 		return true
 	}
@@ -524,7 +658,8 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive}
+var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
@@ -557,14 +692,31 @@ func (g *tagger) partnerList(k int) int {
 	if g.isPunct(k+5, ',') && g.capWord(k+6) {
 		return k
 	}
-	firsts := 0
+	// After a preposition of place ("lived in A, B and C", "a trip to A,
+	// B and C") the words are places, each decided alone.
+	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") {
+		return k
+	}
+	// places counts the known places, plain counts those that are no
+	// name as well: partners are named by family names, many of which
+	// are towns too ("Davis", "Reynolds").
+	firsts, places, plain := 0, 0, 0
 	for _, j := range []int{k, k + 2, k + 4} {
 		if g.ts[j].f&wFirst != 0 {
 			firsts++
 		}
+		if g.ts[j].f&(wCity|wCountry|wRegion) != 0 {
+			places++
+			if g.ts[j].f&nameFlags == 0 {
+				plain++
+			}
+		}
 		if g.ts[j].f&wCommon != 0 && g.ts[j].f&nameFlags == 0 {
 			return k
 		}
+	}
+	if places == 3 && plain >= 1 {
+		return k // places in a list: each word decides alone
 	}
 	if g.isPunct(k-1, ':') || firsts == 3 {
 		g.emit(Person, k, k+1, 0.7)

@@ -184,3 +184,105 @@ func FuzzPostcode(f *testing.F) {
 		}
 	})
 }
+
+// TestNamePlaceDisambiguation: a capitalised word that is both a given
+// name and a known place is decided by the words around it; sentences
+// written for this test.
+func TestNamePlaceDisambiguation(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		// Place cues: a preposition of place, a country or state after a
+		// comma, "-based", a postal code.
+		{"The parcel went to Florence yesterday.", []string{"LOCATION:Florence"}},
+		{"We spent a week near Paris last summer.", []string{"LOCATION:Paris"}},
+		{"Our office is in Florence, Italy.", []string{"LOCATION:Florence", "LOCATION:Italy"}},
+		{"Tickets for Paris, France are sold out.", []string{"LOCATION:Paris", "LOCATION:France"}},
+		{"A Florence-based studio made the film.", []string{"LOCATION:Florence"}},
+		{"The conference moves from Florence to Paris.", []string{"LOCATION:Florence", "LOCATION:Paris"}},
+		{"We drove around Florence for hours.", []string{"LOCATION:Florence"}},
+		{"The hotel is just outside Paris.", []string{"LOCATION:Paris"}},
+		{"She loves the streets of Florence at night.", []string{"LOCATION:Florence"}},
+		{"The mayor of Paris opened the fair.", []string{"LOCATION:Paris"}},
+		{"Paris is a city of bridges.", []string{"LOCATION:Paris"}},
+		{"Florence's museums close early.", []string{"LOCATION:Florence"}},
+		{"Flights from Lisbon to Vrenstad are cheap.", []string{"LOCATION:Lisbon", "LOCATION:Vrenstad"}},
+		{"Rents in the Florence area went up.", []string{"LOCATION:Florence"}},
+		{"We hiked along the Vrenstad coast.", []string{"LOCATION:Vrenstad"}},
+		{"Visiting Florence next week!", []string{"LOCATION:Florence"}},
+		{"Flights to Florence are cheap.", []string{"LOCATION:Florence"}},
+		// A list after a preposition of place is a list of places, not a
+		// firm named after partners.
+		{"Our trip to Florence, Paris and Madrid was long.", []string{"LOCATION:Florence", "LOCATION:Paris", "LOCATION:Madrid"}},
+		{"She lived in Vrenstad, Tarnby and Kelso.", []string{"LOCATION:Vrenstad", "LOCATION:Tarnby", "LOCATION:Kelso"}},
+		// "Name, age, of Town": the town of a person in a report.
+		{"Ann Lee, 44, of Florence, was hurt.", []string{"PERSON:Ann Lee", "LOCATION:Florence"}},
+		{"Tom Berg, of Vrenstad, won the race.", []string{"PERSON:Tom Berg", "LOCATION:Vrenstad"}},
+		// "to" after a word of speaking or giving introduces a person.
+		{"Say hello to Okonkwo for me.", []string{"PERSON:Okonkwo"}},
+		{"I wrote to Okonkwo yesterday.", []string{"PERSON:Okonkwo"}},
+		{"Thanks to Vasquez, we won.", []string{"PERSON:Vasquez"}},
+		// Person cues keep the name a person.
+		{"Florence's husband closes the shop early.", []string{"PERSON:Florence"}},
+		{"The husband of Florence is a baker.", []string{"PERSON:Florence"}},
+		{"Florence said the parcel was late.", []string{"PERSON:Florence"}},
+		{"I gave Paris her keys back.", []string{"PERSON:Paris"}},
+		{"My name is Florence and I sing.", []string{"PERSON:Florence"}},
+	} {
+		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f.Type)+":"+tc.text[f.Start:f.End])
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestOrganizationEvidence: a single capitalised word needs a strong cue
+// to be an organisation, and an organisation guess that is a known place
+// or a person's name is dropped.
+func TestOrganizationEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"She works at Zentrix as an engineer.", []string{"ORGANIZATION:Zentrix"}},
+		{"He works at Portugal Telecom.", []string{"ORGANIZATION:Portugal Telecom"}},
+		// A known place after a weak organisation cue stays a place.
+		{"She works in Lisbon now.", []string{"LOCATION:Lisbon"}},
+		{"Our staff volunteered at Lisbon for a week.", []string{"LOCATION:Lisbon"}},
+		// A family name after a cue of working with someone is a person.
+		{"She works with Kowalski on the report.", []string{"PERSON:Kowalski"}},
+		{"He consulted with Okafor before lunch.", []string{"PERSON:Okafor"}},
+		// A list of known places is no firm named after its partners.
+		{"We have shops in Lisbon, Madrid and Seville.", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
+		{"Offices: Lisbon, Madrid and Seville", []string{"LOCATION:Lisbon", "LOCATION:Madrid", "LOCATION:Seville"}},
+		// Places listed after an organisation stay places.
+		{"She joined Zentrix Labs, Vienna and Prague teams.", []string{"ORGANIZATION:Zentrix Labs", "LOCATION:Vienna", "LOCATION:Prague"}},
+		// A town on its own line under a person is no organisation, nor
+		// an unknown word on a line above a country.
+		{"Ann Lee\nVrenstad\nNorway", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad", "LOCATION:Norway"}},
+		{"Ann Lee\nVrenstad 4021", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad"}},
+		{"Ann Lee\n4021 Vrenstad", []string{"PERSON:Ann Lee", "LOCATION:Vrenstad"}},
+		{"Ann Lee\nSales manager\nBrelvox\n4 Mill Lane", []string{"PERSON:Ann Lee", "TITLE:Sales manager", "ORGANIZATION:Brelvox", "ADDRESS:4 Mill Lane"}},
+		{"Ann Lee\nRotterdam", []string{"PERSON:Ann Lee", "LOCATION:Rotterdam"}},
+	} {
+		fs, err := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}}).Scan(ctx, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f.Type)+":"+tc.text[f.Start:f.End])
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q:\n got %q\nwant %q", tc.text, got, tc.want)
+		}
+	}
+}
