@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // flightTools returns flightStatus (ungated) and bookFlight (gated), each
@@ -279,7 +280,7 @@ func TestClientResumeOnce(t *testing.T) {
 		for range n {
 			wg.Go(func() {
 				<-start
-				_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
+				_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("b1")}})
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -457,7 +458,7 @@ func TestClientResumeErrors(t *testing.T) {
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx), call("b1", "bookFlight", vx)}}, scripted.Reply{Text: "ok"})
 	c := toolgate.NewClient(model, ft.tools(), nil)
 
-	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "none"), ConversationID: "none"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "none"), ConversationID: "none"}); !errors.Is(err, toolgate.ErrNoOpenPause) {
 		t.Errorf("resume unknown conversation: %v, want ErrNoOpenPause", err)
 	}
 	if _, err := c.Resume(ctx, nil); !errors.Is(err, toolgate.ErrNoOpenPause) {
@@ -474,7 +475,7 @@ func TestClientResumeErrors(t *testing.T) {
 		{{Key: "b1"}, toolgate.Allow("s1")},
 	}
 	for i, ds := range bad {
-		_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "e"), ConversationID: "e", Decisions: ds})
+		_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "e"), ConversationID: "e", Decisions: ds})
 		if !errors.Is(err, toolgate.ErrInvalidDecisions) {
 			t.Errorf("case %d: %v, want ErrInvalidDecisions", i, err)
 		}
@@ -488,7 +489,7 @@ func TestClientResumeErrors(t *testing.T) {
 		t.Fatal("a tool ran on invalid decisions")
 	}
 	// The pause is still open: valid decisions work.
-	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "e"), ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}}); err != nil {
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "e"), ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}}); err != nil {
 		t.Fatalf("valid resume after invalid ones: %v", err)
 	}
 	if ft.status.Load() != 1 || ft.book.Load() != 0 {

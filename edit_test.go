@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // argsRecorder is a typed bookFlight tool (requires confirmation) that
@@ -350,7 +351,7 @@ func TestClientResumeEdited(t *testing.T) {
 	edit := `{"flight":"VX205","seats":2}`
 	bad := []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(`{"flight":"VX205","seats":"two"}`))}
 	var de *toolgate.DecisionError
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "e"), ConversationID: "e", Decisions: bad}); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "e"), ConversationID: "e", Decisions: bad}); !errors.As(err, &de) || de.Problem != toolgate.ProblemInvalidArguments {
 		t.Fatalf("Resume with a bad edit: got %v, want a DecisionError with problem invalid_arguments", err)
 	}
 	if len(rec.ran()) != 0 {
@@ -411,7 +412,7 @@ func TestClientResumeStreamEdited(t *testing.T) {
 	}
 	edit := `{"flight":"VX206"}`
 	var results []toolgate.ToolResult
-	for ch, err := range client.ResumeStream(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s",
+	for ch, err := range client.ResumeStream(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "s"), ConversationID: "s",
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("b", json.RawMessage(edit))}}) {
 		if err != nil {
 			t.Fatalf("ResumeStream: %v", err)

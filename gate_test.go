@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // pauseStatusAndBook pauses conversation "conv" on a reply that calls
@@ -63,14 +64,14 @@ func TestGateSiblingDecisionRefused(t *testing.T) {
 			var ft flightTools
 			c := toolgate.NewClient(scripted.New(statusAndBook(), scripted.Reply{Text: "done"}), ft.tools(), nil)
 			pauseStatusAndBook(t, c)
-			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 				Decisions: []toolgate.Decision{tt.d, toolgate.Allow("b")}})
 			wantProblem(t, err, toolgate.ProblemNotAwaited)
 			if ft.status.Load() != 0 || ft.book.Load() != 0 {
 				t.Fatalf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
 			}
 			// The pause was not consumed: a proper decision still runs.
-			if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+			if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 				Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}}); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +108,7 @@ func TestGateDecider(t *testing.T) {
 		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger()})})
 	pauseStatusAndBook(t, c)
 	var asked []string
-	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")},
 		MayDecide: func(call toolgate.ToolCall) bool { asked = append(asked, call.Name); return call.Name != "bookFlight" }})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
@@ -118,7 +119,7 @@ func TestGateDecider(t *testing.T) {
 		t.Fatalf("runs: status %d, book %d, want none", ft.status.Load(), ft.book.Load())
 	}
 	// A check that panics decides nothing either.
-	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")},
 		MayDecide: func(toolgate.ToolCall) bool { panic("decider store down") }})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
@@ -174,11 +175,11 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 		t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 	}
 	// Arguments the policy itself flags: refused, whoever decides.
-	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":50000}`))}})
 	wantProblem(t, err, toolgate.ProblemEditNeedsConfirmation)
 	// Arguments this decider may not decide: refused.
-	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
+	_, err = c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":900}`))}})
 	wantProblem(t, err, toolgate.ProblemNotDecider)
 	if tr.runs.Load() != 0 {
@@ -186,7 +187,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 	}
 	// An edit the policy does not flag and the decider may make runs, with
 	// the edited arguments.
-	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
+	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv", MayDecide: mayDecide,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":700}`))}}); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestGatePanicInResumedTurn(t *testing.T) {
 			t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 		}
 		broken.Store(true)
-		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 			Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":50}`))}})
 		wantProblem(t, err, toolgate.ProblemInvalidArguments)
 		if strings.Contains(err.Error(), "bug") {
@@ -372,7 +373,7 @@ func TestGatePanicInResumedTurn(t *testing.T) {
 		if tr.runs.Load() != 0 {
 			t.Fatalf("transfer ran %d times, want 0", tr.runs.Load())
 		}
-		params := &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: openPauseID(t, c, "conv"), Decisions: []toolgate.Decision{toolgate.Allow("t")}}
+		params := &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: toolgatetest.OpenPauseID(t, c, "conv"), Decisions: []toolgate.Decision{toolgate.Allow("t")}}
 		var awaiting []string
 		func() {
 			defer func() {
@@ -482,7 +483,7 @@ func TestGateMisleadingIDs(t *testing.T) {
 		t.Errorf("MisleadingCallIDs of the stored reply (-want +got):\n%s", diff)
 	}
 	// Key "#0" is bookFlight, whatever the ids say.
-	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "conv"), ConversationID: "conv",
+	if _, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
 		Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}

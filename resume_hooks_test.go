@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // countingStore counts the Loads of the store it wraps.
@@ -52,7 +53,7 @@ func TestClientResumeGivenConversation(t *testing.T) {
 	// The conversation of another id is refused, and nothing runs.
 	other := *conv
 	other.ID = "h"
-	_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "g"), ConversationID: "g", Decisions: []toolgate.Decision{toolgate.Allow("b")}, Conversation: &other})
+	_, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "g"), ConversationID: "g", Decisions: []toolgate.Decision{toolgate.Allow("b")}, Conversation: &other})
 	if err == nil {
 		t.Fatal("Resume with the conversation of another id succeeded")
 	}

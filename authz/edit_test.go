@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // amountLimit allows transfers of at most 1000 and records every call it
@@ -92,7 +93,7 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 			// judged again right before it runs.
 			before := len(limit.seen())
 			within := []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":900}`))}
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "x"), ConversationID: "x", Principal: alice, Decisions: within}); err != nil {
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "x"), ConversationID: "x", Principal: alice, Decisions: within}); err != nil {
 				t.Fatalf("Resume within the limit: %v", err)
 			}
 			if c.count("transfer") != 1 {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -44,14 +45,14 @@ func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 		t.Fatalf("Call: %v", err)
 	}
 	revoked := &toolgate.Principal{ID: "alice", Roles: []string{"support"}}
-	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: revoked, Decisions: []toolgate.Decision{toolgate.Allow("t")}})
+	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "conv"), ConversationID: "conv", Principal: revoked, Decisions: []toolgate.Decision{toolgate.Allow("t")}})
 	if !errors.Is(err, authz.ErrDenied) {
 		t.Fatalf("Resume with the role revoked: %v, want a denial", err)
 	}
 	if c.total() != 0 {
 		t.Fatalf("transfer ran %d times after the role was revoked", c.total())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("t")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, Decisions: []toolgate.Decision{toolgate.Allow("t")}}); err != nil {
 		t.Fatal(err)
 	}
 	if c.count("transfer") != 1 {
@@ -196,7 +197,7 @@ func TestGateEditDeciderBeforeAuthorizer(t *testing.T) {
 	}
 	judged := len(limit.seen()) // the reply was judged before it paused
 	smallOnly := func(call toolgate.ToolCall) bool { return !strings.Contains(call.Arguments, "5000") }
-	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, MayDecide: smallOnly,
+	_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "conv"), ConversationID: "conv", Principal: alice, MayDecide: smallOnly,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}})
 	var de *toolgate.DecisionError
 	if !errors.As(err, &de) || de.Problem != toolgate.ProblemNotDecider {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // counter is a set of tools that count their runs and record the
@@ -333,7 +334,7 @@ func TestRevokedWhilePaused(t *testing.T) {
 		if resp, _ := client.Call(ctx, &toolgate.CallParams{ConversationID: "q", Principal: alice, Input: "x"}); !resp.Paused() {
 			t.Fatal("not paused")
 		}
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "q"), ConversationID: "q", Principal: bob, Decisions: []toolgate.Decision{toolgate.Allow("c0")}})
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "q"), ConversationID: "q", Principal: bob, Decisions: []toolgate.Decision{toolgate.Allow("c0")}})
 		denial(t, err, authz.CodeToolNotExposed)
 		if c.total() != 0 {
 			t.Error("bob's resumption ran alice's call")
@@ -421,7 +422,7 @@ func TestPrincipalCarried(t *testing.T) {
 	if err != nil || !resp.Paused() {
 		t.Fatalf("stream: %v paused=%v", err, resp.Paused())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s", Principal: carol, Decisions: []toolgate.Decision{toolgate.Allow("c0")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "s"), ConversationID: "s", Principal: carol, Decisions: []toolgate.Decision{toolgate.Allow("c0")}}); err != nil {
 		t.Fatal(err)
 	}
 	if c.total() != 5 {

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/mcptool"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // These tests run real MCP servers from npm, installed by .ci/run into
@@ -111,7 +112,7 @@ func TestFilesystemServer(t *testing.T) {
 			if allow {
 				d = toolgate.Allow("w1")
 			}
-			if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, name), ConversationID: name, Decisions: []toolgate.Decision{d}}); err != nil {
+			if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, name), ConversationID: name, Decisions: []toolgate.Decision{d}}); err != nil {
 				t.Fatal(err)
 			}
 			b, err := os.ReadFile(file)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/privacy"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // TestGuardEditedArguments: an approver's edit is handled like the model's
@@ -54,7 +55,7 @@ func TestGuardEditedArguments(t *testing.T) {
 				t.Fatalf("the paused reply asks %v, want tokens for the e-mail and the card", asked)
 			}
 			edit := tc.edit(asked["email"], asked["card"])
-			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "e"), ConversationID: "e",
+			if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "e"), ConversationID: "e",
 				Decisions: []toolgate.Decision{toolgate.AllowWithArguments("c1", json.RawMessage(edit))}}); err != nil {
 				t.Fatalf("Resume: %v", err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 const (
@@ -234,7 +235,7 @@ func TestGuardResumeRestoresTokensOfThePausedReply(t *testing.T) {
 		t.Errorf("paused reply shows the original: %s", args)
 	}
 	// A new request (another process) rebuilds the vault from the history.
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("c1")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "r"), ConversationID: "r", Decisions: []toolgate.Decision{toolgate.Allow("c1")}}); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]string
@@ -408,7 +409,7 @@ func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
 	if err != nil || !resp.Paused() {
 		t.Fatalf("%v paused=%v", err, resp.Paused())
 	}
-	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "w"), ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
+	if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "w"), ConversationID: "w", Decisions: []toolgate.Decision{toolgate.Allow("s")}}); err != nil {
 		t.Fatal(err)
 	}
 	got := rec.got()

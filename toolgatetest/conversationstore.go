@@ -1022,3 +1022,19 @@ func testMarkConcurrent(t *testing.T, s toolgate.ConversationStore) {
 	pause.Started = c.Pause.Started
 	checkStored(t, s, "conv", msgs, pause)
 }
+
+// OpenPauseID returns the id of the open pause of conversation id in c's
+// store, or "" when it has none (a resumption with "" then fails with
+// [toolgate.ErrNoOpenPause], as one for a pause that is gone does). It
+// fails tb when the conversation cannot be loaded.
+func OpenPauseID(tb testing.TB, c *toolgate.Client, id string) string {
+	tb.Helper()
+	conv, err := c.Store().Load(tb.Context(), id)
+	if err != nil {
+		tb.Fatalf("loading conversation %q: %v", id, err)
+	}
+	if conv.Pause == nil {
+		return ""
+	}
+	return conv.Pause.ID
+}

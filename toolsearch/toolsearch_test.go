@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 	"github.com/toolgate/toolgate/toolsearch"
 )
 
@@ -226,7 +227,7 @@ func TestResumeCarriesEveryTool(t *testing.T) {
 		if err != nil || !resp.Paused() {
 			t.Fatalf("got %v, %v; want a pause", resp, err)
 		}
-		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("e1")}}); err != nil {
+		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("e1")}}); err != nil {
 			t.Fatal(err)
 		}
 		if c.get("bookFlight") != 1 || c.get("sendEmail") != 1 {

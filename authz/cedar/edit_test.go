@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/authz/cedar"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // TestEditedSeatsForbidden: under examples/flights.cedar ("at-most-nine-
@@ -39,7 +40,7 @@ func TestEditedSeatsForbidden(t *testing.T) {
 		t.Fatalf("Call: %v, paused %v", err, resp != nil && resp.Paused())
 	}
 	resume := func(args string) error {
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "s"), ConversationID: "s", Principal: alice,
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "s"), ConversationID: "s", Principal: alice,
 			Decisions: []toolgate.Decision{toolgate.AllowWithArguments("c1", json.RawMessage(args))}})
 		return err
 	}

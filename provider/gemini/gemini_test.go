@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -580,7 +581,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 		t.Fatalf("awaiting (-want +got):\n%s", diff)
 	}
-	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
+	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
 	parts := f.request(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // restartEnv, set to "step:dbpath:runsfile", makes TestClientRestart act as
@@ -114,12 +115,12 @@ func restartChild(t *testing.T, v string) {
 			t.Fatalf("call: %v, paused %v", err, resp.Paused())
 		}
 	case "resume":
-		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
+		resp, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
 		if err != nil || resp.Text() != "Done." {
 			t.Fatalf("resume: %v %+v", err, resp)
 		}
 	case "replay":
-		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: openPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
+		_, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}})
 		if !errors.Is(err, toolgate.ErrNoOpenPause) {
 			t.Fatalf("replayed resume: %v, want ErrNoOpenPause", err)
 		}
@@ -145,7 +146,7 @@ func TestClientConcurrentResume(t *testing.T) {
 		defer s.Close()
 		wg.Go(func() {
 			<-start
-			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{PauseID: openPauseID(t, c, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}})
+			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}})
 			switch {
 			case err == nil:
 				ok.Add(1)
