@@ -295,7 +295,7 @@ func equalBlocks(a, b []json.RawMessage) bool {
 func TestThinkingAPIEnforcesRule(t *testing.T) {
 	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			good := rec[1].Request
 			mutations := map[string]func(content []any) []any{
 				"accepted unchanged": nil,
@@ -318,7 +318,7 @@ func TestThinkingAPIEnforcesRule(t *testing.T) {
 			for what, mutate := range mutations {
 				t.Run(what, func(t *testing.T) {
 					f := newThinkingAPI(t, rec...)
-					post(t, f.srv.URL, rec[0].Request, http.StatusOK)
+					recording.Post(t, f.srv.URL+"/v1/messages", rec[0].Request, http.StatusOK)
 					body := good
 					if mutate != nil {
 						body = mutateAssistant(t, good, mutate)
@@ -327,7 +327,7 @@ func TestThinkingAPIEnforcesRule(t *testing.T) {
 					if mutate != nil {
 						want = http.StatusBadRequest
 					}
-					post(t, f.srv.URL, body, want)
+					recording.Post(t, f.srv.URL+"/v1/messages", body, want)
 				})
 			}
 		})
@@ -343,12 +343,12 @@ func TestThinkingAPIFinalTurnRule(t *testing.T) {
 		{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"weather","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"40 C"}]}]}`
 	f := newThinkingAPI(t)
-	post(t, f.srv.URL, []byte(body), http.StatusBadRequest)
+	recording.Post(t, f.srv.URL+"/v1/messages", []byte(body), http.StatusBadRequest)
 	if got := f.rejected(); len(got) != 1 || !strings.Contains(got[0], "must start with a thinking block") {
 		t.Errorf("rejected: %q", got)
 	}
 	off := strings.Replace(body, `"thinking":{"type":"enabled","budget_tokens":2000},`, "", 1)
-	post(t, f.srv.URL, []byte(off), http.StatusTeapot) // accepted; no reply scripted
+	recording.Post(t, f.srv.URL+"/v1/messages", []byte(off), http.StatusTeapot) // accepted; no reply scripted
 }
 
 // mutateAssistant applies mutate to the content of the first assistant
@@ -373,19 +373,6 @@ func mutateAssistant(t *testing.T, body []byte, mutate func([]any) []any) []byte
 	return out
 }
 
-func post(t *testing.T, url string, body []byte, want int) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
-	}
-}
-
 // TestThinkingAPIThroughAdapter runs the recorded first round through the
 // adapter with thinking on: the request the adapter builds for the
 // recorded prompt is the recorded request, field for field, and the fake
@@ -408,7 +395,7 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 	}
 	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			f := newThinkingAPI(t, rec...)
 			m := f.model(t)
 			var resp *toolgate.Response
@@ -470,8 +457,8 @@ func TestThinkingAPIRedacted(t *testing.T) {
 	} {
 		t.Run(tt.what, func(t *testing.T) {
 			f := newThinkingAPI(t, reply)
-			post(t, f.srv.URL, first, http.StatusOK)
-			post(t, f.srv.URL, second(tt.assistant), tt.want)
+			recording.Post(t, f.srv.URL+"/v1/messages", first, http.StatusOK)
+			recording.Post(t, f.srv.URL+"/v1/messages", second(tt.assistant), tt.want)
 		})
 	}
 }

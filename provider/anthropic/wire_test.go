@@ -15,16 +15,6 @@ import (
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
-// readRecording returns the recorded exchanges of testdata/recorded/name.
-func readRecording(t *testing.T, name string) []recording.Exchange {
-	t.Helper()
-	f, err := recording.Read(filepath.Join("testdata", "recorded", name+".txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Exchanges
-}
-
 // recordedAnswer answers with a recorded response.
 func recordedAnswer(e recording.Exchange) answer {
 	a := answer{status: e.Status, body: string(e.Response)}
@@ -44,7 +34,7 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 			{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{ "city" : "Oslo", "days": [1, 2] }},
 			{"type":"tool_use","id":"toolu_2","name":"get_weather","input":{}}],
 			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
-		"recorded thinking reply": string(readRecording(t, "thinking_tool")[0].Response),
+		"recorded thinking reply": string(recording.Load(t, "thinking_tool")[0].Response),
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +56,7 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 		})
 	}
 
-	rec := readRecording(t, "thinking_tool_stream")
+	rec := recording.Load(t, "thinking_tool_stream")
 	f := newFakeAPI(t, recordedAnswer(rec[0]))
 	got, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
 	if err != nil {
@@ -307,7 +297,7 @@ func TestRecordedThinkingReplies(t *testing.T) {
 			"The current weather in Florence, Italy is 40°C (104°F)."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := readRecording(t, tt.name)
+			rec := recording.Load(t, tt.name)
 			f := newFakeAPI(t, recordedAnswer(rec[0]), recordedAnswer(rec[1]))
 			m := f.model(t)
 			read := m.Generate

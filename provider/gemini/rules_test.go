@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,16 +19,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
-
-// readRecording returns the recorded exchanges of testdata/recorded/name.
-func readRecording(t *testing.T, name string) []recording.Exchange {
-	t.Helper()
-	f, err := recording.Read(filepath.Join("testdata", "recorded", name+".txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Exchanges
-}
 
 // signatureAPI is a fake Gemini API that answers with recorded replies, in
 // order, and enforces the rule the Gemini API documents for Gemini 3
@@ -229,7 +218,7 @@ func (f *signatureAPI) check(body []byte) error {
 func TestSignatureAPIEnforcesRule(t *testing.T) {
 	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			for _, tt := range []struct {
 				what   string
 				mutate func(p map[string]any)
@@ -245,12 +234,12 @@ func TestSignatureAPIEnforcesRule(t *testing.T) {
 				t.Run(tt.what, func(t *testing.T) {
 					f := newSignatureAPI(t, rec...)
 					f.bypass = tt.bypass
-					post(t, f.srv.URL, rec[0].Request, http.StatusOK)
+					recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
 					body := rec[1].Request
 					if tt.mutate != nil {
 						body = mutateFirstCall(t, body, tt.mutate)
 					}
-					post(t, f.srv.URL, body, tt.want)
+					recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, tt.want)
 				})
 			}
 		})
@@ -259,16 +248,16 @@ func TestSignatureAPIEnforcesRule(t *testing.T) {
 
 // TestSignatureAPIPastTurns: calls of earlier turns are not checked.
 func TestSignatureAPIPastTurns(t *testing.T) {
-	rec := readRecording(t, "parallel_calls")
+	rec := recording.Load(t, "parallel_calls")
 	f := newSignatureAPI(t, rec...)
-	post(t, f.srv.URL, rec[0].Request, http.StatusOK)
+	recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
 	var req map[string]any
 	if err := json.Unmarshal(mutateFirstCall(t, rec[1].Request, func(p map[string]any) { delete(p, "thoughtSignature") }), &req); err != nil {
 		t.Fatal(err)
 	}
 	req["contents"] = append(req["contents"].([]any), map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Thanks."}}})
 	body, _ := json.Marshal(req)
-	post(t, f.srv.URL, body, http.StatusOK)
+	recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, http.StatusOK)
 }
 
 // mutateFirstCall applies mutate to the first functionCall part of a
@@ -292,19 +281,6 @@ func mutateFirstCall(t *testing.T, body []byte, mutate func(map[string]any)) []b
 	return nil
 }
 
-func post(t *testing.T, url string, body []byte, want int) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1beta/models/gemini-3-pro-preview:generateContent", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
-	}
-}
-
 // TestRecordedParallelCalls reads the recorded replies with two parallel
 // calls, complete and streamed: the calls in order with their ids, the
 // thinking tokens in the usage, and the same stored form either way.
@@ -319,7 +295,7 @@ func TestRecordedParallelCalls(t *testing.T) {
 		{"parallel_calls_stream", [2]string{"8hd01vsf", "k0srpqrc"}, 157, 32, 438},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := readRecording(t, tt.name)
+			rec := recording.Load(t, tt.name)
 			a := answer{status: rec[0].Status, body: string(rec[0].Response)}
 			if rec[0].Stream {
 				a.header = map[string]string{"Content-Type": "text/event-stream"}
@@ -367,7 +343,7 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 	}
 	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			var want map[string]any
 			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
 				t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,16 +20,6 @@ import (
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
-
-// readRecording returns the recorded exchanges of testdata/recorded/name.
-func readRecording(t *testing.T, name string) []recording.Exchange {
-	t.Helper()
-	f, err := recording.Read(filepath.Join("testdata", "recorded", name+".txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Exchanges
-}
 
 // recordedReply answers with a recorded response.
 func recordedReply(e recording.Exchange) reply {
@@ -224,7 +213,7 @@ func (f *reasoningAPI) check(body []byte) error {
 func TestReasoningAPIEnforcesRule(t *testing.T) {
 	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			for _, tt := range []struct {
 				what   string
 				mutate func(m map[string]any)
@@ -237,12 +226,12 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 			} {
 				t.Run(tt.what, func(t *testing.T) {
 					f := newReasoningAPI(t, rec...)
-					postChat(t, f.srv.URL, rec[0].Request, http.StatusOK)
+					recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 					body := rec[1].Request
 					if tt.mutate != nil {
 						body = mutateAssistantMessage(t, body, tt.mutate)
 					}
-					postChat(t, f.srv.URL, body, tt.want)
+					recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
 				})
 			}
 		})
@@ -251,15 +240,15 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 
 // TestReasoningAPIPastTurns: reasoning of an earlier turn may be left out.
 func TestReasoningAPIPastTurns(t *testing.T) {
-	rec := readRecording(t, "chat_reasoning_parallel")
+	rec := recording.Load(t, "chat_reasoning_parallel")
 	f := newReasoningAPI(t, rec...)
-	postChat(t, f.srv.URL, rec[0].Request, http.StatusOK)
+	recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 	body := mutateAssistantMessage(t, rec[1].Request, func(m map[string]any) { delete(m, "reasoning_content") })
 	var req map[string]any
 	json.Unmarshal(body, &req)
 	req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
 	body, _ = json.Marshal(req)
-	postChat(t, f.srv.URL, body, http.StatusOK)
+	recording.Post(t, f.srv.URL+"/v1/chat/completions", body, http.StatusOK)
 }
 
 func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]any)) []byte {
@@ -276,19 +265,6 @@ func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]an
 	}
 	out, _ := json.Marshal(req)
 	return out
-}
-
-func postChat(t *testing.T, url string, body []byte, want int) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Errorf("got %d, want %d: %s", resp.StatusCode, want, msg)
-	}
 }
 
 // TestRecordedReasoningReplies reads the recorded reasoning replies,
@@ -322,7 +298,7 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			toolgate.Usage{InputTokens: 63, OutputTokens: 121, ReasoningTokens: 64}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := readRecording(t, tt.name)
+			rec := recording.Load(t, tt.name)
 			s := newServer(t, recordedReply(rec[0]))
 			m := s.model(tt.api)
 			var got *toolgate.Response
@@ -360,7 +336,7 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 	}
 	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
 		t.Run(name, func(t *testing.T) {
-			rec := readRecording(t, name)
+			rec := recording.Load(t, name)
 			var want map[string]any
 			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
 				t.Fatal(err)
