@@ -2,20 +2,18 @@ package serve_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
@@ -219,25 +217,7 @@ func TestBuildReportsPolicyPosition(t *testing.T) {
 // TOOLGATE_POSTGRES_URL, in a schema of its own, and takes a turn through a
 // pause. Without the variable it is skipped, except in CI, where it fails.
 func TestConfigPostgres(t *testing.T) {
-	if os.Getenv("TOOLGATE_POSTGRES_URL") == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
-	schema := "toolgate_config_test_" + strings.ToLower(rand.Text())
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, os.Getenv("TOOLGATE_POSTGRES_URL"))
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
+	_, schema := pgtest.Schema(t, "toolgate_config_test_")
 	text := strings.Replace(validConfig, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1)
 	fc, err := serve.LoadConfig(writeConfig(t, text))
 	if err != nil {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
@@ -478,8 +477,7 @@ func crashRun(t *testing.T, stop, concurrency int, mode crashMode) {
 	case crashAuditFile:
 		cfg.Audit = filepath.Join(dir, "audit.db")
 	case crashPostgres:
-		cfg.Postgres, cfg.Schema = crashPostgresURL(t), "toolgate_crash_test_"+strings.ToLower(rand.Text())
-		t.Cleanup(func() { dropSchema(t, cfg.Postgres, cfg.Schema) })
+		cfg.Postgres, cfg.Schema = pgtest.Schema(t, "toolgate_crash_test_")
 	}
 	inStore := mode != crashAuditFile
 
@@ -786,7 +784,7 @@ func TestServerCrashInStore(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			if m.mode == crashPostgres {
-				crashPostgresURL(t)
+				pgtest.URL(t)
 			}
 			for stop := 1; stop <= crashPoints; stop++ {
 				t.Run(strconv.Itoa(stop), func(t *testing.T) {
@@ -796,32 +794,6 @@ func TestServerCrashInStore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// crashPostgresURL returns TOOLGATE_POSTGRES_URL; without it the test is
-// skipped, or fails in CI.
-func crashPostgresURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if url == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
-	return url
-}
-
-// dropSchema drops a schema of the database at url.
-func dropSchema(t *testing.T, url, schema string) {
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Errorf("dropping schema %s: %v", schema, err)
-		return
-	}
-	defer conn.Close(ctx)
-	conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 }
 
 // TestServerCrashRandom kills the service at random points of resumptions

@@ -1,18 +1,13 @@
 package server_test
 
 import (
-	"context"
-	"crypto/rand"
 	"errors"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/serve"
 )
 
@@ -29,26 +24,7 @@ func postgresConfig(t *testing.T) string {
 // store line of validConfig.
 func postgresConfigFrom(t *testing.T, text string) string {
 	t.Helper()
-	url := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if url == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
-	schema := "toolgate_events_test_" + strings.ToLower(rand.Text())
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
+	_, schema := pgtest.Schema(t, "toolgate_events_test_")
 	return writeConfig(t, strings.Replace(text, "\tsqlite: data/toolgate.db\n", "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: "+schema+"\n", 1))
 }
 

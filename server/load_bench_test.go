@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
 	"net/http/httptest"
 	"os"
 	"runtime/debug"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/internal/loadgen"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
 )
@@ -110,29 +107,7 @@ func BenchmarkDecisionsSQLite(b *testing.B) {
 // PostgreSQL database (TOOLGATE_POSTGRES_URL): each pause is opened on one
 // instance and decided on the other.
 func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
-	url := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if url == "" {
-		b.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
-	schema := "toolgate_load_" + strings.ToLower(rand.Text())
-	b.Cleanup(func() {
-		ctx := context.Background()
-		// The pool's settings (pool_max_conns) are not a connection's.
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			b.Error(err)
-		}
-	})
+	url, schema := pgtest.Schema(b, "toolgate_load_")
 	// Each instance's pool holds up to benchPoolConns connections, unless
 	// the URL says otherwise.
 	if !strings.Contains(url, "pool_max_conns") {

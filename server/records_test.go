@@ -2,19 +2,16 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
@@ -45,26 +42,7 @@ func openSQLite(t *testing.T, path string) sharedStore {
 // TOOLGATE_POSTGRES_URL, and fails without it under CI.
 func postgresSchema(t *testing.T) (string, string) {
 	t.Helper()
-	u := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if u == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: the PostgreSQL tests must run in CI")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set: skipping the PostgreSQL tests")
-	}
-	schema := "toolgate_server_" + strings.ToLower(rand.Text()[:12])
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), u)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return u, schema
+	return pgtest.Schema(t, "toolgate_server_")
 }
 
 func openPostgres(t *testing.T, url, schema string) sharedStore {

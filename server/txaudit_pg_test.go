@@ -1,19 +1,14 @@
 package server_test
 
 import (
-	"context"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/postgres"
 )
@@ -24,24 +19,7 @@ import (
 // several at once. The deployment has one audit chain; it verifies and
 // holds each conversation's records once, in order.
 func TestAuditInStorePostgresTwoInstances(t *testing.T) {
-	url := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if url == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: this test must run in CI")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
-	schema := "toolgate_txaudit_test_" + strings.ToLower(rand.Text())
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-	})
+	url, schema := pgtest.Schema(t, "toolgate_txaudit_test_")
 	key := func(k, id string, roles ...string) server.APIKey {
 		return server.APIKey{SHA256: server.HashAPIKey(k), Principal: toolgate.Principal{ID: id, Roles: roles}}
 	}

@@ -2,39 +2,26 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/audit"
 	auditpg "github.com/toolgate/toolgate/audit/postgres"
+	"github.com/toolgate/toolgate/internal/pgtest"
 )
 
 // TestAuditVerifyPostgres verifies a log in a PostgreSQL schema, intact
 // and tampered with. It needs TOOLGATE_POSTGRES_URL (.ci/postgres.sh), and
 // fails without it when CI is set.
 func TestAuditVerifyPostgres(t *testing.T) {
-	url := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if url == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: the PostgreSQL tests must run in CI (.ci/postgres.sh starts a server and sets it)")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set")
-	}
+	url, schema := pgtest.Schema(t, "toolgate_cmd_test_")
 	ctx := context.Background()
-	b := make([]byte, 8)
-	rand.Read(b)
-	schema := "toolgate_cmd_test_" + hex.EncodeToString(b)
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	t.Cleanup(func() { conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
 	l, err := auditpg.Open(ctx, url, &auditpg.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)

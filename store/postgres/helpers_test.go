@@ -2,14 +2,11 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/store/postgres"
 )
 
@@ -19,36 +16,14 @@ import (
 // server for them).
 func testURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("TOOLGATE_POSTGRES_URL")
-	if u == "" {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("TOOLGATE_POSTGRES_URL is not set, and CI is: the PostgreSQL tests must run in CI (.ci/postgres.sh starts a server and sets it)")
-		}
-		t.Skip("TOOLGATE_POSTGRES_URL is not set: skipping the PostgreSQL tests (set it to the URL of a scratch database, or run .ci/postgres.sh)")
-	}
-	return u
+	return pgtest.URL(t)
 }
 
 // newSchema returns the name of a schema no other test uses, and drops the
 // schema, whatever it holds, when the test ends.
 func newSchema(t testing.TB) string {
 	t.Helper()
-	url := testURL(t)
-	b := make([]byte, 8)
-	rand.Read(b)
-	schema := "toolgate_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
+	_, schema := pgtest.Schema(t, "toolgate_test_")
 	return schema
 }
 
