@@ -293,7 +293,7 @@ func FuzzResume(f *testing.F) {
 }
 
 func FuzzUnmarshalMessage(f *testing.F) {
-	for _, m := range allMessages() {
+	for _, m := range append(allMessages(), partsMessages()...) {
 		b, _ := json.Marshal(m)
 		f.Add(b)
 	}

@@ -39,21 +39,36 @@ type SystemMessage struct {
 	Text string
 }
 
-// UserMessage is what the end user said.
+// UserMessage is what the end user said: its Text, followed by Parts
+// (images, files, more text) when it has any.
 //
-// JSON: {"role":"user","text":"..."}.
+// JSON: {"role":"user","text":"..."} plus "parts":[...] when set (see
+// [Part]). Parts may hold only [TextPart] without provider data and
+// [FilePart].
 type UserMessage struct {
-	Text string
+	Text  string
+	Parts Parts
 }
 
 // AssistantMessage is a reply of the model: text, tool calls, or both.
 // A reply that holds tool calls is what the [Manager] runs or pauses.
 //
-// JSON: {"role":"assistant","text":"...","tool_calls":[...]}; both fields
-// are omitted when empty.
+// Text and ToolCalls are the reply's text and calls, always. Parts is set
+// when the provider gave more than that (reasoning, signatures, images):
+// then it is the reply's whole content in order, its [TextPart] texts
+// joined are Text and its [ToolCallPart] values name each call of
+// ToolCalls once, in order. [AssistantMessage.Content] gives the content
+// in order in either case. A reply whose parts disagree with its text or
+// calls is invalid: decoding it fails and a [Client] refuses it from a
+// model.
+//
+// JSON: {"role":"assistant","text":"...","tool_calls":[...],"parts":[...]};
+// each field is omitted when empty. Readers that know no parts still find
+// the text and calls.
 type AssistantMessage struct {
 	Text      string
 	ToolCalls []ToolCall
+	Parts     Parts
 }
 
 // ToolMessage carries the results of the calls of one reply, one result per
@@ -90,9 +105,13 @@ type ToolCall struct {
 // [EditNote] and the same arguments, so that the model knows what ran; the
 // reply still holds the arguments the model gave.
 //
+// Parts are files (such as images) and more text that follow Content, for
+// the providers that accept them in tool results; they hold only
+// [FilePart] and [TextPart] without provider data.
+//
 // JSON: {"call_id":"...","name":"...","content":"...","status":"ok"}, plus
 // "edited_arguments" (a JSON string holding the raw text, like a call's
-// "arguments") when the arguments were edited.
+// "arguments") when the arguments were edited, and "parts" when set.
 type ToolResult struct {
 	CallID  string       `json:"call_id,omitempty"`
 	Name    string       `json:"name"`
@@ -101,6 +120,7 @@ type ToolResult struct {
 	// EditedArguments are the arguments the call ran with instead of the
 	// model's, as JSON text; "" when nobody edited them.
 	EditedArguments string `json:"edited_arguments,omitempty"`
+	Parts           Parts  `json:"parts,omitempty"`
 }
 
 // ResultStatus says how a [ToolResult] came to be. The zero value is
@@ -189,14 +209,16 @@ func (m *AssistantMessage) HasToolCalls() bool { return m != nil && len(m.ToolCa
 
 // textJSON is the wire form shared by system and user messages.
 type textJSON struct {
-	Role Role   `json:"role"`
-	Text string `json:"text"`
+	Role  Role   `json:"role"`
+	Text  string `json:"text"`
+	Parts Parts  `json:"parts,omitempty"`
 }
 
 type assistantJSON struct {
 	Role      Role       `json:"role"`
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Parts     Parts      `json:"parts,omitempty"`
 }
 
 type toolJSON struct {
@@ -206,17 +228,17 @@ type toolJSON struct {
 
 // MarshalJSON implements [json.Marshaler].
 func (m *SystemMessage) MarshalJSON() ([]byte, error) {
-	return json.Marshal(textJSON{RoleSystem, m.Text})
+	return json.Marshal(textJSON{Role: RoleSystem, Text: m.Text})
 }
 
 // MarshalJSON implements [json.Marshaler].
 func (m *UserMessage) MarshalJSON() ([]byte, error) {
-	return json.Marshal(textJSON{RoleUser, m.Text})
+	return json.Marshal(textJSON{Role: RoleUser, Text: m.Text, Parts: m.Parts})
 }
 
 // MarshalJSON implements [json.Marshaler].
 func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
-	return json.Marshal(assistantJSON{RoleAssistant, m.Text, m.ToolCalls})
+	return json.Marshal(assistantJSON{RoleAssistant, m.Text, m.ToolCalls, m.Parts})
 }
 
 // MarshalJSON implements [json.Marshaler]. Results is always an array.
@@ -292,15 +314,25 @@ func UnmarshalMessage(data []byte) (Message, error) {
 			return nil, fmt.Errorf("%w: %s message: %v", ErrInvalidMessage, v.Role, err)
 		}
 		if v.Role == RoleSystem {
+			if v.Parts != nil {
+				return nil, fmt.Errorf("%w: a system message has no parts", ErrInvalidMessage)
+			}
 			return &SystemMessage{Text: v.Text}, nil
 		}
-		return &UserMessage{Text: v.Text}, nil
+		if err := checkUserParts(v.Parts); err != nil {
+			return nil, fmt.Errorf("user message: %w", err)
+		}
+		return &UserMessage{Text: v.Text, Parts: v.Parts}, nil
 	case RoleAssistant:
 		var v assistantJSON
 		if err := json.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("%w: assistant message: %v", ErrInvalidMessage, err)
 		}
-		return &AssistantMessage{Text: v.Text, ToolCalls: v.ToolCalls}, nil
+		m := &AssistantMessage{Text: v.Text, ToolCalls: v.ToolCalls, Parts: v.Parts}
+		if err := checkAssistantParts(m); err != nil {
+			return nil, fmt.Errorf("assistant message: %w", err)
+		}
+		return m, nil
 	case RoleTool:
 		var v toolJSON
 		if err := json.Unmarshal(data, &v); err != nil {
@@ -308,6 +340,11 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		}
 		if v.Results == nil {
 			v.Results = []ToolResult{}
+		}
+		for i, r := range v.Results {
+			if err := checkUserParts(r.Parts); err != nil {
+				return nil, fmt.Errorf("tool message: result %d: %w", i, err)
+			}
 		}
 		return &ToolMessage{Results: v.Results}, nil
 	default:

@@ -277,6 +277,7 @@ func TestGolden(t *testing.T) {
 		{"decisions.json", "the JSON form of the decisions: allow, allow with edited arguments, deny with the default message, deny with a message", sampleDecisions(), decodeAs[[]toolgate.Decision]},
 		{"chunks.json", "the JSON form of stream chunks: text, tool call fragments, results, and a paused turn's last chunk", sampleChunks(), decodeAs[[]toolgate.Chunk]},
 		{"pause_record.json", "the JSON form of a stored PauseRecord", samplePause(), decodeAs[toolgate.PauseRecord]},
+		{"parts.json", "the JSON form of messages with parts: every part kind, a user's image and a tool result's file", partsMessages(), decodeMessages},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -234,6 +234,14 @@ func (r *Response) FinishReason() FinishReason {
 type Chunk struct {
 	// Text is a fragment of the reply's text.
 	Text string `json:"text,omitempty"`
+	// Reasoning is a fragment of the model's readable reasoning, for
+	// display while it streams; the reply keeps its reasoning in Parts.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Parts are the reply's ordered parts, as in [AssistantMessage.Parts],
+	// for replies that hold more than text and calls. A model stream sends
+	// them once, on its last chunk, after all text and call fragments;
+	// chunks' parts are appended in order.
+	Parts Parts `json:"parts,omitempty"`
 	// ToolCallDeltas are fragments of tool calls (model streams only).
 	ToolCallDeltas []ToolCallDelta `json:"tool_call_deltas,omitempty"`
 	// ToolCalls are complete tool calls: the paused reply's calls on the

@@ -16,6 +16,7 @@ type accumulator struct {
 	text      strings.Builder
 	calls     []callBuilder // by index, from deltas
 	toolCalls []ToolCall    // complete calls (client streams)
+	parts     Parts
 	results   []ToolResult
 	finish    FinishReason
 	awaiting  []string
@@ -58,6 +59,7 @@ func (a *accumulator) add(c *Chunk) error {
 	if len(c.ToolCalls) > 0 {
 		a.toolCalls = append(a.toolCalls, c.ToolCalls...)
 	}
+	a.parts = append(a.parts, c.Parts...)
 	a.results = append(a.results, c.Results...)
 	if c.FinishReason != "" {
 		a.finish = c.FinishReason
@@ -92,6 +94,7 @@ func (a *accumulator) reply() *AssistantMessage {
 		}
 	}
 	m.ToolCalls = append(m.ToolCalls, a.toolCalls...)
+	m.Parts = a.parts
 	return m
 }
 
@@ -119,7 +122,9 @@ func (a *accumulator) response() *Response {
 // Collect reads a stream to its end and returns the response it makes up:
 // the text joined, tool-call fragments assembled in index order, complete
 // tool calls, the finish reason, the awaiting keys, pause id and misleading
-// ids of a paused turn and the summed usage. It works on model streams and on [Client] streams; the
+// ids of a paused turn, the parts in order and the summed usage; parts
+// that disagree with the text and calls are an error wrapping
+// [ErrBadStream]. It works on model streams and on [Client] streams; the
 // response of a paused client stream is [Response.Paused], like the one of
 // [Client.Call].
 func Collect(stream iter.Seq2[*Chunk, error]) (*Response, error) {
@@ -132,5 +137,9 @@ func Collect(stream iter.Seq2[*Chunk, error]) (*Response, error) {
 			return nil, err
 		}
 	}
-	return a.response(), nil
+	resp := a.response()
+	if err := checkAssistantParts(resp.Message()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadStream, err)
+	}
+	return resp, nil
 }
