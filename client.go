@@ -112,8 +112,8 @@ type ClientOptions struct {
 	Logger *slog.Logger
 }
 
-// DefaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
-const DefaultMaxRounds = 16
+// defaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
+const defaultMaxRounds = 16
 
 // NewClient returns a client for model with tools. It panics when model is
 // nil, a tool is nil, or two tools share a name: these are programming
@@ -148,7 +148,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		c.store = NewMemoryStore()
 	}
 	if c.maxRounds <= 0 {
-		c.maxRounds = DefaultMaxRounds
+		c.maxRounds = defaultMaxRounds
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

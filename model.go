@@ -3,7 +3,6 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -298,14 +297,6 @@ type ModelError struct {
 	// 0 when it gave none.
 	RetryAfter time.Duration
 }
-
-// Sentinels matched by [ModelError] of the corresponding kind.
-var (
-	ErrRateLimited     = errors.New("toolgate: model rate limit")
-	ErrModelAuth       = errors.New("toolgate: model authentication failed")
-	ErrModelBadRequest = errors.New("toolgate: model rejected the request")
-	ErrModelServer     = errors.New("toolgate: model server error")
-)
 
 func (e *ModelError) Error() string {
 	s := fmt.Sprintf("toolgate: %s: %s error", e.Provider, e.Kind)

@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -121,27 +120,6 @@ type AppendParams struct {
 	// "" for an ordinary append.
 	Resolves string
 }
-
-// Store errors. Implementations return them wrapped with %w, so callers
-// check them with [errors.Is].
-var (
-	// ErrPauseOpen: the conversation has an unresolved pause, and the
-	// append does not resolve it.
-	ErrPauseOpen = errors.New("toolgate: the conversation has an unresolved pause")
-	// ErrNoOpenPause: there is no open pause with that id (none, another
-	// one, already claimed or resolved).
-	ErrNoOpenPause = errors.New("toolgate: no open pause with that id")
-	// ErrConflict: the conversation changed since the caller loaded it.
-	ErrConflict = errors.New("toolgate: the conversation changed concurrently")
-	// ErrInvalidAppend: the append, claim or mark is malformed (nil
-	// message, a pause on a message that is not a reply with tool calls, a
-	// resolution that does not start with a tool message, an empty id or
-	// token, a call marked as started twice).
-	ErrInvalidAppend = errors.New("toolgate: invalid append")
-	// ErrCorrupt: stored data cannot be read back (a damaged row, a schema
-	// or format version this build does not know).
-	ErrCorrupt = errors.New("toolgate: stored conversation is corrupt")
-)
 
 // validateAppend applies the rules every store enforces for an append to a
 // conversation currently holding n messages and the given unresolved pause

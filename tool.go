@@ -3,7 +3,6 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime/debug"
@@ -100,19 +99,6 @@ type Tool struct {
 	check   *argcheck.Validator // typed tier: the compiled input schema
 	wrapped bool                // run is middleware around the tool's own function
 }
-
-// Errors a tool call can end with. Each is wrapped with details and reaches
-// the model as an error result through [ManagerOptions.ErrorHandler].
-var (
-	// ErrInvalidArguments: the arguments are not valid JSON or do not match
-	// the tool's input schema. The tool's function did not run.
-	ErrInvalidArguments = errors.New("invalid arguments")
-	// ErrUnknownTool: the call names a tool the prompt does not carry.
-	ErrUnknownTool = errors.New("unknown tool")
-	// ErrNoImplementation: the tool was decoded from JSON and has no
-	// function to run.
-	ErrNoImplementation = errors.New("tool has no implementation")
-)
 
 // ValidToolName reports whether name can name a tool: 1 to 64 characters,
 // each an ASCII letter, digit, '_', '-' or '.'. This is the intersection of
