@@ -10,8 +10,7 @@ import (
 )
 
 // Client runs turns of a conversation: it sends the conversation to the
-// model, runs the tool calls of its replies through a [Manager], and repeats
-// until the model answers without tool calls, a tool returns directly, a
+// model, runs the tool calls of its replies, and repeats until the model answers without tool calls, a tool returns directly, a
 // call needs a person's decision (the turn pauses), a limit is reached, or
 // the context is canceled.
 //
@@ -32,7 +31,7 @@ type Client struct {
 	protector Protector
 	search    ToolSearch
 	names     map[string]bool // the tools' names
-	manager   *Manager
+	manager   *manager
 	store     ConversationStore
 	memory    MemoryPlacement
 	system    string
@@ -68,9 +67,6 @@ type ModelFunc func(ctx context.Context, p *Prompt) (*Response, error)
 // ClientOptions configure a [Client]. A nil *ClientOptions means all
 // defaults. The options are copied by [NewClient].
 type ClientOptions struct {
-	// Manager runs tool calls. nil: NewManager(nil), which asks for
-	// confirmation of the tools whose metadata requires it.
-	Manager *Manager
 	// SystemPrompt is sent before the conversation in every model call. It
 	// is not stored. "": none.
 	SystemPrompt string
@@ -108,6 +104,37 @@ type ClientOptions struct {
 	// authorizer (if any) offers. nil: no tool search, every tool the
 	// authorizer allows is offered.
 	ToolSearch ToolSearch
+	// ConfirmTools names tools whose calls always need a person's
+	// decision, whatever their metadata says (for tools you cannot
+	// annotate, such as MCP tools). Use the names the model sees; a name
+	// that matches none of the client's tools is logged as a warning when
+	// the client is built. Calls of tools whose metadata sets
+	// [ToolMetadata.RequiresConfirmation] need one anyway.
+	ConfirmTools []string
+	// Policy is asked in addition to the metadata flag and ConfirmTools: a
+	// call needs a decision when any of them says so. nil: none added.
+	Policy ConfirmationPolicy
+	// DisableMetadataFlag stops honouring [ToolMetadata.RequiresConfirmation].
+	// Only for tests and batch jobs where nobody can decide; a warning is
+	// logged when a client is built with it. ConfirmTools and Policy still
+	// apply, so configuration can only add calls that need a decision.
+	DisableMetadataFlag bool
+	// MaxCalls caps the calls of one turn, MaxCallsPerTool the calls of
+	// each named tool in one turn. A turn is everything since the last
+	// user message; only calls that were allowed to run count. When a
+	// reply's calls would pass a cap, none of them runs and the turn ends
+	// ([FinishToolLimit]). Zero, or a tool not in the map: no limit.
+	MaxCalls        int
+	MaxCallsPerTool map[string]int
+	// Concurrency is how many allowed calls of one reply may run at once.
+	// Results are in call order either way. 0 or 1: one at a time.
+	Concurrency int
+	// ErrorHandler turns a failed call into the result the model reads, or
+	// ends the turn: err wraps [ErrUnknownTool], [ErrInvalidArguments],
+	// [ErrToolPanicked] or is the tool's own error; a non-nil abort ends
+	// the turn with it, otherwise content becomes the call's error result.
+	// nil: the error's text is the result and the turn goes on.
+	ErrorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
@@ -117,8 +144,7 @@ const defaultMaxRounds = 16
 
 // NewClient returns a client for model with tools. It panics when model is
 // nil, a tool is nil, or two tools share a name: these are programming
-// errors. Names in the manager's ConfirmTools that match no tool are logged
-// as warnings.
+// errors. Names in ConfirmTools that match no tool are logged as warnings.
 func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 	if model == nil {
 		panic("toolgate: NewClient: nil model")
@@ -128,7 +154,6 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 	}
 	c := &Client{
 		model:     model,
-		manager:   opts.Manager,
 		store:     opts.Store,
 		memory:    opts.Memory,
 		system:    opts.SystemPrompt,
@@ -141,9 +166,15 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		search:    opts.ToolSearch,
 		logger:    opts.Logger,
 	}
-	if c.manager == nil {
-		c.manager = NewManager(nil)
-	}
+	c.manager = newManager(&managerOptions{
+		Policy:              opts.Policy,
+		ConfirmTools:        opts.ConfirmTools,
+		DisableMetadataFlag: opts.DisableMetadataFlag,
+		Limits:              callLimits{MaxCalls: opts.MaxCalls, MaxCallsPerTool: opts.MaxCallsPerTool},
+		Concurrency:         opts.Concurrency,
+		ErrorHandler:        opts.ErrorHandler,
+		Logger:              opts.Logger,
+	})
 	if c.store == nil {
 		c.store = NewMemoryStore()
 	}

@@ -505,8 +505,7 @@ func TestClientLimits(t *testing.T) {
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx)}},
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s2", "flightStatus", vx), call("s3", "flightStatus", vx)}},
 		)
-		m := toolgate.NewManager(&toolgate.ManagerOptions{Limits: toolgate.Limits{MaxCalls: 2}})
-		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Manager: m})
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{MaxCalls: 2})
 		resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "l", Input: "go"})
 		if err != nil {
 			t.Fatal(err)

@@ -106,7 +106,7 @@ func fromMetadata() ConfirmationPolicy {
 	return func(_ ToolCall, meta ToolMetadata) bool { return meta.RequiresConfirmation }
 }
 
-// forTools returns the policy of [ManagerOptions.ConfirmTools]: it asks
+// forTools returns the policy of [ClientOptions.ConfirmTools]: it asks
 // for confirmation of every call of the named tools, whatever their
 // metadata says. Names are the names the model sees, prefixes included.
 func forTools(names ...string) ConfirmationPolicy {
@@ -301,9 +301,9 @@ const (
 	ProblemNotAwaited DecisionProblem = "not_awaited"
 	// ProblemNotDecider: whoever decided may not decide a call that
 	// awaited a decision, or the call an edit makes of it (see
-	// [ResumeParams.MayDecide]).
+	// [ResumeTurnParams.MayDecide]).
 	ProblemNotDecider DecisionProblem = "not_decider"
-	// ProblemEditNeedsConfirmation: [ManagerOptions.Policy] asks a decision
+	// ProblemEditNeedsConfirmation: [ClientOptions.Policy] asks a decision
 	// for the arguments an edit gives a call. The decision was about other
 	// arguments, so the edit is refused; deny with a message to have the
 	// model propose the call again, which the policy then pauses.
@@ -382,8 +382,8 @@ func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecis
 // Every decision must also be well formed. The first broken rule is
 // returned as a [*DecisionError]; nil means the decisions can be run, as
 // far as these rules go. CheckDecisions does not know which calls awaited
-// a decision nor who decided: [Manager.CheckResume] checks those rules
-// too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
+// a decision nor who decided: [Client.Resume] checks those rules too
+// ([Conversation.Pause], [ResumeTurnParams.MayDecide]).
 func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
 	_, _, err := matchDecisions(p, reply, decisions, true)
 	return err

@@ -22,15 +22,8 @@ var (
 	// ErrInvalidMessage is wrapped by every error of [UnmarshalMessage] and
 	// [UnmarshalMessages] about a message that is not well formed.
 	ErrInvalidMessage = errors.New("toolgate: invalid message")
-	// ErrLimitExceeded is matched (with [errors.Is]) by [*LimitError].
-	ErrLimitExceeded = errors.New("toolgate: tool call limit exceeded")
-	// ErrNoToolCalls is returned when a reply with no tool calls is given to
-	// [Manager.Run].
-	ErrNoToolCalls = errors.New("toolgate: the reply has no tool calls")
 	// ErrPanicked is matched by every [*PanicError].
 	ErrPanicked = errors.New("toolgate: code called by the gate panicked")
-	// ErrPaused is matched (with [errors.Is]) by [*PauseError].
-	ErrPaused = errors.New("toolgate: paused for confirmation")
 
 	// Errors a tool call can end with. Each is wrapped with details and
 	// reaches the model as an error result through the error handler.

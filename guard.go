@@ -42,9 +42,9 @@ type AuthorizeParams struct {
 // The client calls its methods in this order, every round:
 //
 //  1. Tools, before every model call: the tools the model may see. The
-//     returned tools are what the client offers the model and what the
-//     manager runs, so each should re-check authorization right before it
-//     runs (also when a user-supplied manager runs it).
+//     returned tools are what the client offers the model and runs, so
+//     each should re-check authorization right before it runs (also when
+//     a program calls [Tool.Call] itself).
 //  2. CheckPrompt, after model middleware and just before the model is
 //     called (only the privacy guard's tokenizing comes between): the
 //     prompt may carry only tools offered in step 1, the same instances.

@@ -24,7 +24,7 @@ type Model interface {
 }
 
 // Prompt is what a model answers: the conversation, the tools it may call
-// and the generation options. The [Manager] also uses a prompt's tools as the
+// and the generation options. The [Client] also uses a prompt's tools as the
 // only place to find the tool a call runs with.
 //
 // JSON: {"messages":[...],"tools":[...],"options":{...}}; tools marshal as

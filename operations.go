@@ -50,7 +50,7 @@ type ResumeTurnParams struct {
 	// decide call: it is asked about every call that awaited a decision
 	// (and about an edited call that the policy says needs one) before
 	// anything runs or the pause is claimed, and false refuses the
-	// resumption with [ProblemNotDecider] (see [ResumeParams.MayDecide]).
+	// resumption with [ProblemNotDecider].
 	// nil: the caller checked who decided.
 	MayDecide func(call ToolCall) bool
 	// Conversation, when not nil, is the conversation ConversationID as

@@ -494,7 +494,7 @@ func TestMarksCoalesce(t *testing.T) {
 		g := newGatedTools()
 		model := scripted.New(abcReply(), scripted.Reply{Text: "ok"})
 		c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store,
-			Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: 3})})
+			Concurrency: 3})
 		pause := pauseABC(t, c, "conv")
 		done := make(chan error, 1)
 		go func() {
@@ -547,7 +547,7 @@ func TestMarkStoreFails(t *testing.T) {
 			store := panickyMarks{MemoryStore: toolgate.NewMemoryStore(), claims: claims}
 			g := newGatedTools()
 			c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
-				Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}), Logger: discardLogger()})
+				Concurrency: concurrency, Logger: discardLogger()})
 			pause := pauseABC(t, c, "conv")
 			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
 			if err == nil {

@@ -119,7 +119,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 		t.Errorf("RoleTools for a principal without an id: %+v, %v; want a denial", d, err)
 	}
 
-	// The guard's tools, run by a manager alone.
+	// The guard's tools, run by a client without the guard.
 	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +128,8 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}
 	for _, p := range []*toolgate.Principal{nil, nobody} {
-		_, err = toolgate.NewManager(nil).Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: reply, Principal: p})
+		err = runWithoutGuard(ctx, offered, p, []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}})
 		denial(t, err, authz.CodeAuthenticationRequired)
 	}
 	if c.total() != 0 {
@@ -159,8 +158,8 @@ func TestGatePanickingPolicy(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Seam != toolgate.SeamAuthorizer {
 		t.Errorf("Call: got %v, want a *PanicError of the authorizer", err)
 	}
-	// Without a client, the guard's own per-call check panics inside the
-	// tool: the run aborts.
+	// Run by a client without the guard, the guard's own per-call check
+	// panics inside the tool: the turn aborts.
 	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
@@ -169,10 +168,9 @@ func TestGatePanickingPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}
-	_, err = toolgate.NewManager(&toolgate.ManagerOptions{Logger: quiet()}).Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: reply, Principal: alice})
+	err = runWithoutGuard(ctx, offered, alice, []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}})
 	if !errors.As(err, &pe) || !errors.Is(err, toolgate.ErrAbortTurn) {
-		t.Errorf("Run: got %v, want a *PanicError that aborts the run", err)
+		t.Errorf("Call: got %v, want a *PanicError that aborts the turn", err)
 	}
 	if c.total() != 0 {
 		t.Errorf("transfer ran %d times", c.total())

@@ -115,7 +115,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 		}
 		return scripted.Reply{Text: "done"}, nil
 	})
-	opts := &toolgate.ClientOptions{Store: f.store, Manager: toolgate.NewManager(&toolgate.ManagerOptions{
+	opts := &toolgate.ClientOptions{Store: f.store,
 		Policy: func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
 			f.mu.Lock()
 			p := f.panic
@@ -126,7 +126,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 			// Arguments holding "gate" need a decision, whatever the tool.
 			return strings.Contains(call.Arguments, `"gate"`)
 		},
-	})}
+	}
 	opts.ToolMiddleware = append(opts.ToolMiddleware, func(next toolgate.ToolFunc) toolgate.ToolFunc {
 		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
 			f.mu.Lock()

@@ -82,7 +82,7 @@ func TestInboxStickyMax(t *testing.T) {
 					if tc.bothGated {
 						tools := &flightdemo.Tools{}
 						a.Client = toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: a.Client.Store(),
-							Manager: toolgate.NewManager(&toolgate.ManagerOptions{ConfirmTools: []string{"flightStatus"}})})
+							ConfirmTools: []string{"flightStatus"}})
 					}
 					cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(seniorKey),
 						Principal: toolgate.Principal{ID: "sen", Roles: []string{"approver", "senior"}}})
