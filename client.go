@@ -70,8 +70,9 @@ type ClientOptions struct {
 	// SystemPrompt is sent before the conversation in every model call. It
 	// is not stored. "": none.
 	SystemPrompt string
-	// Store keeps conversations and pauses. nil: a new [MemoryStore]
-	// private to the client.
+	// Store keeps conversations and pauses (see packages store/memory,
+	// store/sqlite and store/postgres). nil: a new in-memory store private
+	// to the client.
 	Store ConversationStore
 	// Memory says which messages of a turn are stored. Zero:
 	// [MemoryOutsideLoop].
@@ -176,7 +177,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		Logger:              opts.Logger,
 	})
 	if c.store == nil {
-		c.store = NewMemoryStore()
+		c.store = newMemoryStore()
 	}
 	if c.maxRounds <= 0 {
 		c.maxRounds = defaultMaxRounds

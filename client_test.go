@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -119,7 +120,7 @@ func TestClientMemoryPlacement(t *testing.T) {
 				scripted.Reply{Text: "It is on time; booking.", ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx)}},
 				scripted.Reply{Text: "Booked VX205 for you."},
 			)
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: tc.memory, SystemPrompt: "You book flights."})
 			resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Book VX205 if it is on time"})
 			if err != nil {
@@ -353,7 +354,7 @@ func TestClientExpireOpenPause(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx), call("b1", "bookFlight", vx)}},
 		scripted.Reply{Text: "Sure, what else?"},
 	)
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
 	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
 		t.Fatal("not paused")
@@ -427,7 +428,7 @@ func TestClientExpireClaimedPause(t *testing.T) {
 	ctx := context.Background()
 	var ft flightTools
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx)}})
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
 	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
 		t.Fatal("not paused")
@@ -647,7 +648,7 @@ func TestClientBadModel(t *testing.T) {
 		{"no generations", failingModel{resp: &toolgate.Response{}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			c := toolgate.NewClient(tc.model, nil, &toolgate.ClientOptions{Store: store})
 			_, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "x", Input: "hi"})
 			if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
@@ -770,7 +771,7 @@ func TestClientStream(t *testing.T) {
 	t.Run("consumer stops", func(t *testing.T) {
 		var ft flightTools
 		model := scripted.New(scripted.Reply{Text: "one two three", ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx)}}, scripted.Reply{Text: "x"})
-		store := toolgate.NewMemoryStore()
+		store := memory.New()
 		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop})
 		n := 0
 		for _, err := range c.Stream(ctx, &toolgate.CallParams{ConversationID: "stop", Input: "go"}) {

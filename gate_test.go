@@ -199,7 +199,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 // panicAuthorizer offers every tool and panics in CheckReply.
 type panicAuthorizer struct{}
 
-func (panicAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (panicAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	return panicGuard{tools: r.Tools}, nil
 }
 
@@ -216,7 +216,7 @@ func (panicGuard) CheckReply(context.Context, *toolgate.Prompt, *toolgate.Assist
 // panicProtector panics when it rewrites messages for the model.
 type panicProtector struct{}
 
-func (panicProtector) Begin(context.Context, *toolgate.ProtectParams) (toolgate.TurnProtector, error) {
+func (panicProtector) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnProtector, error) {
 	return panicRequestProtector{}, nil
 }
 
@@ -444,7 +444,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 // request.
 type recordingAuthorizer struct{ seen *[]*toolgate.Principal }
 
-func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	*a.seen = append(*a.seen, r.Principal)
 	return allowGuard{tools: r.Tools}, nil
 }
@@ -542,7 +542,7 @@ func TestGateAbandonedPauseRunsNothing(t *testing.T) {
 // panicSearch is a tool search whose Offer panics.
 type panicSearch struct{}
 
-func (panicSearch) Begin(context.Context, *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
+func (panicSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
 	return panicRequestSearch{}, nil
 }
 

@@ -15,6 +15,7 @@ func init() {
 	storerules.ValidateAppend = validateAppend
 	storerules.ValidateClaim = validateClaim
 	storerules.ValidateMark = validateMark
+	storerules.NewMemoryStore = newMemoryStore
 }
 
 // ConversationStore keeps conversations: their messages in order, and at
@@ -161,19 +162,20 @@ func validateAppend(id string, n int, pause *PauseRecord, p *AppendParams) error
 	return nil
 }
 
-// MemoryStore is a [ConversationStore] kept in memory, for tests and
-// single-process programs. The zero value is ready to use; a MemoryStore is
-// safe for concurrent use.
-type MemoryStore struct {
+// memoryStore is a [ConversationStore] kept in memory: the store of a
+// client built without one, and, through package store/memory, the store
+// programs use in tests and single processes. The zero value is ready to
+// use; a memoryStore is safe for concurrent use.
+type memoryStore struct {
 	mu    sync.Mutex
 	convs map[string]*Conversation // guarded by mu
 }
 
-// NewMemoryStore returns an empty store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+// newMemoryStore returns an empty store.
+func newMemoryStore() ConversationStore { return &memoryStore{} }
 
 // Load implements [ConversationStore].
-func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error) {
+func (s *memoryStore) Load(ctx context.Context, id string) (*Conversation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -191,7 +193,7 @@ func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error
 }
 
 // Append implements [ConversationStore].
-func (s *MemoryStore) Append(ctx context.Context, id string, p *AppendParams) error {
+func (s *memoryStore) Append(ctx context.Context, id string, p *AppendParams) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func TestEditedArgumentsRecheckedBeforeRunning(t *testing.T) {
 	var limit amountLimit
 	var c counter
 	g := authz.NewGuard(limit.policy(), nil)
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}

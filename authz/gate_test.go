@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -40,7 +41,7 @@ func gatedTransfer(c *counter, store toolgate.ConversationStore) *toolgate.Clien
 func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 	ctx := context.Background()
 	var c counter
-	client := gatedTransfer(&c, toolgate.NewMemoryStore())
+	client := gatedTransfer(&c, memory.New())
 	if resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil || !resp.Paused() {
 		t.Fatalf("Call: %v", err)
 	}
@@ -68,7 +69,7 @@ func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 func TestGateRevokedRoleBeforeRecovery(t *testing.T) {
 	ctx := context.Background()
 	var c counter
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	client := gatedTransfer(&c, store)
 	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	var c counter
 	tools := []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{})}
 	g := authz.NewGuard(authz.AllowAll(), nil)
-	_, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: nobody, Tools: tools})
+	_, err := g.Begin(ctx, &toolgate.BeginParams{Principal: nobody, Tools: tools})
 	denial(t, err, authz.CodeAuthenticationRequired)
 
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}, scripted.Reply{Text: "done"})
@@ -120,7 +121,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	}
 
 	// The guard's tools, run by a client without the guard.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestGatePanickingPolicy(t *testing.T) {
 	}
 	// Run by a client without the guard, the guard's own per-call check
 	// panics inside the tool: the turn aborts.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}

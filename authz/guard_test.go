@@ -547,7 +547,7 @@ func TestAllAndRoleTools(t *testing.T) {
 }
 
 // TestRequestSearchTool: a request's own search tool
-// (AuthorizeParams.SearchTool) is offered without a decision, its calls
+// (BeginParams.SearchTool) is offered without a decision, its calls
 // need none, and another tool under its name is refused with
 // TOOL_SEARCH_CHANGED.
 func TestRequestSearchTool(t *testing.T) {
@@ -559,7 +559,7 @@ func TestRequestSearchTool(t *testing.T) {
 	var decided []string
 	g := authz.NewGuard(authz.RoleTools(map[string][]string{"r": {"lookup"}}),
 		&authz.Options{OnDecision: func(e authz.Event) { decided = append(decided, e.Tool) }})
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
 		Tools: []*toolgate.Tool{lookup}, SearchTool: search})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 	"github.com/toolgate/toolgate/toolsearch"
 )
@@ -159,7 +160,7 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 				scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "b1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
 				scripted.Reply{Text: "Booked."},
 			)
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			opts := &toolgate.ClientOptions{Store: store, Memory: tc.memory, ToolSearch: toolsearch.New(nil)}
 			client := toolgate.NewClient(model, tools, opts)
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"})
@@ -513,7 +514,7 @@ func TestHostileInput(t *testing.T) {
 		cats[f.Name] = f.Category
 	}
 	search := toolsearch.New(&toolsearch.Options{MaxResults: 8, Category: func(d toolgate.ToolDefinition) string { return cats[d.Name] }})
-	rs, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "c"})
+	rs, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,14 +718,14 @@ func TestSearchAfterEviction(t *testing.T) {
 	tools := travelTools(&c)
 	spy := newSpy()
 	search := toolsearch.New(&toolsearch.Options{Index: spy, MaxConversations: 1})
-	a, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "a"})
+	a, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Offer(ctx, nil, tools); err != nil {
 		t.Fatal(err)
 	}
-	b, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "b"})
+	b, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
