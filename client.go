@@ -23,41 +23,23 @@ import (
 // with [ErrConflict].
 type Client struct {
 	// fixed at creation
-	model     Model
-	tools     []*Tool // as given
-	wrapped   []*Tool // tools wrapped by toolMW, offered when no authorizer
-	toolMW    []func(ToolFunc) ToolFunc
-	authz     Authorizer
-	protector Protector
-	search    ToolSearch
-	names     map[string]bool // the tools' names
-	manager   *manager
-	store     ConversationStore
-	memory    MemoryPlacement
-	system    string
-	maxRounds int
-	options   *ModelOptions
-	modelMW   []func(ModelFunc) ModelFunc
-	logger    *slog.Logger
+	model      Model
+	tools      []*Tool // as given
+	wrapped    []*Tool // tools wrapped by toolMW, offered when no authorizer
+	toolMW     []func(ToolFunc) ToolFunc
+	authz      Authorizer
+	protector  Protector
+	search     ToolSearch
+	names      map[string]bool // the tools' names
+	manager    *manager
+	store      ConversationStore
+	everyRound bool // ClientOptions.StoreEveryRound
+	system     string
+	maxRounds  int
+	options    *ModelOptions
+	modelMW    []func(ModelFunc) ModelFunc
+	logger     *slog.Logger
 }
-
-// MemoryPlacement says which messages of a turn the client stores.
-type MemoryPlacement int
-
-const (
-	// MemoryOutsideLoop stores the user message and the turn's final
-	// response: the paused reply, the model's last answer, or (for turns
-	// ended by return-direct or a limit) the last reply with its results.
-	// Earlier rounds of a turn are not stored, so a resumed turn does not
-	// show the model the tool results it based the paused call on. It is
-	// the default: conversations stay short.
-	MemoryOutsideLoop MemoryPlacement = iota
-	// MemoryInsideLoop stores every round as it completes: the user
-	// message, each reply and each tool message. Choose it when turns run
-	// tools before a gated one, so that a resumed turn carries the whole
-	// turn.
-	MemoryInsideLoop
-)
 
 // ModelFunc is one model call in the form model middleware wraps:
 // func(next ModelFunc) ModelFunc. In streaming turns the text has already
@@ -74,9 +56,16 @@ type ClientOptions struct {
 	// store/sqlite and store/postgres). nil: a new in-memory store private
 	// to the client.
 	Store ConversationStore
-	// Memory says which messages of a turn are stored. Zero:
-	// [MemoryOutsideLoop].
-	Memory MemoryPlacement
+	// StoreEveryRound says which messages of a turn are stored. true:
+	// every round as it completes (the user message, each reply and each
+	// tool message); choose it when turns run tools before a gated one, so
+	// that a resumed turn carries the whole turn. false, the default: the
+	// user message and the turn's final response (the paused reply, the
+	// model's last answer, or, for turns ended by return-direct or a
+	// limit, the last reply with its results); earlier rounds are not
+	// stored, so a resumed turn does not show the model the tool results
+	// it based the paused call on, and conversations stay short.
+	StoreEveryRound bool
 	// MaxRounds caps the model calls of one turn. 0: 16.
 	MaxRounds int
 	// ModelOptions are sent with every prompt. nil: the model's defaults.
@@ -154,18 +143,18 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		opts = &ClientOptions{}
 	}
 	c := &Client{
-		model:     model,
-		store:     opts.Store,
-		memory:    opts.Memory,
-		system:    opts.SystemPrompt,
-		maxRounds: opts.MaxRounds,
-		options:   opts.ModelOptions,
-		modelMW:   slices.Clone(opts.ModelMiddleware),
-		toolMW:    slices.Clone(opts.ToolMiddleware),
-		authz:     opts.Authorizer,
-		protector: opts.Protector,
-		search:    opts.ToolSearch,
-		logger:    opts.Logger,
+		model:      model,
+		store:      opts.Store,
+		everyRound: opts.StoreEveryRound,
+		system:     opts.SystemPrompt,
+		maxRounds:  opts.MaxRounds,
+		options:    opts.ModelOptions,
+		modelMW:    slices.Clone(opts.ModelMiddleware),
+		toolMW:     slices.Clone(opts.ToolMiddleware),
+		authz:      opts.Authorizer,
+		protector:  opts.Protector,
+		search:     opts.ToolSearch,
+		logger:     opts.Logger,
 	}
 	c.manager = newManager(&managerOptions{
 		Policy:              opts.Policy,

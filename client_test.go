@@ -98,19 +98,19 @@ func roles(msgs []toolgate.Message) string {
 	return b.String()
 }
 
-// TestClientMemoryPlacement runs a turn that calls an ungated tool, then
+// TestClientStoreEveryRound runs a turn that calls an ungated tool, then
 // pauses on a gated one, and checks what the resumed request carries.
-func TestClientMemoryPlacement(t *testing.T) {
+func TestClientStoreEveryRound(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		memory toolgate.MemoryPlacement
+		name       string
+		everyRound bool
 		// roles of the prompt the model receives after the resumption
 		wantResumed string
 		// roles stored at the pause
 		wantStoredAtPause string
 	}{
-		{"outside", toolgate.MemoryOutsideLoop, "system user assistant tool", "user assistant"},
-		{"inside", toolgate.MemoryInsideLoop, "system user assistant tool assistant tool", "user assistant tool assistant"},
+		{"outside", false, "system user assistant tool", "user assistant"},
+		{"inside", true, "system user assistant tool assistant tool", "user assistant tool assistant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -121,7 +121,7 @@ func TestClientMemoryPlacement(t *testing.T) {
 				scripted.Reply{Text: "Booked VX205 for you."},
 			)
 			store := memory.New()
-			c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: tc.memory, SystemPrompt: "You book flights."})
+			c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: tc.everyRound, SystemPrompt: "You book flights."})
 			resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Book VX205 if it is on time"})
 			if err != nil {
 				t.Fatal(err)
@@ -772,7 +772,7 @@ func TestClientStream(t *testing.T) {
 		var ft flightTools
 		model := scripted.New(scripted.Reply{Text: "one two three", ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx)}}, scripted.Reply{Text: "x"})
 		store := memory.New()
-		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop})
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: true})
 		n := 0
 		for _, err := range c.Stream(ctx, &toolgate.CallParams{ConversationID: "stop", Input: "go"}) {
 			if err != nil {

@@ -342,7 +342,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		}
 		t.history = append(t.history, reply, res.Message)
 		t.results = append(t.results, res.Message.Results...)
-		if c.memory == MemoryInsideLoop || res.ReturnDirect {
+		if c.everyRound || res.ReturnDirect {
 			if err := t.flush(ctx, nil, reply, res.Message); err != nil {
 				return nil, err
 			}
@@ -356,7 +356,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 	}
 	// The round limit: the last round ran tools and the model has not
 	// answered them.
-	if c.memory == MemoryOutsideLoop {
+	if !c.everyRound {
 		n := len(t.history)
 		if err := t.flush(ctx, nil, t.history[n-2], t.history[n-1]); err != nil {
 			return nil, err

@@ -204,7 +204,7 @@ func TestRecoverPause(t *testing.T) {
 			g := newGatedTools()
 			store := memory.New()
 			model := scripted.New(abcReply(), scripted.Reply{Text: "Here is what happened."})
-			c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop})
+			c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: true})
 			pause := pauseABC(t, c, "conv")
 			deadClaim(t, store, "conv", pause, time.Now().Add(-time.Hour), allowABDenyC(), tt.started...)
 

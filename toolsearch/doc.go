@@ -60,7 +60,7 @@
 // model calls after it are offered the found tools again: those the
 // searcher kept for the conversation, and those named by the search
 // results in the stored history (all of them with
-// [toolgate.MemoryInsideLoop]; with the default memory placement the
+// [toolgate.ClientOptions.StoreEveryRound]; by default the
 // history keeps no tool rounds, and a searcher that lost the conversation
 // offers only the search tool until the model searches again).
 //
