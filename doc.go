@@ -62,7 +62,7 @@
 //     [ClientOptions.Policy]) about every call, and pauses the whole reply
 //     when any needs a decision; [Client.Resume] runs a paused reply with
 //     one [Decision] per call, after checking the rules of
-//     [CheckDecisions]. Keys name calls ([ToolCallKeys]). An approver may
+//     [Client.CheckDecisions]. Keys name calls ([ToolCallKeys]). An approver may
 //     allow a call with other arguments ([AllowWithArguments]); its result
 //     tells the model what ran.
 //   - The client keeps conversations in a [ConversationStore] and resumes

@@ -19,4 +19,6 @@ var (
 	ErrPaused           = errPaused
 	ErrLimitExceeded    = errLimitExceeded
 	ErrNoToolCalls      = errNoToolCalls
+	CheckDecisions      = checkDecisions
+	Or                  = or
 )

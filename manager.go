@@ -118,7 +118,7 @@ func newManager(opts *managerOptions) *manager {
 	if len(ps) == 1 {
 		m.policy = ps[0]
 	} else {
-		m.policy = Or(ps...)
+		m.policy = or(ps...)
 	}
 	return m
 }
@@ -323,7 +323,7 @@ func (m *manager) Run(ctx context.Context, p *runParams) (*runResult, error) {
 }
 
 // Resume runs a paused reply with decisions. All rules (see
-// [CheckDecisions]) and the limits are checked before anything runs; a
+// [Client.CheckDecisions]) and the limits are checked before anything runs; a
 // broken rule gives a [*DecisionError], an exceeded limit a [*limitError],
 // and nothing runs. The rules of who decides come with them: a call that
 // awaited no decision (see [resumeParams.Awaiting]) runs as the model wrote
@@ -354,7 +354,7 @@ func (m *manager) Resume(ctx context.Context, p *resumeParams) (*runResult, erro
 }
 
 // CheckResume reports whether [manager.Resume] would accept p, without
-// running anything: the rules of [CheckDecisions], of who decides, of
+// running anything: the rules of [Client.CheckDecisions], of who decides, of
 // edits, and the limits.
 func (m *manager) CheckResume(p *resumeParams) error {
 	if p == nil {

@@ -106,7 +106,7 @@ func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, er
 // Resume continues a paused turn with decisions, one per call of the
 // paused reply. The reply and the prompt it answered are read from the
 // store (or taken from [ResumeTurnParams.Conversation]). The decisions are
-// checked ([CheckDecisions] and the limits) before anything runs; then the
+// checked ([Client.CheckDecisions] and the limits) before anything runs; then the
 // pause is claimed, with the decisions, so that it is consumed once: a
 // second resumption, concurrent or later, fails with [ErrNoOpenPause] and
 // runs nothing. The claim is written together with the start records of

@@ -11,7 +11,7 @@ import "context"
 // The stages, in the order the [Client] applies them, with its
 // authorizer's re-check between stages 4 and 5 (a recovery turns some
 // failures into results). [manager.Resume] checks stages 3 and 5 with
-// stage 1, call by call, as [CheckDecisions] does:
+// stage 1, call by call, as [Client.CheckDecisions] does:
 //
 //  1. newPlan: each decision well formed, naming a call, one per call;
 //  2. checkDeciding: who may decide what ([resumeParams.Awaiting],
@@ -39,7 +39,7 @@ type plan struct {
 }
 
 // newPlan matches the decisions of p to the calls of its reply (stage 1):
-// the rules of [CheckDecisions] that need no tool and, with tools true,
+// the rules of [Client.CheckDecisions] that need no tool and, with tools true,
 // also those that do (stages 3 and 5, call by call, as CheckDecisions
 // reports them).
 func newPlan(p *resumeParams, tools bool) (*plan, error) {
