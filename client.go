@@ -77,7 +77,7 @@ type ClientOptions struct {
 	// what a middleware adds is protected too.
 	ModelMiddleware []func(next ModelFunc) ModelFunc
 	// ToolMiddleware wraps every tool's function; the first is outermost.
-	// It runs after the manager's checks (confirmation, decisions, limits)
+	// It runs after the client's checks (confirmation, decisions, limits)
 	// and after argument normalisation, around the tool's own validation.
 	ToolMiddleware []func(next ToolFunc) ToolFunc
 	// Authorizer guards every request: which tools the model sees and

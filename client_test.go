@@ -525,6 +525,26 @@ func TestClientLimits(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	t.Run("resumption over the limit", func(t *testing.T) {
+		// bookFlight needs a decision: the pause counts no call; allowing
+		// both calls of the paused reply would pass the limit, so the
+		// resumption is refused before anything runs.
+		var ft flightTools
+		model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx), call("b2", "bookFlight", vx)}})
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{MaxCallsPerTool: map[string]int{"bookFlight": 1}})
+		resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "rl", Input: "go"})
+		if err != nil || !resp.Paused() {
+			t.Fatalf("Call: %v, paused %v; want a pause", err, resp.Paused())
+		}
+		_, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "rl", PauseID: resp.PauseID,
+			Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("b2")}})
+		if !errors.Is(err, toolgate.ErrLimitExceeded) {
+			t.Errorf("Resume: got %v, want ErrLimitExceeded", err)
+		}
+		if n := ft.book.Load(); n != 0 {
+			t.Errorf("bookFlight ran %d times, want 0", n)
+		}
+	})
 	t.Run("round limit", func(t *testing.T) {
 		var ft flightTools
 		var replies []scripted.Reply

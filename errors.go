@@ -22,6 +22,11 @@ var (
 	// ErrInvalidMessage is wrapped by every error of [UnmarshalMessage] and
 	// [UnmarshalMessages] about a message that is not well formed.
 	ErrInvalidMessage = errors.New("toolgate: invalid message")
+	// ErrLimitExceeded is matched by the error of a resumption whose
+	// allowed calls would pass [ClientOptions.MaxCalls] or
+	// [ClientOptions.MaxCallsPerTool]; nothing of the reply ran. A turn
+	// whose reply would pass a limit ends with [FinishToolLimit] instead.
+	ErrLimitExceeded = errors.New("toolgate: tool call limit exceeded")
 	// ErrPanicked is matched by every [*PanicError].
 	ErrPanicked = errors.New("toolgate: code called by the gate panicked")
 

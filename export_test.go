@@ -17,7 +17,6 @@ var (
 	NewManager          = newManager
 	DefaultErrorHandler = defaultErrorHandler
 	ErrPaused           = errPaused
-	ErrLimitExceeded    = errLimitExceeded
 	ErrNoToolCalls      = errNoToolCalls
 	CheckDecisions      = checkDecisions
 	Or                  = or

@@ -241,8 +241,6 @@ func (r *runResult) Generations() []Generation {
 // The manager's own errors; the client turns them into a paused or ended
 // turn.
 var (
-	// errLimitExceeded is matched (with [errors.Is]) by [*limitError].
-	errLimitExceeded = errors.New("toolgate: tool call limit exceeded")
 	// errNoToolCalls is returned when a reply with no tool calls is given to
 	// [manager.Run].
 	errNoToolCalls = errors.New("toolgate: the reply has no tool calls")
@@ -275,7 +273,7 @@ func (e *pauseError) Error() string {
 func (e *pauseError) Is(target error) bool { return target == errPaused }
 
 // limitError reports that running a reply would exceed a tool call limit.
-// Nothing of the reply ran. It matches [errLimitExceeded].
+// Nothing of the reply ran. It matches [ErrLimitExceeded].
 type limitError struct {
 	// Tool is the tool whose limit was hit, or "" for the total limit.
 	Tool string
@@ -290,8 +288,8 @@ func (e *limitError) Error() string {
 	return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls of %q in this turn, limit %d", e.Count, e.Tool, e.Limit)
 }
 
-// Is reports whether target is [errLimitExceeded].
-func (e *limitError) Is(target error) bool { return target == errLimitExceeded }
+// Is reports whether target is [ErrLimitExceeded].
+func (e *limitError) Is(target error) bool { return target == ErrLimitExceeded }
 
 // Run runs the calls of a reply. If the policy asks for confirmation of
 // any call, nothing runs and Run returns a [*pauseError]. If the calls would
