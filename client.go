@@ -10,9 +10,10 @@ import (
 )
 
 // Client runs turns of a conversation: it sends the conversation to the
-// model, runs the tool calls of its replies, and repeats until the model answers without tool calls, a tool returns directly, a
-// call needs a person's decision (the turn pauses), a limit is reached, or
-// the context is canceled.
+// model, runs the tool calls of its replies, and repeats until the model
+// answers without tool calls, a tool returns directly, a call needs a
+// person's decision (the turn pauses), a limit is reached, or the context
+// is canceled.
 //
 // A paused turn is kept in the client's [ConversationStore] and resumed with
 // [Client.Resume], in this process or another one, from the stored reply:
@@ -113,7 +114,9 @@ type ClientOptions struct {
 	// each named tool in one turn. A turn is everything since the last
 	// user message; only calls that were allowed to run count. When a
 	// reply's calls would pass a cap, none of them runs and the turn ends
-	// ([FinishToolLimit]). Zero, or a tool not in the map: no limit.
+	// ([FinishToolLimit]); a resumption whose allowed calls would pass one
+	// fails with [ErrLimitExceeded]. Zero, or a tool not in the map: no
+	// limit.
 	MaxCalls        int
 	MaxCallsPerTool map[string]int
 	// Concurrency is how many allowed calls of one reply may run at once.

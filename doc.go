@@ -62,9 +62,9 @@
 //     [ClientOptions.Policy]) about every call, and pauses the whole reply
 //     when any needs a decision; [Client.Resume] runs a paused reply with
 //     one [Decision] per call, after checking the rules of
-//     [Client.CheckDecisions]. Keys name calls ([ToolCallKeys]). An approver may
-//     allow a call with other arguments ([AllowWithArguments]); its result
-//     tells the model what ran.
+//     [Client.CheckDecisions]. Keys name calls ([ToolCallKeys]). An
+//     approver may allow a call with other arguments ([AllowWithArguments]);
+//     its result tells the model what ran.
 //   - The client keeps conversations in a [ConversationStore] and resumes
 //     paused turns from it, consuming each pause once. A call of a decided
 //     pause is recorded as started before it runs, so that

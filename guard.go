@@ -19,8 +19,8 @@ type Authorizer interface {
 
 // BeginParams are the inputs of the Begin method of every guard seam
 // ([Authorizer], [Protector], [ToolSearch]): the request (a turn of
-// [Client.Call] or [Client.Stream], or a resumption) about to start. The
-// client passes each seam the same request.
+// [Client.Call] or [Client.Stream], or a resumption) about to start. Each
+// seam gets the same Principal, ConversationID and Resume.
 type BeginParams struct {
 	// Principal is the caller; nil when the caller gave none.
 	Principal *Principal
