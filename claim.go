@@ -114,7 +114,7 @@ func (pr *PauseRecord) clone() *PauseRecord {
 }
 
 // ClaimPause implements [ConversationStore].
-func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Claim) error {
+func (s *memoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Claim) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *MemoryStore) ClaimPause(ctx context.Context, id, pauseID string, c *Cla
 }
 
 // MarkStarted implements [ConversationStore].
-func (s *MemoryStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
+func (s *memoryStore) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 )
 
 // Client runs turns of a conversation: it sends the conversation to the
-// model, runs the tool calls of its replies through a [Manager], and repeats
-// until the model answers without tool calls, a tool returns directly, a
-// call needs a person's decision (the turn pauses), a limit is reached, or
-// the context is canceled.
+// model, runs the tool calls of its replies, and repeats until the model
+// answers without tool calls, a tool returns directly, a call needs a
+// person's decision (the turn pauses), a limit is reached, or the context
+// is canceled.
 //
 // A paused turn is kept in the client's [ConversationStore] and resumed with
 // [Client.Resume], in this process or another one, from the stored reply:
@@ -24,41 +24,23 @@ import (
 // with [ErrConflict].
 type Client struct {
 	// fixed at creation
-	model     Model
-	tools     []*Tool // as given
-	wrapped   []*Tool // tools wrapped by toolMW, offered when no authorizer
-	toolMW    []func(ToolFunc) ToolFunc
-	authz     Authorizer
-	protector Protector
-	search    ToolSearch
-	names     map[string]bool // the tools' names
-	manager   *Manager
-	store     ConversationStore
-	memory    MemoryPlacement
-	system    string
-	maxRounds int
-	options   *ModelOptions
-	modelMW   []func(ModelFunc) ModelFunc
-	logger    *slog.Logger
+	model      Model
+	tools      []*Tool // as given
+	wrapped    []*Tool // tools wrapped by toolMW, offered when no authorizer
+	toolMW     []func(ToolFunc) ToolFunc
+	authz      Authorizer
+	protector  Protector
+	search     ToolSearch
+	names      map[string]bool // the tools' names
+	manager    *manager
+	store      ConversationStore
+	everyRound bool // ClientOptions.StoreEveryRound
+	system     string
+	maxRounds  int
+	options    *ModelOptions
+	modelMW    []func(ModelFunc) ModelFunc
+	logger     *slog.Logger
 }
-
-// MemoryPlacement says which messages of a turn the client stores.
-type MemoryPlacement int
-
-const (
-	// MemoryOutsideLoop stores the user message and the turn's final
-	// response: the paused reply, the model's last answer, or (for turns
-	// ended by return-direct or a limit) the last reply with its results.
-	// Earlier rounds of a turn are not stored, so a resumed turn does not
-	// show the model the tool results it based the paused call on. It is
-	// the default: conversations stay short.
-	MemoryOutsideLoop MemoryPlacement = iota
-	// MemoryInsideLoop stores every round as it completes: the user
-	// message, each reply and each tool message. Choose it when turns run
-	// tools before a gated one, so that a resumed turn carries the whole
-	// turn.
-	MemoryInsideLoop
-)
 
 // ModelFunc is one model call in the form model middleware wraps:
 // func(next ModelFunc) ModelFunc. In streaming turns the text has already
@@ -68,18 +50,23 @@ type ModelFunc func(ctx context.Context, p *Prompt) (*Response, error)
 // ClientOptions configure a [Client]. A nil *ClientOptions means all
 // defaults. The options are copied by [NewClient].
 type ClientOptions struct {
-	// Manager runs tool calls. nil: NewManager(nil), which asks for
-	// confirmation of the tools whose metadata requires it.
-	Manager *Manager
 	// SystemPrompt is sent before the conversation in every model call. It
 	// is not stored. "": none.
 	SystemPrompt string
-	// Store keeps conversations and pauses. nil: a new [MemoryStore]
-	// private to the client.
+	// Store keeps conversations and pauses (see packages store/memory,
+	// store/sqlite and store/postgres). nil: a new in-memory store private
+	// to the client.
 	Store ConversationStore
-	// Memory says which messages of a turn are stored. Zero:
-	// [MemoryOutsideLoop].
-	Memory MemoryPlacement
+	// StoreEveryRound says which messages of a turn are stored. true:
+	// every round as it completes (the user message, each reply and each
+	// tool message); choose it when turns run tools before a gated one, so
+	// that a resumed turn carries the whole turn. false, the default: the
+	// user message and the turn's final response (the paused reply, the
+	// model's last answer, or, for turns ended by return-direct or a
+	// limit, the last reply with its results); earlier rounds are not
+	// stored, so a resumed turn does not show the model the tool results
+	// it based the paused call on, and conversations stay short.
+	StoreEveryRound bool
 	// MaxRounds caps the model calls of one turn. 0: 16.
 	MaxRounds int
 	// ModelOptions are sent with every prompt. nil: the model's defaults.
@@ -91,7 +78,7 @@ type ClientOptions struct {
 	// what a middleware adds is protected too.
 	ModelMiddleware []func(next ModelFunc) ModelFunc
 	// ToolMiddleware wraps every tool's function; the first is outermost.
-	// It runs after the manager's checks (confirmation, decisions, limits)
+	// It runs after the client's checks (confirmation, decisions, limits)
 	// and after argument normalisation, around the tool's own validation.
 	ToolMiddleware []func(next ToolFunc) ToolFunc
 	// Authorizer guards every request: which tools the model sees and
@@ -108,17 +95,49 @@ type ClientOptions struct {
 	// authorizer (if any) offers. nil: no tool search, every tool the
 	// authorizer allows is offered.
 	ToolSearch ToolSearch
+	// ConfirmTools names tools whose calls always need a person's
+	// decision, whatever their metadata says (for tools you cannot
+	// annotate, such as MCP tools). Use the names the model sees; a name
+	// that matches none of the client's tools is logged as a warning when
+	// the client is built. Calls of tools whose metadata sets
+	// [ToolMetadata.RequiresConfirmation] need one anyway.
+	ConfirmTools []string
+	// Policy is asked in addition to the metadata flag and ConfirmTools: a
+	// call needs a decision when any of them says so. nil: none added.
+	Policy ConfirmationPolicy
+	// DisableMetadataFlag stops honouring [ToolMetadata.RequiresConfirmation].
+	// Only for tests and batch jobs where nobody can decide; a warning is
+	// logged when a client is built with it. ConfirmTools and Policy still
+	// apply, so configuration can only add calls that need a decision.
+	DisableMetadataFlag bool
+	// MaxCalls caps the calls of one turn, MaxCallsPerTool the calls of
+	// each named tool in one turn. A turn is everything since the last
+	// user message; only calls that were allowed to run count. When a
+	// reply's calls would pass a cap, none of them runs and the turn ends
+	// ([FinishToolLimit]); a resumption whose allowed calls would pass one
+	// fails with [ErrLimitExceeded]. Zero, or a tool not in the map: no
+	// limit.
+	MaxCalls        int
+	MaxCallsPerTool map[string]int
+	// Concurrency is how many allowed calls of one reply may run at once.
+	// Results are in call order either way. 0 or 1: one at a time.
+	Concurrency int
+	// ErrorHandler turns a failed call into the result the model reads, or
+	// ends the turn: err wraps [ErrUnknownTool], [ErrInvalidArguments],
+	// [ErrToolPanicked] or is the tool's own error; a non-nil abort ends
+	// the turn with it, otherwise content becomes the call's error result.
+	// nil: the error's text is the result and the turn goes on.
+	ErrorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
 
-// DefaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
-const DefaultMaxRounds = 16
+// defaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
+const defaultMaxRounds = 16
 
 // NewClient returns a client for model with tools. It panics when model is
 // nil, a tool is nil, or two tools share a name: these are programming
-// errors. Names in the manager's ConfirmTools that match no tool are logged
-// as warnings.
+// errors. Names in ConfirmTools that match no tool are logged as warnings.
 func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 	if model == nil {
 		panic("toolgate: NewClient: nil model")
@@ -127,28 +146,33 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		opts = &ClientOptions{}
 	}
 	c := &Client{
-		model:     model,
-		manager:   opts.Manager,
-		store:     opts.Store,
-		memory:    opts.Memory,
-		system:    opts.SystemPrompt,
-		maxRounds: opts.MaxRounds,
-		options:   opts.ModelOptions,
-		modelMW:   slices.Clone(opts.ModelMiddleware),
-		toolMW:    slices.Clone(opts.ToolMiddleware),
-		authz:     opts.Authorizer,
-		protector: opts.Protector,
-		search:    opts.ToolSearch,
-		logger:    opts.Logger,
+		model:      model,
+		store:      opts.Store,
+		everyRound: opts.StoreEveryRound,
+		system:     opts.SystemPrompt,
+		maxRounds:  opts.MaxRounds,
+		options:    opts.ModelOptions,
+		modelMW:    slices.Clone(opts.ModelMiddleware),
+		toolMW:     slices.Clone(opts.ToolMiddleware),
+		authz:      opts.Authorizer,
+		protector:  opts.Protector,
+		search:     opts.ToolSearch,
+		logger:     opts.Logger,
 	}
-	if c.manager == nil {
-		c.manager = NewManager(nil)
-	}
+	c.manager = newManager(&managerOptions{
+		Policy:              opts.Policy,
+		ConfirmTools:        opts.ConfirmTools,
+		DisableMetadataFlag: opts.DisableMetadataFlag,
+		Limits:              callLimits{MaxCalls: opts.MaxCalls, MaxCallsPerTool: opts.MaxCallsPerTool},
+		Concurrency:         opts.Concurrency,
+		ErrorHandler:        opts.ErrorHandler,
+		Logger:              opts.Logger,
+	})
 	if c.store == nil {
-		c.store = NewMemoryStore()
+		c.store = newMemoryStore()
 	}
 	if c.maxRounds <= 0 {
-		c.maxRounds = DefaultMaxRounds
+		c.maxRounds = defaultMaxRounds
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -97,19 +98,19 @@ func roles(msgs []toolgate.Message) string {
 	return b.String()
 }
 
-// TestClientMemoryPlacement runs a turn that calls an ungated tool, then
+// TestClientStoreEveryRound runs a turn that calls an ungated tool, then
 // pauses on a gated one, and checks what the resumed request carries.
-func TestClientMemoryPlacement(t *testing.T) {
+func TestClientStoreEveryRound(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		memory toolgate.MemoryPlacement
+		name       string
+		everyRound bool
 		// roles of the prompt the model receives after the resumption
 		wantResumed string
 		// roles stored at the pause
 		wantStoredAtPause string
 	}{
-		{"outside", toolgate.MemoryOutsideLoop, "system user assistant tool", "user assistant"},
-		{"inside", toolgate.MemoryInsideLoop, "system user assistant tool assistant tool", "user assistant tool assistant"},
+		{"outside", false, "system user assistant tool", "user assistant"},
+		{"inside", true, "system user assistant tool assistant tool", "user assistant tool assistant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -119,8 +120,8 @@ func TestClientMemoryPlacement(t *testing.T) {
 				scripted.Reply{Text: "It is on time; booking.", ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx)}},
 				scripted.Reply{Text: "Booked VX205 for you."},
 			)
-			store := toolgate.NewMemoryStore()
-			c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: tc.memory, SystemPrompt: "You book flights."})
+			store := memory.New()
+			c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: tc.everyRound, SystemPrompt: "You book flights."})
 			resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Book VX205 if it is on time"})
 			if err != nil {
 				t.Fatal(err)
@@ -353,7 +354,7 @@ func TestClientExpireOpenPause(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx), call("b1", "bookFlight", vx)}},
 		scripted.Reply{Text: "Sure, what else?"},
 	)
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
 	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
 		t.Fatal("not paused")
@@ -427,7 +428,7 @@ func TestClientExpireClaimedPause(t *testing.T) {
 	ctx := context.Background()
 	var ft flightTools
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx)}})
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store})
 	if resp, _ := c.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "book"}); !resp.Paused() {
 		t.Fatal("not paused")
@@ -505,8 +506,7 @@ func TestClientLimits(t *testing.T) {
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx)}},
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s2", "flightStatus", vx), call("s3", "flightStatus", vx)}},
 		)
-		m := toolgate.NewManager(&toolgate.ManagerOptions{Limits: toolgate.Limits{MaxCalls: 2}})
-		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Manager: m})
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{MaxCalls: 2})
 		resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "l", Input: "go"})
 		if err != nil {
 			t.Fatal(err)
@@ -523,6 +523,26 @@ func TestClientLimits(t *testing.T) {
 		conv := load(t, c.Store(), "l")
 		if err := validHistory(conv.Messages); err != nil {
 			t.Error(err)
+		}
+	})
+	t.Run("resumption over the limit", func(t *testing.T) {
+		// bookFlight needs a decision: the pause counts no call; allowing
+		// both calls of the paused reply would pass the limit, so the
+		// resumption is refused before anything runs.
+		var ft flightTools
+		model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b1", "bookFlight", vx), call("b2", "bookFlight", vx)}})
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{MaxCallsPerTool: map[string]int{"bookFlight": 1}})
+		resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "rl", Input: "go"})
+		if err != nil || !resp.Paused() {
+			t.Fatalf("Call: %v, paused %v; want a pause", err, resp.Paused())
+		}
+		_, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "rl", PauseID: resp.PauseID,
+			Decisions: []toolgate.Decision{toolgate.Allow("b1"), toolgate.Allow("b2")}})
+		if !errors.Is(err, toolgate.ErrLimitExceeded) {
+			t.Errorf("Resume: got %v, want ErrLimitExceeded", err)
+		}
+		if n := ft.book.Load(); n != 0 {
+			t.Errorf("bookFlight ran %d times, want 0", n)
 		}
 	})
 	t.Run("round limit", func(t *testing.T) {
@@ -648,7 +668,7 @@ func TestClientBadModel(t *testing.T) {
 		{"no generations", failingModel{resp: &toolgate.Response{}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			c := toolgate.NewClient(tc.model, nil, &toolgate.ClientOptions{Store: store})
 			_, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "x", Input: "hi"})
 			if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
@@ -771,8 +791,8 @@ func TestClientStream(t *testing.T) {
 	t.Run("consumer stops", func(t *testing.T) {
 		var ft flightTools
 		model := scripted.New(scripted.Reply{Text: "one two three", ToolCalls: []toolgate.ToolCall{call("s1", "flightStatus", vx)}}, scripted.Reply{Text: "x"})
-		store := toolgate.NewMemoryStore()
-		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop})
+		store := memory.New()
+		c := toolgate.NewClient(model, ft.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: true})
 		n := 0
 		for _, err := range c.Stream(ctx, &toolgate.CallParams{ConversationID: "stop", Input: "go"}) {
 			if err != nil {

@@ -106,7 +106,7 @@ func fromMetadata() ConfirmationPolicy {
 	return func(_ ToolCall, meta ToolMetadata) bool { return meta.RequiresConfirmation }
 }
 
-// forTools returns the policy of [ManagerOptions.ConfirmTools]: it asks
+// forTools returns the policy of [ClientOptions.ConfirmTools]: it asks
 // for confirmation of every call of the named tools, whatever their
 // metadata says. Names are the names the model sees, prefixes included.
 func forTools(names ...string) ConfirmationPolicy {
@@ -114,9 +114,9 @@ func forTools(names ...string) ConfirmationPolicy {
 	return func(call ToolCall, _ ToolMetadata) bool { return slices.Contains(set, call.Name) }
 }
 
-// Or returns a policy that asks when any of ps asks. Nil policies are
-// skipped; Or() never asks.
-func Or(ps ...ConfirmationPolicy) ConfirmationPolicy {
+// or returns a policy that asks when any of ps asks. Nil policies are
+// skipped; or() never asks.
+func or(ps ...ConfirmationPolicy) ConfirmationPolicy {
 	ps = slices.DeleteFunc(slices.Clone(ps), func(p ConfirmationPolicy) bool { return p == nil })
 	return func(call ToolCall, meta ToolMetadata) bool {
 		for _, p := range ps {
@@ -183,7 +183,7 @@ func DenyWithMessage(key, message string) Decision {
 // edit. The call keeps its tool (a decision cannot rename a call). args must
 // be a JSON object without duplicate names; for a typed tool ([NewToolFor])
 // it must match the input schema. These rules are checked with the others
-// ([CheckDecisions]), not here. args is copied (compacted when it is valid
+// ([Client.CheckDecisions]), not here. args is copied (compacted when it is valid
 // JSON); nil or empty args give a plain [Allow].
 //
 // When the call runs, authorization and the privacy guard see the edited
@@ -272,7 +272,7 @@ func (d Decision) check() error {
 // stable: they cross the wire in the service's errors.
 type DecisionProblem string
 
-// The problems [CheckDecisions] reports.
+// The problems [Client.CheckDecisions] and [Client.Resume] report.
 const (
 	// ProblemMissing: a call of the reply has no decision (rule 1).
 	ProblemMissing DecisionProblem = "missing_decision"
@@ -301,9 +301,9 @@ const (
 	ProblemNotAwaited DecisionProblem = "not_awaited"
 	// ProblemNotDecider: whoever decided may not decide a call that
 	// awaited a decision, or the call an edit makes of it (see
-	// [ResumeParams.MayDecide]).
+	// [ResumeTurnParams.MayDecide]).
 	ProblemNotDecider DecisionProblem = "not_decider"
-	// ProblemEditNeedsConfirmation: [ManagerOptions.Policy] asks a decision
+	// ProblemEditNeedsConfirmation: [ClientOptions.Policy] asks a decision
 	// for the arguments an edit gives a call. The decision was about other
 	// arguments, so the edit is refused; deny with a message to have the
 	// model propose the call again, which the policy then pauses.
@@ -370,21 +370,27 @@ func (e *DecisionError) Error() string {
 // Is reports whether target is [ErrInvalidDecisions].
 func (e *DecisionError) Is(target error) bool { return target == ErrInvalidDecisions }
 
-// CheckDecisions checks decisions against a paused reply and the prompt it
-// answered, by the rules of resumption:
+// CheckDecisions checks decisions against a paused reply of a turn of c,
+// by the rules of resumption, without running or storing anything (a
+// service checks a person's decisions with it before it accepts them):
 //  1. every call of the reply has exactly one decision, including calls
 //     that no policy flagged;
 //  2. every decision names a call of the reply;
-//  3. an allowed call's tool is carried by the prompt;
+//  3. an allowed call's tool is one of the client's tools;
 //  4. edited arguments (see [AllowWithArguments]) are a well-formed JSON
 //     object and, for a typed tool ([NewToolFor]), match its input schema.
 //
 // Every decision must also be well formed. The first broken rule is
 // returned as a [*DecisionError]; nil means the decisions can be run, as
 // far as these rules go. CheckDecisions does not know which calls awaited
-// a decision nor who decided: [Manager.CheckResume] checks those rules
-// too ([ResumeParams.Awaiting], [ResumeParams.MayDecide]).
-func CheckDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
+// a decision nor who decided: [Client.Resume] checks those rules too
+// ([Conversation.Pause], [ResumeTurnParams.MayDecide]).
+func (c *Client) CheckDecisions(reply *AssistantMessage, decisions []Decision) error {
+	return checkDecisions(&Prompt{Tools: c.tools}, reply, decisions)
+}
+
+// checkDecisions is [Client.CheckDecisions] against the tools of prompt p.
+func checkDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision) error {
 	_, _, err := matchDecisions(p, reply, decisions, true)
 	return err
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/scripted"
 )
 
 // callsWithIDs returns a reply with one call per id.
@@ -314,5 +316,28 @@ func TestDecisionJSON(t *testing.T) {
 		if b, err := json.Marshal(d); !errors.Is(err, toolgate.ErrInvalidDecisions) {
 			t.Errorf("Marshal(%+v) = %s, %v; want an error matching ErrInvalidDecisions", d, b, err)
 		}
+	}
+}
+
+// TestClientCheckDecisions: the client checks decisions against its own
+// tools, and runs nothing.
+func TestClientCheckDecisions(t *testing.T) {
+	var ran atomic.Int32
+	tool := countingTool("t", toolgate.ToolMetadata{RequiresConfirmation: true}, &ran)
+	c := toolgate.NewClient(scripted.New(), []*toolgate.Tool{tool}, nil)
+	r := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{call("a", "t", "{}"), call("b", "gone", "{}")}}
+	if err := c.CheckDecisions(r, []toolgate.Decision{toolgate.Allow("a"), toolgate.Deny("b")}); err != nil {
+		t.Errorf("allow of a client tool, deny of another: %v", err)
+	}
+	var de *toolgate.DecisionError
+	err := c.CheckDecisions(r, []toolgate.Decision{toolgate.Allow("a"), toolgate.Allow("b")})
+	if !errors.As(err, &de) || de.Problem != toolgate.ProblemToolNotInPrompt || de.Key != "b" {
+		t.Errorf("allow of a tool the client lacks: got %v, want %s on b", err, toolgate.ProblemToolNotInPrompt)
+	}
+	if err := c.CheckDecisions(r, []toolgate.Decision{toolgate.Allow("a")}); !errors.As(err, &de) || de.Problem != toolgate.ProblemMissing {
+		t.Errorf("a missing decision: got %v, want %s", err, toolgate.ProblemMissing)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the tool ran %d times", n)
 	}
 }

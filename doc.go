@@ -56,15 +56,16 @@
 //   - Tools come in two tiers: [NewTool] (raw JSON in, text out) and
 //     [NewToolFor] (typed: the input schema is inferred from a Go struct and
 //     arguments are validated before the function runs).
-//   - [Manager] runs the calls of one reply: it asks its
-//     [ConfirmationPolicy] about every call first and returns a
-//     [*PauseError] when any needs a decision; [Manager.Resume] runs a paused
-//     reply with one [Decision] per call, after checking the rules of
-//     [CheckDecisions]. Keys name calls ([ToolCallKeys]). An approver may
-//     allow a call with other arguments ([AllowWithArguments]); its result
-//     tells the model what ran.
 //   - [Client] runs whole turns (model, tools, model, …), blocking or
-//     streaming, keeps conversations in a [ConversationStore] and resumes
+//     streaming. Before any call of a reply runs, it asks the confirmation
+//     policy (the tools' metadata, [ClientOptions.ConfirmTools] and
+//     [ClientOptions.Policy]) about every call, and pauses the whole reply
+//     when any needs a decision; [Client.Resume] runs a paused reply with
+//     one [Decision] per call, after checking the rules of
+//     [Client.CheckDecisions]. Keys name calls ([ToolCallKeys]). An
+//     approver may allow a call with other arguments ([AllowWithArguments]);
+//     its result tells the model what ran.
+//   - The client keeps conversations in a [ConversationStore] and resumes
 //     paused turns from it, consuming each pause once. A call of a decided
 //     pause is recorded as started before it runs, so that
 //     [Client.RecoverPause] can finish a pause whose resumption died
@@ -72,10 +73,10 @@
 //
 // # Security
 //
-// The manager runs the calls of the reply it is given. Always read a paused
-// reply from storage the end user cannot change, as [Client.Resume] does,
-// never from a client request. A deny message reaches the model as a tool
-// result, and edited arguments reach the tool and the model: treat both as
-// untrusted input (the guards check edits like a model's arguments). The [Manager] alone does not prevent
-// replays; the [Client] and its stores do, by claiming a pause once.
+// A paused reply is read from storage the end user cannot change, as
+// [Client.Resume] does, never from a client request. A deny message reaches
+// the model as a tool result, and edited arguments reach the tool and the
+// model: treat both as untrusted input (the guards check edits like a
+// model's arguments). Replays are prevented by the [Client] and its stores,
+// which claim a pause once.
 package toolgate

@@ -148,20 +148,20 @@ func recordEdit(r *ToolResult, args string) {
 // checkEditedPolicy judges every edited call before anything of the reply
 // runs. Two rules apply, in this order:
 //
-//   - The edited call is asked of [ManagerOptions.Policy] as a call of its
+//   - The edited call is asked of [managerOptions.Policy] as a call of its
 //     own. A person's yes covers the call they were asked about; when the
 //     policy says the arguments they typed need a decision themselves, the
 //     edit is refused ([ProblemEditNeedsConfirmation]) rather than run on
 //     the strength of a decision about other arguments. The tool-level
-//     rules (the metadata flag and [ManagerOptions.ConfirmTools]) do not
+//     rules (the metadata flag and [managerOptions.ConfirmTools]) do not
 //     refuse an edit: they say the tool needs a decision, which is the
 //     decision being made.
 //   - When the manager's whole policy says the edited call needs a
 //     decision, the decider must be one who may decide the edited call
-//     ([ResumeParams.MayDecide]).
+//     ([resumeParams.MayDecide]).
 //
 // A policy that panics on the edit refuses the decisions.
-func (m *Manager) checkEditedPolicy(pl *plan) error {
+func (m *manager) checkEditedPolicy(pl *plan) error {
 	keys := pl.keys
 	for i, c := range pl.reply.ToolCalls {
 		args := edited(pl.decisions, pl.which, i)

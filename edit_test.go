@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -342,7 +343,7 @@ func TestClientResumeEdited(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("b", "bookFlight", `{"flight":"VX205","seats":4}`)}},
 		scripted.Reply{Text: "Booked two seats."},
 	)
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool()}, &toolgate.ClientOptions{Store: store})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "e", Input: "Book four seats on VX205."})
 	if err != nil || !resp.Paused() {

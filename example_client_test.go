@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 type flightNumber struct {
@@ -104,7 +105,7 @@ func ExampleClient_RecoverPause() {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "chargeCard"}, {ID: "c2", Name: "sendReceipt"}}},
 		scripted.Reply{Text: "The receipt is sent; please check whether the card was charged."},
 	)
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Store: store})
 	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "order", Input: "Pay and send the receipt"}); err != nil {
 		panic(err)

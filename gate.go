@@ -16,7 +16,7 @@ import (
 // The seams a [*PanicError] names. Their values are stable: they cross the
 // wire in the service's errors.
 const (
-	// SeamPolicy: the confirmation policy ([ManagerOptions.Policy]).
+	// SeamPolicy: the confirmation policy ([ClientOptions.Policy]).
 	SeamPolicy = "confirmation_policy"
 	// SeamDecider: the check of who decided ([ResumeTurnParams.MayDecide]).
 	SeamDecider = "decider"
@@ -34,7 +34,7 @@ const (
 	SeamToolMiddleware = "tool_middleware"
 	// SeamModel: the model or model middleware.
 	SeamModel = "model"
-	// SeamErrorHandler: the [ErrorHandler].
+	// SeamErrorHandler: the [ClientOptions.ErrorHandler].
 	SeamErrorHandler = "error_handler"
 )
 
@@ -124,7 +124,7 @@ func MisleadingCallIDs(reply *AssistantMessage) []string {
 // a call that awaited no decision gets a plain allow, so that it runs as
 // the model wrote it ([ProblemNotAwaited]), and every call that awaited one
 // is one the decider may decide ([ProblemNotDecider]).
-func (m *Manager) checkDeciding(pl *plan) error {
+func (m *manager) checkDeciding(pl *plan) error {
 	keys := pl.keys
 	for i, c := range pl.reply.ToolCalls {
 		d := pl.decision(i)
@@ -153,7 +153,7 @@ func (m *Manager) checkDeciding(pl *plan) error {
 
 // mayDecide asks the caller's check (nil: the caller checked) whether the
 // decider may decide call. A check that panics answers no.
-func (m *Manager) mayDecide(check func(ToolCall) bool, call ToolCall) (ok bool) {
+func (m *manager) mayDecide(check func(ToolCall) bool, call ToolCall) (ok bool) {
 	if check == nil {
 		return true
 	}
@@ -168,13 +168,13 @@ func (m *Manager) mayDecide(check func(ToolCall) bool, call ToolCall) (ok bool) 
 
 // needs asks the policy about call, judged with the metadata of the
 // prompt's tool of that name. A panic becomes a [*PanicError].
-func (m *Manager) needs(p *Prompt, call ToolCall) (bool, error) {
+func (m *manager) needs(p *Prompt, call ToolCall) (bool, error) {
 	return m.ask(m.policy, p, call)
 }
 
 // ask asks policy about call, judged with the metadata of the prompt's tool
 // of that name. A panic becomes a [*PanicError].
-func (m *Manager) ask(policy ConfirmationPolicy, p *Prompt, call ToolCall) (needs bool, err error) {
+func (m *manager) ask(policy ConfirmationPolicy, p *Prompt, call ToolCall) (needs bool, err error) {
 	var meta ToolMetadata
 	if t := p.Tool(call.Name); t != nil {
 		meta = t.meta

@@ -105,7 +105,7 @@ func TestGateSiblingDecisionRefused(t *testing.T) {
 func TestGateDecider(t *testing.T) {
 	var ft flightTools
 	c := toolgate.NewClient(scripted.New(statusAndBook(), scripted.Reply{Text: "done"}), ft.tools(),
-		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger()})})
+		&toolgate.ClientOptions{Logger: discardLogger()})
 	pauseStatusAndBook(t, c)
 	var asked []string
 	_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "conv"), ConversationID: "conv",
@@ -170,7 +170,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 	var tr transferTools
 	reply := scripted.Reply{ToolCalls: []toolgate.ToolCall{call("t", "transfer", `{"amount":500}`)}}
 	c := toolgate.NewClient(scripted.New(reply, scripted.Reply{Text: "done"}), []*toolgate.Tool{tr.tool()},
-		&toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{ConfirmTools: []string{"transfer"}, Policy: policy})})
+		&toolgate.ClientOptions{ConfirmTools: []string{"transfer"}, Policy: policy})
 	if resp, err := c.Call(t.Context(), &toolgate.CallParams{ConversationID: "conv", Input: "pay"}); err != nil || !resp.Paused() {
 		t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 	}
@@ -199,7 +199,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 // panicAuthorizer offers every tool and panics in CheckReply.
 type panicAuthorizer struct{}
 
-func (panicAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (panicAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	return panicGuard{tools: r.Tools}, nil
 }
 
@@ -216,7 +216,7 @@ func (panicGuard) CheckReply(context.Context, *toolgate.Prompt, *toolgate.Assist
 // panicProtector panics when it rewrites messages for the model.
 type panicProtector struct{}
 
-func (panicProtector) Begin(context.Context, *toolgate.ProtectParams) (toolgate.TurnProtector, error) {
+func (panicProtector) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnProtector, error) {
 	return panicRequestProtector{}, nil
 }
 
@@ -261,7 +261,7 @@ func TestGatePanicsFailClosed(t *testing.T) {
 		seam  string // "" when the reply pauses instead
 	}{
 		{"confirmation policy", statusOnly, func(o *toolgate.ClientOptions) {
-			o.Manager = toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger(), Policy: func(toolgate.ToolCall, toolgate.ToolMetadata) bool { panic("policy bug") }})
+			o.Policy = func(toolgate.ToolCall, toolgate.ToolMetadata) bool { panic("policy bug") }
 		}, nil, ""},
 		{"authorizer", statusOnly, func(o *toolgate.ClientOptions) { o.Authorizer = panicAuthorizer{} }, nil, toolgate.SeamAuthorizer},
 		{"protector", statusOnly, func(o *toolgate.ClientOptions) { o.Protector = panicProtector{} }, nil, toolgate.SeamProtector},
@@ -277,9 +277,9 @@ func TestGatePanicsFailClosed(t *testing.T) {
 		}, nil, toolgate.SeamModel},
 		{"error handler", scripted.Reply{ToolCalls: []toolgate.ToolCall{call("f", "failing", "{}"), call("s", "flightStatus", vx)}},
 			func(o *toolgate.ClientOptions) {
-				o.Manager = toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger(), ErrorHandler: func(context.Context, toolgate.ToolCall, error) (string, error) {
+				o.ErrorHandler = func(context.Context, toolgate.ToolCall, error) (string, error) {
 					panic("handler bug")
-				}})
+				}
 			}, []*toolgate.Tool{failing}, toolgate.SeamErrorHandler},
 	}
 	run := func(t *testing.T, stream bool, c *toolgate.Client) (resp *toolgate.Response, err error) {
@@ -305,7 +305,7 @@ func TestGatePanicsFailClosed(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: "/call", true: "/stream"}[stream], func(t *testing.T) {
 				var ft flightTools
-				opts := &toolgate.ClientOptions{Logger: discardLogger(), Manager: toolgate.NewManager(&toolgate.ManagerOptions{Logger: discardLogger()})}
+				opts := &toolgate.ClientOptions{Logger: discardLogger()}
 				tt.opts(opts)
 				c := toolgate.NewClient(scripted.New(tt.first, gatedOnly, scripted.Reply{Text: "done"}), append(ft.tools(), tt.extra...), opts)
 				resp, err := run(t, stream, c)
@@ -359,7 +359,7 @@ func TestGatePanicInResumedTurn(t *testing.T) {
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("t", "transfer", `{"amount":500}`)}},
 			scripted.Reply{ToolCalls: []toolgate.ToolCall{call("t2", "transfer", `{"amount":5}`)}},
 			scripted.Reply{Text: "done"})
-		c := toolgate.NewClient(model, []*toolgate.Tool{tr.tool()}, &toolgate.ClientOptions{Manager: toolgate.NewManager(&toolgate.ManagerOptions{Policy: policy, Logger: discardLogger()})})
+		c := toolgate.NewClient(model, []*toolgate.Tool{tr.tool()}, &toolgate.ClientOptions{Policy: policy, Logger: discardLogger()})
 		if resp, err := c.Call(t.Context(), &toolgate.CallParams{ConversationID: "conv", Input: "pay"}); err != nil || !resp.Paused() {
 			t.Fatalf("Call: %v, paused %v", err, resp.Paused())
 		}
@@ -444,7 +444,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 // request.
 type recordingAuthorizer struct{ seen *[]*toolgate.Principal }
 
-func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	*a.seen = append(*a.seen, r.Principal)
 	return allowGuard{tools: r.Tools}, nil
 }
@@ -542,7 +542,7 @@ func TestGateAbandonedPauseRunsNothing(t *testing.T) {
 // panicSearch is a tool search whose Offer panics.
 type panicSearch struct{}
 
-func (panicSearch) Begin(context.Context, *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
+func (panicSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
 	return panicRequestSearch{}, nil
 }
 

@@ -14,26 +14,32 @@ type Authorizer interface {
 	// [Client.Stream], or a resumption. It may refuse the request (for
 	// example, tools but no principal). The returned guard serves that
 	// request only.
-	Begin(ctx context.Context, r *AuthorizeParams) (TurnAuthorizer, error)
+	Begin(ctx context.Context, r *BeginParams) (TurnAuthorizer, error)
 }
 
-// AuthorizeParams are the inputs of [Authorizer.Begin]: the request (a
-// turn, or a resumption) about to be authorized.
-type AuthorizeParams struct {
+// BeginParams are the inputs of the Begin method of every guard seam
+// ([Authorizer], [Protector], [ToolSearch]): the request (a turn of
+// [Client.Call] or [Client.Stream], or a resumption) about to start. Each
+// seam gets the same Principal, ConversationID and Resume.
+type BeginParams struct {
 	// Principal is the caller; nil when the caller gave none.
 	Principal *Principal
-	// Tools is the set of tools the request starts with, in the client's
-	// order (after the privacy guard, before tool middleware).
-	Tools []*Tool
 	// ConversationID names the conversation.
 	ConversationID string
 	// Resume is true for a resumption after a pause.
 	Resume bool
+	// Tools is the set of tools the request starts with, in the client's
+	// order (after the privacy guard, before tool middleware). Set for the
+	// [Authorizer] only: the protector sees each tool through
+	// [TurnProtector.Tool], the tool search the round's tools in
+	// [TurnToolSearch.Offer].
+	Tools []*Tool
 	// SearchTool is the request's tool-search tool (see [ToolSearch]), the
 	// instance the model will be offered (after the privacy guard, before
-	// tool middleware), or nil. It is not part of Tools: an authorizer
-	// recognises it by identity, offers it every round without a policy
-	// decision, and refuses any other tool that takes its name.
+	// tool middleware), or nil. Set for the [Authorizer] only. It is not
+	// part of Tools: an authorizer recognises it by identity, offers it
+	// every round without a policy decision, and refuses any other tool
+	// that takes its name.
 	SearchTool *Tool
 }
 
@@ -42,9 +48,9 @@ type AuthorizeParams struct {
 // The client calls its methods in this order, every round:
 //
 //  1. Tools, before every model call: the tools the model may see. The
-//     returned tools are what the client offers the model and what the
-//     manager runs, so each should re-check authorization right before it
-//     runs (also when a user-supplied manager runs it).
+//     returned tools are what the client offers the model and runs, so
+//     each should re-check authorization right before it runs (also when
+//     a program calls [Tool.Call] itself).
 //  2. CheckPrompt, after model middleware and just before the model is
 //     called (only the privacy guard's tokenizing comes between): the
 //     prompt may carry only tools offered in step 1, the same instances.
@@ -70,18 +76,7 @@ type Protector interface {
 	// Begin starts protecting one request (a turn or a resumption). The
 	// returned protector serves that request only; the client calls its End
 	// when the request ends, however it ends.
-	Begin(ctx context.Context, r *ProtectParams) (TurnProtector, error)
-}
-
-// ProtectParams are the inputs of [Protector.Begin]: the request (a turn,
-// or a resumption) about to be protected.
-type ProtectParams struct {
-	// Principal is the caller; nil when the caller gave none.
-	Principal *Principal
-	// ConversationID names the conversation.
-	ConversationID string
-	// Resume is true for a resumption after a pause.
-	Resume bool
+	Begin(ctx context.Context, r *BeginParams) (TurnProtector, error)
 }
 
 // TurnProtector is what [Protector.Begin] returns: the protection of one
@@ -123,22 +118,13 @@ type TurnProtector interface {
 // tool. The client calls it at fixed stages, inside the guards: the privacy
 // guard wraps the search tool like any other tool (so its query is
 // tokenized), and the authorization guard receives it in
-// [AuthorizeParams.SearchTool] and chooses the tools a search may see.
+// [BeginParams.SearchTool] and chooses the tools a search may see.
 //
 // A ToolSearch must be safe for concurrent use.
 type ToolSearch interface {
 	// Begin starts one request: a turn of [Client.Call] or [Client.Stream],
 	// or a resumption. The returned value serves that request only.
-	Begin(ctx context.Context, r *ToolSearchParams) (TurnToolSearch, error)
-}
-
-// ToolSearchParams are the inputs of [ToolSearch.Begin]: the request (a
-// turn, or a resumption) the search serves.
-type ToolSearchParams struct {
-	// Principal is the caller; nil when the caller gave none.
-	Principal *Principal
-	// ConversationID names the conversation.
-	ConversationID string
+	Begin(ctx context.Context, r *BeginParams) (TurnToolSearch, error)
 }
 
 // TurnToolSearch is what [ToolSearch.Begin] returns: the tool search of

@@ -43,8 +43,7 @@ func TestLogLinesCapped(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "echo", Arguments: "{}"}}},
 		scripted.Reply{Text: "done"},
 	)
-	manager := toolgate.NewManager(&toolgate.ManagerOptions{ConfirmTools: []string{huge}, Logger: logger})
-	c := toolgate.NewClient(model, []*toolgate.Tool{panics}, &toolgate.ClientOptions{Manager: manager, Logger: logger})
+	c := toolgate.NewClient(model, []*toolgate.Tool{panics}, &toolgate.ClientOptions{ConfirmTools: []string{huge}, Logger: logger})
 	if _, err := c.Call(t.Context(), &toolgate.CallParams{Input: "go"}); err != nil {
 		t.Fatal(err)
 	}

@@ -154,13 +154,13 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	// their own rules (one per call, known keys) and who may decide what,
 	// the edits, then the authorizer, then the rules that need the tools
 	// and the limits.
-	pl, err := newPlan(&ResumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, Awaiting: t.awaiting(),
+	pl, err := newPlan(&resumeParams{Prompt: prompt, Reply: t.reply, Decisions: t.decisions, Awaiting: t.awaiting(),
 		MayDecide: t.mayDecide, ConversationID: t.convID, Principal: t.principal}, false)
 	if err != nil {
 		return nil, err
 	}
 	m := c.manager
-	var res *RunResult
+	var res *runResult
 	if err := m.checkDeciding(pl); err != nil {
 		if !t.recovering {
 			return nil, err
@@ -168,7 +168,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		// Decisions stored by a claim that no longer pass (recorded by an
 		// older version): the recovery resolves the pause, running nothing
 		// the decisions allowed.
-		res = &RunResult{Message: t.unrunnable(err)}
+		res = &runResult{Message: t.unrunnable(err)}
 	}
 	// Edited arguments are checked (their schema, then the policy and who
 	// may decide the edited call) before the authorizer judges them.
@@ -197,7 +197,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			// Refused now (access revoked since the claim, say): the
 			// recovery resolves the pause without running what was allowed,
 			// instead of failing again after every lease.
-			res = &RunResult{Message: t.unrunnable(err)}
+			res = &runResult{Message: t.unrunnable(err)}
 		}
 	}
 	if refused == nil && res == nil {
@@ -214,7 +214,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 			}
 			// The stored decisions cannot run any more (a tool was removed,
 			// a limit lowered): the recovery still resolves the pause.
-			res = &RunResult{Message: t.unrunnable(err)}
+			res = &runResult{Message: t.unrunnable(err)}
 		}
 	}
 	// A recovery holds its claim already. Otherwise, when calls may run,
@@ -228,7 +228,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 	switch {
 	case res != nil:
 	case refused != nil:
-		res = &RunResult{Message: refused}
+		res = &runResult{Message: refused}
 	default:
 		mk := t.newMarker(claim)
 		pl.start = t.marking(mk)
@@ -304,7 +304,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if err := t.protectReply(ctx, reply); err != nil {
 			return nil, err
 		}
-		var res *RunResult
+		var res *runResult
 		if t.guard != nil {
 			refusals, err := t.guard.CheckReply(ctx, prompt, reply)
 			if err != nil {
@@ -314,17 +314,17 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 				if len(refusals) != len(reply.ToolCalls) {
 					return nil, fmt.Errorf("toolgate: the authorizer refused %d calls with %d results", len(reply.ToolCalls), len(refusals))
 				}
-				res = &RunResult{Message: &ToolMessage{Results: refusals}}
+				res = &runResult{Message: &ToolMessage{Results: refusals}}
 			}
 		}
 		if res == nil {
-			res, err = c.manager.Run(ctx, &RunParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
+			res, err = c.manager.Run(ctx, &runParams{Prompt: prompt, Reply: reply, ConversationID: t.convID, Principal: t.principal})
 		}
 		if err != nil {
 			// A pause, a limit or a failure ends the turn (declared here,
 			// pe and le cost an allocation only when a round ends so).
-			var pe *PauseError
-			var le *LimitError
+			var pe *pauseError
+			var le *limitError
 			switch {
 			case errors.As(err, &pe):
 				pr := &PauseRecord{ID: randomID("pause_"), Awaiting: pe.Awaiting}
@@ -342,7 +342,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		}
 		t.history = append(t.history, reply, res.Message)
 		t.results = append(t.results, res.Message.Results...)
-		if c.memory == MemoryInsideLoop || res.ReturnDirect {
+		if c.everyRound || res.ReturnDirect {
 			if err := t.flush(ctx, nil, reply, res.Message); err != nil {
 				return nil, err
 			}
@@ -356,7 +356,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 	}
 	// The round limit: the last round ran tools and the model has not
 	// answered them.
-	if c.memory == MemoryOutsideLoop {
+	if !c.everyRound {
 		n := len(t.history)
 		if err := t.flush(ctx, nil, t.history[n-2], t.history[n-1]); err != nil {
 			return nil, err
@@ -375,7 +375,7 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 // endWithSkipped ends a turn whose next reply would exceed a tool call
 // limit: its calls answer "skipped" so that the stored conversation stays
 // valid, and the response says which limit was hit.
-func (t *turn) endWithSkipped(ctx context.Context, resp *Response, reply *AssistantMessage, le *LimitError) (*Response, error) {
+func (t *turn) endWithSkipped(ctx context.Context, resp *Response, reply *AssistantMessage, le *limitError) (*Response, error) {
 	msg := &ToolMessage{Results: make([]ToolResult, len(reply.ToolCalls))}
 	for i, call := range reply.ToolCalls {
 		msg.Results[i] = ToolResult{CallID: call.ID, Name: call.Name, Status: ResultSkipped,
@@ -391,7 +391,7 @@ func (t *turn) endWithSkipped(ctx context.Context, resp *Response, reply *Assist
 	return out, nil
 }
 
-func (t *turn) returnDirect(res *RunResult) *Response {
+func (t *turn) returnDirect(res *runResult) *Response {
 	return &Response{
 		ConversationID: t.convID,
 		Generations:    res.Generations(),

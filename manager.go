@@ -12,33 +12,33 @@ import (
 	"github.com/toolgate/toolgate/internal/logcap"
 )
 
-// Manager runs the tool calls of model replies. It asks its confirmation
+// manager runs the tool calls of model replies. It asks its confirmation
 // policy about every call of a reply before any call runs, pauses the whole
 // reply when one needs a person's decision, and resumes a paused reply with
-// decisions. A Manager holds no state between calls and is safe for
+// decisions. A manager holds no state between calls and is safe for
 // concurrent use.
-type Manager struct {
+type manager struct {
 	// fixed at creation
 	policy      ConfirmationPolicy
-	argPolicy   ConfirmationPolicy // ManagerOptions.Policy alone; nil when none
+	argPolicy   ConfirmationPolicy // managerOptions.Policy alone; nil when none
 	confirm     []string
-	limits      Limits
+	limits      callLimits
 	concurrency int
-	onError     ErrorHandler
+	onError     errorHandler
 	logger      *slog.Logger
 }
 
-// ManagerOptions configure a [Manager]. A nil *ManagerOptions means all
+// managerOptions configure a [manager]. A nil *managerOptions means all
 // defaults. Configuration can only add calls that need confirmation; the one
 // way to stop honouring the metadata flag is DisableMetadataFlag.
-type ManagerOptions struct {
+type managerOptions struct {
 	// Policy is asked in addition to the metadata flag and ConfirmTools: a
 	// call needs confirmation when any of them says so. nil: none added.
 	Policy ConfirmationPolicy
 	// ConfirmTools names tools whose calls always need confirmation,
 	// whatever their metadata says (for tools you cannot annotate, such as
 	// MCP tools). Use the names the model sees. See
-	// [Manager.UnmatchedConfirmTools].
+	// [manager.UnmatchedConfirmTools].
 	ConfirmTools []string
 	// DisableMetadataFlag stops honouring [ToolMetadata.RequiresConfirmation].
 	// Only for tests and batch jobs where nobody can decide; a warning is
@@ -46,46 +46,46 @@ type ManagerOptions struct {
 	// apply. false: the flag is honoured.
 	DisableMetadataFlag bool
 	// Limits caps the calls of a turn. Zero: no limits.
-	Limits Limits
+	Limits callLimits
 	// Concurrency is how many allowed calls of one reply may run at once.
 	// Results are in call order either way. 0 or 1: one at a time.
 	Concurrency int
 	// ErrorHandler turns a failed call into the result the model reads, or
-	// aborts the run. nil: [DefaultErrorHandler].
-	ErrorHandler ErrorHandler
+	// aborts the run. nil: [defaultErrorHandler].
+	ErrorHandler errorHandler
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
 }
 
-// Limits caps how many calls of one turn may run. A turn is everything
+// callLimits caps how many calls of one turn may run. A turn is everything
 // since the last user message. Only calls that were allowed to run count;
 // denied and skipped calls do not. Zero values mean no limit.
-type Limits struct {
+type callLimits struct {
 	// MaxCalls caps all calls of a turn.
 	MaxCalls int
 	// MaxCallsPerTool caps the calls of one tool in a turn.
 	MaxCallsPerTool map[string]int
 }
 
-// ErrorHandler decides what a failed call answers the model with. err wraps
+// errorHandler decides what a failed call answers the model with. err wraps
 // [ErrUnknownTool], [ErrInvalidArguments], [ErrToolPanicked] or is the
 // tool's own error. Returning a non-nil abort error ends the run with it;
 // otherwise content becomes the call's error result.
-type ErrorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
+type errorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
 
-// DefaultErrorHandler uses the error's text as the result and never aborts.
-func DefaultErrorHandler(_ context.Context, _ ToolCall, err error) (string, error) {
+// defaultErrorHandler uses the error's text as the result and never aborts.
+func defaultErrorHandler(_ context.Context, _ ToolCall, err error) (string, error) {
 	return err.Error(), nil
 }
 
-// NewManager returns a manager configured by opts (nil: defaults).
-func NewManager(opts *ManagerOptions) *Manager {
+// newManager returns a manager configured by opts (nil: defaults).
+func newManager(opts *managerOptions) *manager {
 	if opts == nil {
-		opts = &ManagerOptions{}
+		opts = &managerOptions{}
 	}
-	m := &Manager{
+	m := &manager{
 		confirm:     slices.Clone(opts.ConfirmTools),
-		limits:      Limits{MaxCalls: opts.Limits.MaxCalls},
+		limits:      callLimits{MaxCalls: opts.Limits.MaxCalls},
 		concurrency: max(opts.Concurrency, 1),
 		onError:     opts.ErrorHandler,
 		logger:      opts.Logger,
@@ -97,7 +97,7 @@ func NewManager(opts *ManagerOptions) *Manager {
 		}
 	}
 	if m.onError == nil {
-		m.onError = DefaultErrorHandler
+		m.onError = defaultErrorHandler
 	}
 	if m.logger == nil {
 		m.logger = slog.Default()
@@ -118,7 +118,7 @@ func NewManager(opts *ManagerOptions) *Manager {
 	if len(ps) == 1 {
 		m.policy = ps[0]
 	} else {
-		m.policy = Or(ps...)
+		m.policy = or(ps...)
 	}
 	return m
 }
@@ -127,7 +127,7 @@ func NewManager(opts *ManagerOptions) *Manager {
 // asks a decision for. A policy that panics asks for one: the call waits
 // for a person instead of running unjudged, and the calls after it are
 // asked in turn. One deferred recovery serves the whole reply.
-func (m *Manager) flagged(p *Prompt, calls []ToolCall, keys, awaiting []string, from int) (out []string) {
+func (m *manager) flagged(p *Prompt, calls []ToolCall, keys, awaiting []string, from int) (out []string) {
 	i := from
 	defer func() {
 		if v := recover(); v != nil {
@@ -147,10 +147,10 @@ func (m *Manager) flagged(p *Prompt, calls []ToolCall, keys, awaiting []string, 
 	return awaiting
 }
 
-// UnmatchedConfirmTools returns the names of [ManagerOptions.ConfirmTools]
+// UnmatchedConfirmTools returns the names of [managerOptions.ConfirmTools]
 // that match none of tools: a misspelt name protects nothing, so callers
 // should report them. The [Client] logs them when it is built.
-func (m *Manager) UnmatchedConfirmTools(tools []*Tool) []string {
+func (m *manager) UnmatchedConfirmTools(tools []*Tool) []string {
 	var out []string
 	for _, name := range m.confirm {
 		if !slices.ContainsFunc(tools, func(t *Tool) bool { return t != nil && t.def.Name == name }) {
@@ -164,13 +164,13 @@ func (m *Manager) UnmatchedConfirmTools(tools []*Tool) []string {
 // decision on call, judged with the metadata of the prompt's tool of that
 // name (zero metadata when there is none). A policy that panics asks for
 // one (the panic is logged).
-func (m *Manager) NeedsConfirmation(p *Prompt, call ToolCall) bool {
+func (m *manager) NeedsConfirmation(p *Prompt, call ToolCall) bool {
 	needs, err := m.needs(p, call)
 	return needs || err != nil
 }
 
-// RunParams are the inputs of [Manager.Run].
-type RunParams struct {
+// runParams are the inputs of [manager.Run].
+type runParams struct {
 	// Prompt is the prompt the model answered; its tools are the only tools
 	// calls run with.
 	Prompt *Prompt
@@ -182,9 +182,9 @@ type RunParams struct {
 	Principal      *Principal
 }
 
-// ResumeParams are the inputs of [Manager.Resume]: a paused reply, the
+// resumeParams are the inputs of [manager.Resume]: a paused reply, the
 // prompt it answered, and one decision per call.
-type ResumeParams struct {
+type resumeParams struct {
 	// Prompt is the prompt the model answered. It may end with Reply.
 	Prompt *Prompt
 	// Reply is the paused reply. Read it from storage the end user cannot
@@ -193,10 +193,10 @@ type ResumeParams struct {
 	// Decisions holds exactly one decision per call of Reply.
 	Decisions []Decision
 	// Awaiting are the keys of the calls that awaited a decision, as the
-	// pause gave them ([PauseError.Awaiting], [PauseRecord.Awaiting]).
+	// pause gave them ([pauseError.Awaiting], [PauseRecord.Awaiting]).
 	// Every other call runs as the model wrote it: its decision must be a
 	// plain [Allow] ([ProblemNotAwaited]). nil: the manager asks its policy
-	// about the reply's calls, as [Manager.Run] did.
+	// about the reply's calls, as [manager.Run] did.
 	Awaiting []string
 	// MayDecide, when not nil, reports whether whoever made Decisions may
 	// decide call. It is asked before anything runs about every call that
@@ -213,8 +213,8 @@ type ResumeParams struct {
 	Principal      *Principal
 }
 
-// RunResult is the outcome of running a reply.
-type RunResult struct {
+// runResult is the outcome of running a reply.
+type runResult struct {
 	// History is the prompt's messages, the reply (once) and Message.
 	History []Message
 	// Message holds one result per call of the reply, in call order, each
@@ -227,7 +227,7 @@ type RunResult struct {
 
 // Generations turns the results of a return-direct run into generations for
 // the caller, one per result.
-func (r *RunResult) Generations() []Generation {
+func (r *runResult) Generations() []Generation {
 	if r == nil || r.Message == nil {
 		return nil
 	}
@@ -238,10 +238,20 @@ func (r *RunResult) Generations() []Generation {
 	return gs
 }
 
-// PauseError is returned by [Manager.Run] when at least one call of the
+// The manager's own errors; the client turns them into a paused or ended
+// turn.
+var (
+	// errNoToolCalls is returned when a reply with no tool calls is given to
+	// [manager.Run].
+	errNoToolCalls = errors.New("toolgate: the reply has no tool calls")
+	// errPaused is matched (with [errors.Is]) by [*pauseError].
+	errPaused = errors.New("toolgate: paused for confirmation")
+)
+
+// pauseError is returned by [manager.Run] when at least one call of the
 // reply needs a person's decision. Nothing of the reply ran and no limit
-// was counted. It matches [ErrPaused].
-type PauseError struct {
+// was counted. It matches [errPaused].
+type pauseError struct {
 	// Reply is the paused reply, unchanged.
 	Reply *AssistantMessage
 	// Keys are the keys of all calls of the reply, in call order.
@@ -255,23 +265,23 @@ type PauseError struct {
 	MisleadingIDs []string
 }
 
-func (e *PauseError) Error() string {
+func (e *pauseError) Error() string {
 	return fmt.Sprintf("toolgate: paused for confirmation: %d of %d calls await a decision", len(e.Awaiting), len(e.Keys))
 }
 
-// Is reports whether target is [ErrPaused].
-func (e *PauseError) Is(target error) bool { return target == ErrPaused }
+// Is reports whether target is [errPaused].
+func (e *pauseError) Is(target error) bool { return target == errPaused }
 
-// LimitError reports that running a reply would exceed a tool call limit.
+// limitError reports that running a reply would exceed a tool call limit.
 // Nothing of the reply ran. It matches [ErrLimitExceeded].
-type LimitError struct {
+type limitError struct {
 	// Tool is the tool whose limit was hit, or "" for the total limit.
 	Tool string
 	// Limit is the limit, Count the calls the turn would have made.
 	Limit, Count int
 }
 
-func (e *LimitError) Error() string {
+func (e *limitError) Error() string {
 	if e.Tool == "" {
 		return fmt.Sprintf("toolgate: tool call limit exceeded: %d calls in this turn, limit %d", e.Count, e.Limit)
 	}
@@ -279,20 +289,20 @@ func (e *LimitError) Error() string {
 }
 
 // Is reports whether target is [ErrLimitExceeded].
-func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
+func (e *limitError) Is(target error) bool { return target == ErrLimitExceeded }
 
 // Run runs the calls of a reply. If the policy asks for confirmation of
-// any call, nothing runs and Run returns a [*PauseError]. If the calls would
-// exceed a limit, nothing runs and Run returns a [*LimitError]. Otherwise
+// any call, nothing runs and Run returns a [*pauseError]. If the calls would
+// exceed a limit, nothing runs and Run returns a [*limitError]. Otherwise
 // the calls run (in call order, or concurrently when configured) and the
 // result holds one result per call.
 //
 // A call of a tool the prompt does not carry, invalid arguments and tool
 // errors become error results through the error handler; only an abort from
 // the handler or ctx's cancellation make Run return an error.
-func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
+func (m *manager) Run(ctx context.Context, p *runParams) (*runResult, error) {
 	if p == nil || !p.Reply.HasToolCalls() {
-		return nil, ErrNoToolCalls
+		return nil, errNoToolCalls
 	}
 	reply := p.Reply
 	n := len(reply.ToolCalls)
@@ -301,7 +311,7 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 	keys, awaiting := buf[:n:n], buf[n:]
 	awaiting = m.flagged(p.Prompt, reply.ToolCalls, keys, awaiting, 0)
 	if len(awaiting) > 0 {
-		return nil, &PauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
+		return nil, &pauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
 	}
 	pl := plan{prompt: p.Prompt, reply: reply, keys: keys, convID: p.ConversationID, principal: p.Principal}
 	if err := m.checkLimits(&pl); err != nil {
@@ -311,13 +321,13 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 }
 
 // Resume runs a paused reply with decisions. All rules (see
-// [CheckDecisions]) and the limits are checked before anything runs; a
-// broken rule gives a [*DecisionError], an exceeded limit a [*LimitError],
+// [Client.CheckDecisions]) and the limits are checked before anything runs; a
+// broken rule gives a [*DecisionError], an exceeded limit a [*limitError],
 // and nothing runs. The rules of who decides come with them: a call that
-// awaited no decision (see [ResumeParams.Awaiting]) runs as the model wrote
+// awaited no decision (see [resumeParams.Awaiting]) runs as the model wrote
 // it, so its decision must be a plain allow ([ProblemNotAwaited]), and a
 // call that awaited one must be one the decider may decide
-// ([ResumeParams.MayDecide], [ProblemNotDecider]). A call allowed with
+// ([resumeParams.MayDecide], [ProblemNotDecider]). A call allowed with
 // edited arguments ([AllowWithArguments]) is judged again as the model's
 // call would be: by its tool's schema, and by the policy, whose answer on
 // the edited call decides whether the decider must also be allowed to
@@ -330,7 +340,7 @@ func (m *Manager) Run(ctx context.Context, p *RunParams) (*RunResult, error) {
 //
 // Resume does not prevent replays: running the same decisions twice runs
 // the tools twice. The [Client] and its stores consume a pause once.
-func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, error) {
+func (m *manager) Resume(ctx context.Context, p *resumeParams) (*runResult, error) {
 	if p == nil {
 		return nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
@@ -341,10 +351,10 @@ func (m *Manager) Resume(ctx context.Context, p *ResumeParams) (*RunResult, erro
 	return m.execute(ctx, pl)
 }
 
-// CheckResume reports whether [Manager.Resume] would accept p, without
-// running anything: the rules of [CheckDecisions], of who decides, of
+// CheckResume reports whether [manager.Resume] would accept p, without
+// running anything: the rules of [Client.CheckDecisions], of who decides, of
 // edits, and the limits.
-func (m *Manager) CheckResume(p *ResumeParams) error {
+func (m *manager) CheckResume(p *resumeParams) error {
 	if p == nil {
 		return &DecisionError{Problem: ProblemNoToolCalls}
 	}
@@ -355,7 +365,7 @@ func (m *Manager) CheckResume(p *ResumeParams) error {
 // checkLimits counts the calls that ran earlier in the turn (tool results
 // in the prompt since its last user message) plus the calls of the plan's
 // reply that would run (stage 6 of a [plan]).
-func (m *Manager) checkLimits(pl *plan) error {
+func (m *manager) checkLimits(pl *plan) error {
 	p, reply := pl.prompt, pl.reply
 	if m.limits.MaxCalls <= 0 && len(m.limits.MaxCallsPerTool) == 0 {
 		return nil
@@ -384,7 +394,7 @@ func (m *Manager) checkLimits(pl *plan) error {
 	}
 	if m.limits.MaxCalls > 0 {
 		if n := count(""); n > m.limits.MaxCalls {
-			return &LimitError{Limit: m.limits.MaxCalls, Count: n}
+			return &limitError{Limit: m.limits.MaxCalls, Count: n}
 		}
 	}
 	for _, c := range reply.ToolCalls {
@@ -393,7 +403,7 @@ func (m *Manager) checkLimits(pl *plan) error {
 			continue
 		}
 		if n := count(c.Name); n > limit {
-			return &LimitError{Tool: c.Name, Limit: limit, Count: n}
+			return &limitError{Tool: c.Name, Limit: limit, Count: n}
 		}
 	}
 	return nil
@@ -409,14 +419,14 @@ func lastUserIndex(msgs []Message) int {
 }
 
 // execute runs the calls of a checked plan: its rules are not judged again.
-func (m *Manager) execute(ctx context.Context, pl *plan) (*RunResult, error) {
+func (m *manager) execute(ctx context.Context, pl *plan) (*runResult, error) {
 	p, reply, keys, decisions, which := pl.prompt, pl.reply, pl.keys, pl.decisions, pl.which
 	principal := known(pl.principal)
 	calls := runCalls(reply.ToolCalls, decisions, which)
 	// The result, its tool message and the results share one allocation,
 	// and the requests of all calls another.
 	out := &struct {
-		res RunResult
+		res runResult
 		msg ToolMessage
 	}{}
 	results := make([]ToolResult, len(calls))
@@ -470,13 +480,13 @@ func (m *Manager) execute(ctx context.Context, pl *plan) (*RunResult, error) {
 		}
 	}
 	out.msg.Results = results
-	out.res = RunResult{History: historyWith(p, reply, &out.msg), Message: &out.msg, ReturnDirect: returnDirect}
+	out.res = runResult{History: historyWith(p, reply, &out.msg), Message: &out.msg, ReturnDirect: returnDirect}
 	return &out.res, nil
 }
 
 // batch is the state of one execution that each call's run needs.
 type batch struct {
-	m         *Manager
+	m         *manager
 	p         *Prompt
 	calls     []ToolCall
 	keys      []string
@@ -501,7 +511,7 @@ func (b *batch) run(ctx context.Context, i int) error {
 }
 
 // callOne runs one allowed call and maps failures through the handler.
-func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, start func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
+func (m *manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, convID string, principal *Principal, req *ToolRequest, start func(context.Context, *ToolRequest) error) (string, ResultStatus, error) {
 	t := p.Tool(call.Name)
 	var content string
 	var err error
@@ -532,7 +542,7 @@ func (m *Manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 }
 
 // handle runs the error handler; a handler that panics aborts the run.
-func (m *Manager) handle(ctx context.Context, call ToolCall, err error) (content string, abort error) {
+func (m *manager) handle(ctx context.Context, call ToolCall, err error) (content string, abort error) {
 	defer catch(m.logger, SeamErrorHandler, &abort)
 	return m.onError(ctx, call, err)
 }
@@ -541,7 +551,7 @@ func (m *Manager) handle(ctx context.Context, call ToolCall, err error) (content
 // wrapping [ErrToolPanicked] (a failed call, for the model to read); a
 // panic of code wrapped around it (tool middleware, the guards' per-call
 // checks) aborts the run with a [*PanicError].
-func (m *Manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, start func(context.Context, *ToolRequest) error) (content string, err error) {
+func (m *manager) safeCall(ctx context.Context, t *Tool, req *ToolRequest, start func(context.Context, *ToolRequest) error) (content string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			content = ""

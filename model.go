@@ -3,7 +3,6 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -25,7 +24,7 @@ type Model interface {
 }
 
 // Prompt is what a model answers: the conversation, the tools it may call
-// and the generation options. The [Manager] also uses a prompt's tools as the
+// and the generation options. The [Client] also uses a prompt's tools as the
 // only place to find the tool a call runs with.
 //
 // JSON: {"messages":[...],"tools":[...],"options":{...}}; tools marshal as
@@ -306,14 +305,6 @@ type ModelError struct {
 	// 0 when it gave none.
 	RetryAfter time.Duration
 }
-
-// Sentinels matched by [ModelError] of the corresponding kind.
-var (
-	ErrRateLimited     = errors.New("toolgate: model rate limit")
-	ErrModelAuth       = errors.New("toolgate: model authentication failed")
-	ErrModelBadRequest = errors.New("toolgate: model rejected the request")
-	ErrModelServer     = errors.New("toolgate: model server error")
-)
 
 func (e *ModelError) Error() string {
 	s := fmt.Sprintf("toolgate: %s: %s error", e.Provider, e.Kind)

@@ -50,7 +50,7 @@ type ResumeTurnParams struct {
 	// decide call: it is asked about every call that awaited a decision
 	// (and about an edited call that the policy says needs one) before
 	// anything runs or the pause is claimed, and false refuses the
-	// resumption with [ProblemNotDecider] (see [ResumeParams.MayDecide]).
+	// resumption with [ProblemNotDecider].
 	// nil: the caller checked who decided.
 	MayDecide func(call ToolCall) bool
 	// Conversation, when not nil, is the conversation ConversationID as
@@ -106,7 +106,7 @@ func (c *Client) Stream(ctx context.Context, p *CallParams) iter.Seq2[*Chunk, er
 // Resume continues a paused turn with decisions, one per call of the
 // paused reply. The reply and the prompt it answered are read from the
 // store (or taken from [ResumeTurnParams.Conversation]). The decisions are
-// checked ([CheckDecisions] and the limits) before anything runs; then the
+// checked ([Client.CheckDecisions] and the limits) before anything runs; then the
 // pause is claimed, with the decisions, so that it is consumed once: a
 // second resumption, concurrent or later, fails with [ErrNoOpenPause] and
 // runs nothing. The claim is written together with the start records of

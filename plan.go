@@ -5,17 +5,17 @@ import "context"
 // plan is a reply's calls as they will run: for a resumption, its
 // decisions matched to the calls and checked once by the rules of
 // resumption, stage by stage, before the manager executes it. Every rule is
-// judged exactly once per resumption; [Manager.execute] runs a plan without
+// judged exactly once per resumption; [manager.execute] runs a plan without
 // judging it again.
 //
 // The stages, in the order the [Client] applies them, with its
 // authorizer's re-check between stages 4 and 5 (a recovery turns some
-// failures into results). [Manager.Resume] checks stages 3 and 5 with
-// stage 1, call by call, as [CheckDecisions] does:
+// failures into results). [manager.Resume] checks stages 3 and 5 with
+// stage 1, call by call, as [Client.CheckDecisions] does:
 //
 //  1. newPlan: each decision well formed, naming a call, one per call;
-//  2. checkDeciding: who may decide what ([ResumeParams.Awaiting],
-//     [ResumeParams.MayDecide]);
+//  2. checkDeciding: who may decide what ([resumeParams.Awaiting],
+//     [resumeParams.MayDecide]);
 //  3. checkEdits: edited arguments match their tool's schema;
 //  4. checkEditedPolicy: the policy on the edited calls;
 //  5. checkTools: every allowed call's tool is in the prompt;
@@ -26,7 +26,7 @@ type plan struct {
 	decisions []Decision // nil for a run without decisions (every call allowed)
 	keys      []string   // the reply's call keys
 	which     []int      // for each call, the index of its decision; nil without decisions
-	awaiting  []string   // ResumeParams.Awaiting
+	awaiting  []string   // resumeParams.Awaiting
 	mayDecide func(ToolCall) bool
 	convID    string
 	principal *Principal
@@ -39,10 +39,10 @@ type plan struct {
 }
 
 // newPlan matches the decisions of p to the calls of its reply (stage 1):
-// the rules of [CheckDecisions] that need no tool and, with tools true,
+// the rules of [Client.CheckDecisions] that need no tool and, with tools true,
 // also those that do (stages 3 and 5, call by call, as CheckDecisions
 // reports them).
-func newPlan(p *ResumeParams, tools bool) (*plan, error) {
+func newPlan(p *resumeParams, tools bool) (*plan, error) {
 	keys, which, err := matchDecisions(p.Prompt, p.Reply, p.Decisions, tools)
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (pl *plan) checkTools() error {
 
 // resumePlan applies every rule of resumption to p, in order, and returns
 // the plan to execute.
-func (m *Manager) resumePlan(p *ResumeParams) (*plan, error) {
+func (m *manager) resumePlan(p *resumeParams) (*plan, error) {
 	pl, err := newPlan(p, true)
 	if err != nil {
 		return nil, err

@@ -22,16 +22,6 @@ import (
 // started but without a result answer [ResultInterrupted] and never run
 // again, calls never started run normally.
 
-// Recovery errors, wrapped with %w.
-var (
-	// ErrClaimActive: the pause's claim is younger than the lease given to
-	// [Client.RecoverPause]; its claimant may still be running.
-	ErrClaimActive = errors.New("toolgate: the pause's claim is younger than its lease")
-	// ErrNotClaimed: the pause is open but unclaimed; there is nothing to
-	// recover (resume, deny or expire it instead).
-	ErrNotClaimed = errors.New("toolgate: the pause is not claimed")
-)
-
 // RecoverParams are the inputs of [Client.RecoverPause].
 type RecoverParams struct {
 	// ConversationID names the conversation. Required.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // gatedTools are three gated tools, a, b and c, that count their runs and
@@ -92,7 +93,7 @@ func allowABDenyC() []toolgate.Decision {
 
 func TestResumeRecordsClaim(t *testing.T) {
 	g := newGatedTools("a")
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(scripted.New(abcReply(), scripted.Reply{Text: "done"}), g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
 	done := make(chan error, 1)
@@ -201,9 +202,9 @@ func TestRecoverPause(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGatedTools()
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			model := scripted.New(abcReply(), scripted.Reply{Text: "Here is what happened."})
-			c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop})
+			c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store, StoreEveryRound: true})
 			pause := pauseABC(t, c, "conv")
 			deadClaim(t, store, "conv", pause, time.Now().Add(-time.Hour), allowABDenyC(), tt.started...)
 
@@ -258,7 +259,7 @@ var cmpEmptyMap = cmp.Comparer(func(a, b map[string]int) bool {
 
 func TestRecoverPauseErrors(t *testing.T) {
 	g := newGatedTools()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(scripted.New(abcReply(), abcReply()), g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
 	ctx := t.Context()
@@ -306,7 +307,7 @@ func TestRecoverExpiry(t *testing.T) {
 	// A claim without decisions is an expiry: it finishes as one, without
 	// calling the model.
 	g := newGatedTools()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	model := scripted.New(abcReply())
 	c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
@@ -335,7 +336,7 @@ func TestRecoverUnrunnable(t *testing.T) {
 	// The stored decisions allow a tool the recovering client does not
 	// have: the recovery still resolves the pause, with that call skipped.
 	g := newGatedTools()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
 	deadClaim(t, store, "conv", pause, time.Now().Add(-time.Hour), allowABDenyC(), "ca")
@@ -363,7 +364,7 @@ func TestRecoverWhileClaimantRuns(t *testing.T) {
 	// old claimant, once a returns, cannot start b and fails with
 	// ErrClaimLost. Every call ran at most once.
 	g := newGatedTools("a")
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	model := scripted.New(abcReply(), scripted.Reply{Text: "recovered"}, scripted.Reply{Text: "late"})
 	c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
@@ -399,7 +400,7 @@ func TestRecoverConcurrent(t *testing.T) {
 	// nothing.
 	const n = 8
 	g := newGatedTools()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	replies := []scripted.Reply{abcReply()}
 	for range n {
 		replies = append(replies, scripted.Reply{Text: "ok"})
@@ -439,7 +440,7 @@ func TestRecoverDeniedPause(t *testing.T) {
 	// DenyOpenPause records its denials: a recovery of its claim denies
 	// again and continues the turn.
 	g := newGatedTools()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	c := toolgate.NewClient(scripted.New(abcReply(), scripted.Reply{Text: "ok"}), g.tools(), &toolgate.ClientOptions{Store: store})
 	pause := pauseABC(t, c, "conv")
 	deadClaim(t, store, "conv", pause, time.Now().Add(-time.Hour), toolgate.DenyAll(load(t, store, "conv").Messages[1].(*toolgate.AssistantMessage), "moved on"))
@@ -460,7 +461,7 @@ func TestRecoverDeniedPause(t *testing.T) {
 // slowMarks holds the first record of started calls (the claim's) until
 // release is closed and records the keys of every record.
 type slowMarks struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	release chan struct{}
 	mu      sync.Mutex
 	batches [][]string
@@ -478,23 +479,23 @@ func (s *slowMarks) record(keys []string) {
 
 func (s *slowMarks) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
 	s.record(c.Started)
-	return s.MemoryStore.ClaimPause(ctx, id, pauseID, c)
+	return s.Store.ClaimPause(ctx, id, pauseID, c)
 }
 
 func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
 	s.record(keys)
-	return s.MemoryStore.MarkStarted(ctx, id, pauseID, token, keys)
+	return s.Store.MarkStarted(ctx, id, pauseID, token, keys)
 }
 
 func TestMarksCoalesce(t *testing.T) {
 	// Calls that start while a record of a start is being written are
 	// recorded together by the next write.
 	synctest.Test(t, func(t *testing.T) {
-		store := &slowMarks{MemoryStore: toolgate.NewMemoryStore(), release: make(chan struct{})}
+		store := &slowMarks{Store: memory.New(), release: make(chan struct{})}
 		g := newGatedTools()
 		model := scripted.New(abcReply(), scripted.Reply{Text: "ok"})
 		c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store,
-			Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: 3})})
+			Concurrency: 3})
 		pause := pauseABC(t, c, "conv")
 		done := make(chan error, 1)
 		go func() {
@@ -522,7 +523,7 @@ func TestMarksCoalesce(t *testing.T) {
 // panickyMarks panics on every record of started calls: every MarkStarted
 // and, with claims too, every claim that starts calls.
 type panickyMarks struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	claims bool
 }
 
@@ -530,7 +531,7 @@ func (s panickyMarks) ClaimPause(ctx context.Context, id, pauseID string, c *too
 	if s.claims && len(c.Started) > 0 {
 		panic("disk on fire")
 	}
-	return s.MemoryStore.ClaimPause(ctx, id, pauseID, c)
+	return s.Store.ClaimPause(ctx, id, pauseID, c)
 }
 
 func (panickyMarks) MarkStarted(context.Context, string, string, string, []string) error {
@@ -544,10 +545,10 @@ func TestMarkStoreFails(t *testing.T) {
 	// started with the claim ran and the others did not.
 	for _, claims := range []bool{true, false} {
 		for _, concurrency := range []int{1, 3} {
-			store := panickyMarks{MemoryStore: toolgate.NewMemoryStore(), claims: claims}
+			store := panickyMarks{Store: memory.New(), claims: claims}
 			g := newGatedTools()
 			c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
-				Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}), Logger: discardLogger()})
+				Concurrency: concurrency, Logger: discardLogger()})
 			pause := pauseABC(t, c, "conv")
 			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
 			if err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -30,7 +31,7 @@ func (s *countingStore) Load(ctx context.Context, id string) (*toolgate.Conversa
 func TestClientResumeGivenConversation(t *testing.T) {
 	ctx := context.Background()
 	var ft flightTools
-	store := &countingStore{ConversationStore: toolgate.NewMemoryStore()}
+	store := &countingStore{ConversationStore: memory.New()}
 	var order []string
 	model := scripted.New(
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s", "flightStatus", vx), call("b", "bookFlight", vx)}},

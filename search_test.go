@@ -17,7 +17,7 @@ type fakeSearch struct {
 	given [][]string
 }
 
-func (f *fakeSearch) Begin(context.Context, *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
+func (f *fakeSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
 	return f, nil
 }
 

@@ -2,7 +2,6 @@ package toolgate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,6 +15,7 @@ func init() {
 	storerules.ValidateAppend = validateAppend
 	storerules.ValidateClaim = validateClaim
 	storerules.ValidateMark = validateMark
+	storerules.NewMemoryStore = newMemoryStore
 }
 
 // ConversationStore keeps conversations: their messages in order, and at
@@ -122,27 +122,6 @@ type AppendParams struct {
 	Resolves string
 }
 
-// Store errors. Implementations return them wrapped with %w, so callers
-// check them with [errors.Is].
-var (
-	// ErrPauseOpen: the conversation has an unresolved pause, and the
-	// append does not resolve it.
-	ErrPauseOpen = errors.New("toolgate: the conversation has an unresolved pause")
-	// ErrNoOpenPause: there is no open pause with that id (none, another
-	// one, already claimed or resolved).
-	ErrNoOpenPause = errors.New("toolgate: no open pause with that id")
-	// ErrConflict: the conversation changed since the caller loaded it.
-	ErrConflict = errors.New("toolgate: the conversation changed concurrently")
-	// ErrInvalidAppend: the append, claim or mark is malformed (nil
-	// message, a pause on a message that is not a reply with tool calls, a
-	// resolution that does not start with a tool message, an empty id or
-	// token, a call marked as started twice).
-	ErrInvalidAppend = errors.New("toolgate: invalid append")
-	// ErrCorrupt: stored data cannot be read back (a damaged row, a schema
-	// or format version this build does not know).
-	ErrCorrupt = errors.New("toolgate: stored conversation is corrupt")
-)
-
 // validateAppend applies the rules every store enforces for an append to a
 // conversation currently holding n messages and the given unresolved pause
 // (nil for none); storekit.ValidateAppend publishes it.
@@ -183,19 +162,20 @@ func validateAppend(id string, n int, pause *PauseRecord, p *AppendParams) error
 	return nil
 }
 
-// MemoryStore is a [ConversationStore] kept in memory, for tests and
-// single-process programs. The zero value is ready to use; a MemoryStore is
-// safe for concurrent use.
-type MemoryStore struct {
+// memoryStore is a [ConversationStore] kept in memory: the store of a
+// client built without one, and, through package store/memory, the store
+// programs use in tests and single processes. The zero value is ready to
+// use; a memoryStore is safe for concurrent use.
+type memoryStore struct {
 	mu    sync.Mutex
 	convs map[string]*Conversation // guarded by mu
 }
 
-// NewMemoryStore returns an empty store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+// newMemoryStore returns an empty store.
+func newMemoryStore() ConversationStore { return &memoryStore{} }
 
 // Load implements [ConversationStore].
-func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error) {
+func (s *memoryStore) Load(ctx context.Context, id string) (*Conversation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -213,7 +193,7 @@ func (s *MemoryStore) Load(ctx context.Context, id string) (*Conversation, error
 }
 
 // Append implements [ConversationStore].
-func (s *MemoryStore) Append(ctx context.Context, id string, p *AppendParams) error {
+func (s *memoryStore) Append(ctx context.Context, id string, p *AppendParams) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime/debug"
@@ -34,10 +33,11 @@ type ToolDefinition struct {
 // are omitted.
 type ToolMetadata struct {
 	// ReturnDirect: the tool's result is the answer of the turn and is not
-	// sent back to the model (see [RunResult.ReturnDirect]).
+	// sent back to the model when every call of the reply ran and every
+	// called tool returns directly ([FinishReturnDirect]).
 	ReturnDirect bool `json:"return_direct,omitempty"`
 	// RequiresConfirmation: a call needs a person's decision before it runs
-	// (honoured by default; see [ManagerOptions.DisableMetadataFlag]).
+	// (honoured by default; see [ClientOptions.DisableMetadataFlag]).
 	RequiresConfirmation bool `json:"requires_confirmation,omitempty"`
 }
 
@@ -58,7 +58,7 @@ type Principal struct {
 // tool may use the conversation id and the key (or the call id) as an
 // idempotency key.
 //
-// The request is owned by the manager; a tool must not keep it after it
+// The request is owned by the client; a tool must not keep it after it
 // returns.
 type ToolRequest struct {
 	// Call is the call as the model made it, except that its Arguments are
@@ -87,7 +87,7 @@ type ToolRequest struct {
 // type that tool middleware wraps: func(next ToolFunc) ToolFunc.
 //
 // A returned error becomes an error result for the model (see
-// [ManagerOptions.ErrorHandler]); it does not end the turn.
+// [ClientOptions.ErrorHandler]); it does not end the turn.
 type ToolFunc func(ctx context.Context, req *ToolRequest) (string, error)
 
 // Tool is a tool the model can call: its definition, its metadata and the
@@ -100,19 +100,6 @@ type Tool struct {
 	check   *argcheck.Validator // typed tier: the compiled input schema
 	wrapped bool                // run is middleware around the tool's own function
 }
-
-// Errors a tool call can end with. Each is wrapped with details and reaches
-// the model as an error result through [ManagerOptions.ErrorHandler].
-var (
-	// ErrInvalidArguments: the arguments are not valid JSON or do not match
-	// the tool's input schema. The tool's function did not run.
-	ErrInvalidArguments = errors.New("invalid arguments")
-	// ErrUnknownTool: the call names a tool the prompt does not carry.
-	ErrUnknownTool = errors.New("unknown tool")
-	// ErrNoImplementation: the tool was decoded from JSON and has no
-	// function to run.
-	ErrNoImplementation = errors.New("tool has no implementation")
-)
 
 // ValidToolName reports whether name can name a tool: 1 to 64 characters,
 // each an ASCII letter, digit, '_', '-' or '.'. This is the intersection of
@@ -284,7 +271,7 @@ func (t *Tool) WithMetadata(meta ToolMetadata) *Tool {
 // function does not run.
 //
 // Call does not consult any confirmation policy: it is the raw way in.
-// Agents should run calls through a [Manager] or a [Client].
+// Agents should run calls through a [Client].
 func (t *Tool) Call(ctx context.Context, req *ToolRequest) (string, error) {
 	return t.call(ctx, req, nil)
 }
@@ -376,7 +363,7 @@ func (t *Tool) UnmarshalJSON(data []byte) error {
 // first outermost; t is unchanged and Wrap() returns t itself. Middleware
 // sees each call after the arguments were normalised (see [Tool.Call]) and
 // before a typed tool's validation. Guards use it to check a call right
-// before it runs, whoever runs the tool. Run by a [Manager], a panic of
+// before it runs, whoever runs the tool. Run by a [Client], a panic of
 // the middleware aborts the run with a [*PanicError], while a panic of the
 // tool's own function is a failed call ([ErrToolPanicked]).
 func (t *Tool) Wrap(mw ...func(next ToolFunc) ToolFunc) *Tool {

@@ -44,7 +44,7 @@ func BenchmarkFilter200(b *testing.B) {
 	b.Run("first-round", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			rg, err := guard.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+			rg, err := guard.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func BenchmarkFilter200(b *testing.B) {
 		}
 	})
 	b.Run("later-round", func(b *testing.B) {
-		rg, _ := guard.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+		rg, _ := guard.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 		rg.Tools(ctx)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -70,7 +70,7 @@ func BenchmarkCheckReply8(b *testing.B) {
 	tools, names := benchTools(200)
 	guard := authz.NewGuard(authz.RoleTools(map[string][]string{"finance": names}), nil)
 	ctx := context.Background()
-	rg, _ := guard.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+	rg, _ := guard.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 	rg.Tools(ctx)
 	reply := &toolgate.AssistantMessage{}
 	for i := range 8 {

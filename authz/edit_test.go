@@ -106,15 +106,15 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 	}
 }
 
-// TestEditedArgumentsRecheckedBeforeRunning: a manager resuming with the
-// guard's tools (no client) still has the edit judged right before the
-// call runs, since the tool itself rechecks what it is called with.
+// TestEditedArgumentsRecheckedBeforeRunning: a client without the guard,
+// resuming with the guard's tools, still has the edit judged right before
+// the call runs, since the tool itself rechecks what it is called with.
 func TestEditedArgumentsRecheckedBeforeRunning(t *testing.T) {
 	ctx := context.Background()
 	var limit amountLimit
 	var c counter
 	g := authz.NewGuard(limit.policy(), nil)
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,13 @@ func TestEditedArgumentsRecheckedBeforeRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{"amount":500}`}}}
-	_, err = toolgate.NewManager(nil).Resume(ctx, &toolgate.ResumeParams{Prompt: &toolgate.Prompt{Tools: tools}, Reply: reply, Principal: alice,
+	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{"amount":500}`}}}, scripted.Reply{Text: "done"})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Logger: quiet()})
+	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: alice, Input: "pay"})
+	if err != nil || !resp.Paused() {
+		t.Fatalf("Call: %v, paused %v; want a pause", err, resp.Paused())
+	}
+	_, err = client.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "c", PauseID: resp.PauseID, Principal: alice,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments("t", json.RawMessage(`{"amount":5000}`))}})
 	denial(t, err, authz.CodeExecutionDenied)
 	if c.total() != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -40,7 +41,7 @@ func gatedTransfer(c *counter, store toolgate.ConversationStore) *toolgate.Clien
 func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 	ctx := context.Background()
 	var c counter
-	client := gatedTransfer(&c, toolgate.NewMemoryStore())
+	client := gatedTransfer(&c, memory.New())
 	if resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil || !resp.Paused() {
 		t.Fatalf("Call: %v", err)
 	}
@@ -68,7 +69,7 @@ func TestGateRevokedRoleBeforeDecision(t *testing.T) {
 func TestGateRevokedRoleBeforeRecovery(t *testing.T) {
 	ctx := context.Background()
 	var c counter
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	client := gatedTransfer(&c, store)
 	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	var c counter
 	tools := []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{})}
 	g := authz.NewGuard(authz.AllowAll(), nil)
-	_, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: nobody, Tools: tools})
+	_, err := g.Begin(ctx, &toolgate.BeginParams{Principal: nobody, Tools: tools})
 	denial(t, err, authz.CodeAuthenticationRequired)
 
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}, scripted.Reply{Text: "done"})
@@ -119,8 +120,8 @@ func TestGateEmptyPrincipal(t *testing.T) {
 		t.Errorf("RoleTools for a principal without an id: %+v, %v; want a denial", d, err)
 	}
 
-	// The guard's tools, run by a manager alone.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+	// The guard's tools, run by a client without the guard.
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +129,8 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}
 	for _, p := range []*toolgate.Principal{nil, nobody} {
-		_, err = toolgate.NewManager(nil).Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: reply, Principal: p})
+		err = runWithoutGuard(ctx, offered, p, []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}})
 		denial(t, err, authz.CodeAuthenticationRequired)
 	}
 	if c.total() != 0 {
@@ -159,9 +159,9 @@ func TestGatePanickingPolicy(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Seam != toolgate.SeamAuthorizer {
 		t.Errorf("Call: got %v, want a *PanicError of the authorizer", err)
 	}
-	// Without a client, the guard's own per-call check panics inside the
-	// tool: the run aborts.
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: alice, Tools: tools})
+	// Run by a client without the guard, the guard's own per-call check
+	// panics inside the tool: the turn aborts.
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: alice, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,10 +169,9 @@ func TestGatePanickingPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}
-	_, err = toolgate.NewManager(&toolgate.ManagerOptions{Logger: quiet()}).Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: reply, Principal: alice})
+	err = runWithoutGuard(ctx, offered, alice, []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}})
 	if !errors.As(err, &pe) || !errors.Is(err, toolgate.ErrAbortTurn) {
-		t.Errorf("Run: got %v, want a *PanicError that aborts the run", err)
+		t.Errorf("Call: got %v, want a *PanicError that aborts the turn", err)
 	}
 	if c.total() != 0 {
 		t.Errorf("transfer ran %d times", c.total())

@@ -32,7 +32,7 @@ type Options struct {
 	// SearchTool is the tool-search tool, recognised by identity: it is
 	// always offered, needs no policy decision, and may be added to a
 	// request's tools. A request's own search tool
-	// ([toolgate.AuthorizeParams.SearchTool], set by a client with
+	// ([toolgate.BeginParams.SearchTool], set by a client with
 	// [toolgate.ClientOptions.ToolSearch]) is recognised the same way and
 	// offered instead. nil: none.
 	SearchTool *toolgate.Tool
@@ -89,9 +89,9 @@ func NewGuard(policy Policy, opts *Options) *Guard {
 // no principal (nil, or one with an empty ID) is refused with
 // [CodeAuthenticationRequired]; the set of tools it starts with is
 // snapshotted.
-func (g *Guard) Begin(ctx context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	if r == nil {
-		r = &toolgate.AuthorizeParams{}
+		r = &toolgate.BeginParams{}
 	}
 	if len(r.Tools) > 0 && !known(r.Principal) {
 		g.emit(Event{Code: CodeAuthenticationRequired, ConversationID: r.ConversationID})

@@ -81,6 +81,16 @@ func toolNames(ts []*toolgate.Tool) []string {
 	return out
 }
 
+// runWithoutGuard runs the calls with tools through a client that has no
+// authorizer, as a program that got the guard's tools and runs them itself
+// would: the tools must guard themselves. It returns the turn's error.
+func runWithoutGuard(ctx context.Context, tools []*toolgate.Tool, p *toolgate.Principal, calls []toolgate.ToolCall) error {
+	model := scripted.New(scripted.Reply{ToolCalls: calls}, scripted.Reply{Text: "done"})
+	c := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Logger: quiet()})
+	_, err := c.Call(ctx, &toolgate.CallParams{Principal: p, Input: "go"})
+	return err
+}
+
 func denial(t *testing.T, err error, code authz.Code) *authz.DenialError {
 	t.Helper()
 	var de *authz.DenialError
@@ -258,8 +268,7 @@ func TestBypassAttempts(t *testing.T) {
 			t.Fatal(err)
 		}
 		allowExec.Store(false)
-		m := toolgate.NewManager(nil)
-		_, err := m.Run(ctx, &toolgate.RunParams{Prompt: &toolgate.Prompt{Tools: offered}, Reply: &toolgate.AssistantMessage{ToolCalls: calls("lookup")}, Principal: alice})
+		err := runWithoutGuard(ctx, offered, alice, calls("lookup"))
 		denial(t, err, authz.CodeExecutionDenied)
 		if c.total() != 0 {
 			t.Error("the tool ran after its access was revoked")
@@ -414,8 +423,8 @@ func TestPrincipalCarried(t *testing.T) {
 		scripted.Reply{Text: "done"},
 	)
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-		Authorizer: authz.NewGuard(policy, nil),
-		Manager:    toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: 4}),
+		Authorizer:  authz.NewGuard(policy, nil),
+		Concurrency: 4,
 	})
 	carol := &toolgate.Principal{ID: "carol"}
 	resp, err := toolgate.Collect(client.Stream(ctx, &toolgate.CallParams{ConversationID: "s", Principal: carol, Input: "x"}))
@@ -538,7 +547,7 @@ func TestAllAndRoleTools(t *testing.T) {
 }
 
 // TestRequestSearchTool: a request's own search tool
-// (AuthorizeParams.SearchTool) is offered without a decision, its calls
+// (BeginParams.SearchTool) is offered without a decision, its calls
 // need none, and another tool under its name is refused with
 // TOOL_SEARCH_CHANGED.
 func TestRequestSearchTool(t *testing.T) {
@@ -550,7 +559,7 @@ func TestRequestSearchTool(t *testing.T) {
 	var decided []string
 	g := authz.NewGuard(authz.RoleTools(map[string][]string{"r": {"lookup"}}),
 		&authz.Options{OnDecision: func(e authz.Event) { decided = append(decided, e.Tool) }})
-	rg, err := g.Begin(ctx, &toolgate.AuthorizeParams{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
+	rg, err := g.Begin(ctx, &toolgate.BeginParams{Principal: &toolgate.Principal{ID: "p", Roles: []string{"r"}},
 		Tools: []*toolgate.Tool{lookup}, SearchTool: search})
 	if err != nil {
 		t.Fatal(err)

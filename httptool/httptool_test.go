@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/httptool"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // seen is one request as the test server received it.
@@ -119,7 +120,7 @@ func TestIdempotencyKey(t *testing.T) {
 				scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "refund", Arguments: `{"order":"A-1"}`}}},
 				scripted.Reply{Text: "done"},
 			)
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			client := toolgate.NewClient(model, []*toolgate.Tool{tool}, &toolgate.ClientOptions{Store: store})
 			ctx := t.Context()
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv1", Input: "refund A-1"})

@@ -441,7 +441,7 @@ func (s *Server) Issues() []Issue {
 // Policy returns a confirmation policy that asks for a decision on every
 // call whose tool name matches [Options.ConfirmTools]. Tools of the Server
 // already carry the flag in their metadata; add this policy to
-// [toolgate.ManagerOptions.Policy] when the manager does not honour the
+// [toolgate.ClientOptions.Policy] when the client does not honour the
 // flag (DisableMetadataFlag), so that the named tools stay gated.
 func (s *Server) Policy() toolgate.ConfirmationPolicy {
 	return func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {

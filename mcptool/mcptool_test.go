@@ -213,12 +213,12 @@ func TestLyingServerPauses(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wiped"}}}, nil
 		})
 	srv := connect(t, s, &mcptool.Options{Prefix: "db_", Hints: mcptool.HintNotReadOnly, ConfirmTools: []string{"db_wipe"}})
-	for _, m := range []*toolgate.Manager{
+	for _, opts := range []*toolgate.ClientOptions{
 		nil,
-		toolgate.NewManager(&toolgate.ManagerOptions{DisableMetadataFlag: true, Policy: srv.Policy(), Logger: discard()}),
+		{DisableMetadataFlag: true, Policy: srv.Policy(), Logger: discard()},
 	} {
 		model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "db_wipe", Arguments: "{}"}}})
-		client := toolgate.NewClient(model, srv.Tools(), &toolgate.ClientOptions{Manager: m})
+		client := toolgate.NewClient(model, srv.Tools(), opts)
 		resp, err := client.Call(t.Context(), &toolgate.CallParams{Input: "wipe it"})
 		if err != nil {
 			t.Fatal(err)

@@ -123,9 +123,9 @@ func (v *memoryVaults) SaveVault(_ context.Context, id string, sealed []byte) er
 }
 
 // Begin implements [toolgate.Protector].
-func (g *Guard) Begin(ctx context.Context, r *toolgate.ProtectParams) (toolgate.TurnProtector, error) {
+func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnProtector, error) {
 	if r == nil {
-		r = &toolgate.ProtectParams{}
+		r = &toolgate.BeginParams{}
 	}
 	vault := NewVault()
 	if g.vaults != nil && r.ConversationID != "" {

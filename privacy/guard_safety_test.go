@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 const (
@@ -70,7 +71,7 @@ func TestGuardUnstoredRoundTokenOnResume(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var rec recorder
-			store := toolgate.NewMemoryStore()
+			store := memory.New()
 			g1, _ := privacy.NewGuard(grant)
 			resp, err := lookupThenSend(t, &rec, g1, store).Call(ctx, &toolgate.CallParams{ConversationID: "w", Input: "mail my assistant, I am " + email})
 			if err != nil || !resp.Paused() {
@@ -105,7 +106,7 @@ func personScanner() *privacy.Scanner {
 // that the stored history already holds for someone else.
 func TestGuardNewTurnAvoidsHistoryTokens(t *testing.T) {
 	ctx := context.Background()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	var rec recorder
 	lookup := toolgate.NewTool(toolgate.ToolDefinition{Name: "lookup"}, toolgate.ToolMetadata{},
 		func(context.Context, *toolgate.ToolRequest) (string, error) { return `"Bob Stone"`, nil })

@@ -113,7 +113,7 @@ func TestGuardEndToEnd(t *testing.T) {
 	}
 	model := echoModel()
 	// The result names the card again: it must be tokenized for the model.
-	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("bookFlight", `{"status":"booked","card":"`+card+`"}`)}, &toolgate.ClientOptions{Protector: guard, Memory: toolgate.MemoryInsideLoop})
+	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("bookFlight", `{"status":"booked","card":"`+card+`"}`)}, &toolgate.ClientOptions{Protector: guard, StoreEveryRound: true})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "Book VX205 for " + email + ", pay with " + card + "."})
 	if err != nil {
 		t.Fatal(err)

@@ -1294,18 +1294,15 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 		return nil, err
 	}
 	opts := &toolgate.ClientOptions{
-		Store:           store,
-		SystemPrompt:    a.SystemPrompt,
-		MaxRounds:       a.MaxRounds,
-		Logger:          logger,
-		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{b.tel.ModelMiddleware(&telemetry.Model{Agent: b.name, Provider: providerNames[m.Provider], Name: m.Name})},
-		ToolMiddleware:  []func(toolgate.ToolFunc) toolgate.ToolFunc{b.tel.ToolMiddleware(b.name)},
-		Manager: toolgate.NewManager(&toolgate.ManagerOptions{
-			ConfirmTools:        slices.Clone(a.Confirmation.Tools),
-			DisableMetadataFlag: a.Confirmation.Metadata != nil && !*a.Confirmation.Metadata,
-			Policy:              policy,
-			Logger:              logger,
-		}),
+		Store:               store,
+		SystemPrompt:        a.SystemPrompt,
+		MaxRounds:           a.MaxRounds,
+		Logger:              logger,
+		ModelMiddleware:     []func(toolgate.ModelFunc) toolgate.ModelFunc{b.tel.ModelMiddleware(&telemetry.Model{Agent: b.name, Provider: providerNames[m.Provider], Name: m.Name})},
+		ToolMiddleware:      []func(toolgate.ToolFunc) toolgate.ToolFunc{b.tel.ToolMiddleware(b.name)},
+		ConfirmTools:        slices.Clone(a.Confirmation.Tools),
+		DisableMetadataFlag: a.Confirmation.Metadata != nil && !*a.Confirmation.Metadata,
+		Policy:              policy,
 	}
 	if c := a.Authorization.Cedar; c != "" {
 		policy, err := cedar.Load(fc.resolve(c))

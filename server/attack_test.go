@@ -23,6 +23,7 @@ import (
 	recordspkg "github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // The principals of the attack fixture, by API key.
@@ -89,7 +90,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 		f.log = audit.NewMemoryLog()
 	}
 	if f.store == nil {
-		f.store = toolgate.NewMemoryStore()
+		f.store = memory.New()
 	}
 	tool := func(name string, gated bool) *toolgate.Tool {
 		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: name, InputSchema: &jsonschema.Schema{Type: "object"}},
@@ -115,7 +116,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 		}
 		return scripted.Reply{Text: "done"}, nil
 	})
-	opts := &toolgate.ClientOptions{Store: f.store, Manager: toolgate.NewManager(&toolgate.ManagerOptions{
+	opts := &toolgate.ClientOptions{Store: f.store,
 		Policy: func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
 			f.mu.Lock()
 			p := f.panic
@@ -126,7 +127,7 @@ func newAtkFixture(t testing.TB, o atkOptions) *atkFixture {
 			// Arguments holding "gate" need a decision, whatever the tool.
 			return strings.Contains(call.Arguments, `"gate"`)
 		},
-	})}
+	}
 	opts.ToolMiddleware = append(opts.ToolMiddleware, func(next toolgate.ToolFunc) toolgate.ToolFunc {
 		return func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
 			f.mu.Lock()
@@ -814,17 +815,17 @@ func TestSessionFollowsTheKeyTable(t *testing.T) {
 
 // countingStore counts the conversations loaded.
 type countingStore struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	loads atomic.Int64
 }
 
 func (s *countingStore) Load(ctx context.Context, id string) (*toolgate.Conversation, error) {
 	s.loads.Add(1)
-	return s.MemoryStore.Load(ctx, id)
+	return s.Store.Load(ctx, id)
 }
 
 func TestInboxLoadsOnlyDecidablePauses(t *testing.T) {
-	store := &countingStore{MemoryStore: toolgate.NewMemoryStore()}
+	store := &countingStore{Store: memory.New()}
 	f := newAtkFixture(t, atkOptions{store: store})
 	for range 5 {
 		f.paused(call("c1", "pay", `{}`))

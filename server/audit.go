@@ -465,7 +465,7 @@ type auditAuthorizer struct {
 }
 
 // Begin implements [toolgate.Authorizer].
-func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	ra, err := x.next.Begin(ctx, r)
 	if err != nil {
 		return nil, err

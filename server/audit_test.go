@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -58,7 +59,7 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 	t.Helper()
 	f := &auditFixture{log: o.log}
 	if o.memory {
-		f.store = toolgate.NewMemoryStore()
+		f.store = memory.New()
 		if f.log == nil {
 			f.log = audit.NewMemoryLog()
 		}
@@ -237,7 +238,7 @@ type refuser struct {
 	deny   bool
 }
 
-func (x *refuser) Begin(_ context.Context, r *toolgate.AuthorizeParams) (toolgate.TurnAuthorizer, error) {
+func (x *refuser) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
 	return &refuserRequest{x: x, tools: r.Tools}, nil
 }
 

@@ -266,8 +266,8 @@ func runCrashChild(v string) {
 		return scripted.Reply{Text: "ok"}, nil
 	})
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-		Store:   &hookedStore{ConversationStore: store, h: hooks},
-		Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: cfg.Concurrency}),
+		Store:       &hookedStore{ConversationStore: store, h: hooks},
+		Concurrency: cfg.Concurrency,
 	})
 	srv, err := server.New(&server.Config{
 		Agents: map[string]*server.Agent{"crash": {

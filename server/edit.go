@@ -15,7 +15,7 @@ type EditRecord = records.Edit
 // decision returns the toolgate decision of a request's decision. An
 // allow's arguments are the approver's edit ("arguments": null is none);
 // whether they are acceptable is checked with the other rules
-// ([toolgate.CheckDecisions]), so that a bad edit gets 422
+// ([toolgate.Client.CheckDecisions]), so that a bad edit gets 422
 // invalid_decisions with its problem.
 func (d decisionIn) decision() toolgate.Decision {
 	args := json.RawMessage(d.Arguments)

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 const ttl = 15 * time.Minute
@@ -23,7 +24,7 @@ type expiryFixture struct {
 	*fixture
 	model  *scripted.Model
 	client *toolgate.Client
-	store  *toolgate.MemoryStore
+	store  *memory.Store
 }
 
 // newExpiryFixture returns the flight agent on a memory store, served with
@@ -31,7 +32,7 @@ type expiryFixture struct {
 // nil, wraps the model.
 func newExpiryFixture(t *testing.T, globalTTL, agentTTL time.Duration, mw func(toolgate.ModelFunc) toolgate.ModelFunc) *expiryFixture {
 	t.Helper()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	model := flightdemo.Model()
 	tools := &flightdemo.Tools{}
 	opts := &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -76,13 +77,13 @@ func TestInboxStickyMax(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			newF := func() *fixture {
-				return newFixtureWith(t, toolgate.NewMemoryStore(), flightdemo.Model(), func(cfg *server.Config) {
+				return newFixtureWith(t, memory.New(), flightdemo.Model(), func(cfg *server.Config) {
 					a := cfg.Agents["flights"]
 					a.Approvals = tc.rules
 					if tc.bothGated {
 						tools := &flightdemo.Tools{}
 						a.Client = toolgate.NewClient(flightdemo.Model(), tools.Tools(), &toolgate.ClientOptions{Store: a.Client.Store(),
-							Manager: toolgate.NewManager(&toolgate.ManagerOptions{ConfirmTools: []string{"flightStatus"}})})
+							ConfirmTools: []string{"flightStatus"}})
 					}
 					cfg.APIKeys = append(cfg.APIKeys, server.APIKey{SHA256: server.HashAPIKey(seniorKey),
 						Principal: toolgate.Principal{ID: "sen", Roles: []string{"approver", "senior"}}})
@@ -164,7 +165,7 @@ var inboxRecords = []struct {
 // wire.
 func otherToolFixture(t testing.TB, rs records.Store, n int) (*atkFixture, *countingStore) {
 	t.Helper()
-	store := &countingStore{MemoryStore: toolgate.NewMemoryStore()}
+	store := &countingStore{Store: memory.New()}
 	f := newAtkFixture(t, atkOptions{store: store, configure: func(cfg *server.Config) { cfg.Records = rs }})
 	// The pauses of pay are made by 16 clients at once, so that a SQL
 	// store's commits are shared.

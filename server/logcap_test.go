@@ -20,8 +20,7 @@ func TestLogCapsModelStrings(t *testing.T) {
 		configure: func(c *server.Config) { c.Logger = logger },
 		clientOpt: func(o *toolgate.ClientOptions) {
 			o.Logger = logger
-			o.Manager = toolgate.NewManager(&toolgate.ManagerOptions{Logger: logger,
-				ErrorHandler: func(_ context.Context, _ toolgate.ToolCall, err error) (string, error) { return "", err }})
+			o.ErrorHandler = func(_ context.Context, _ toolgate.ToolCall, err error) (string, error) { return "", err }
 		},
 	})
 	long := strings.Repeat("x", 10_000)

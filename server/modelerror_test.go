@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // failingModel fails every call with err once the model it wraps has
@@ -59,13 +60,13 @@ func TestModelErrorIs502(t *testing.T) {
 				}
 			}
 
-			f := newFixtureWith(t, toolgate.NewMemoryStore(), &failingModel{Model: scripted.New(), err: merr}, nil)
+			f := newFixtureWith(t, memory.New(), &failingModel{Model: scripted.New(), err: merr}, nil)
 			conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 			code, out := f.do("POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"hello"}`)
 			want("message", code, out)
 
 			// The pause's resumed turn fails at its model call.
-			f = newFixtureWith(t, toolgate.NewMemoryStore(), &failingModel{Model: flightdemo.Model(), after: 1, err: merr}, nil)
+			f = newFixtureWith(t, memory.New(), &failingModel{Model: flightdemo.Model(), after: 1, err: merr}, nil)
 			conv, pause := f.paused()
 			code, out = f.do("POST", decisionsPath(conv, pause), approverKey, `{"decisions":[{"key":"call_book","verdict":"allow"}]}`)
 			want("decision", code, out)
@@ -77,7 +78,7 @@ func TestModelErrorIs502(t *testing.T) {
 // first chunk is a 502, and after it an "error" event with the kind.
 func TestModelErrorStreamed(t *testing.T) {
 	merr := &toolgate.ModelError{Provider: "anthropic", Kind: toolgate.ModelErrRateLimit, StatusCode: 429}
-	f := newFixtureWith(t, toolgate.NewMemoryStore(), &failingModel{Model: scripted.New(), err: merr}, nil)
+	f := newFixtureWith(t, memory.New(), &failingModel{Model: scripted.New(), err: merr}, nil)
 	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 	req := httptest.NewRequest("POST", "/v1/conversations/"+conv+"/messages", strings.NewReader(`{"input":"hello"}`))
 	req.Header.Set("Authorization", "Bearer "+travellerKey)

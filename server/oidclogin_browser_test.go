@@ -7,9 +7,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // TestBrowserOIDCLogin signs in through the fake provider in Chromium:
@@ -26,7 +26,7 @@ func TestBrowserOIDCLogin(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Start()
 	t.Cleanup(ts.Close)
-	f := newFixtureWith(t, toolgate.NewMemoryStore(), flightdemo.Model(), func(c *server.Config) {
+	f := newFixtureWith(t, memory.New(), flightdemo.Model(), func(c *server.Config) {
 		c.OIDCLogin = loginConfig(p, ts.URL+"/signin/oidc/callback", nil)
 	})
 	ts.Config.Handler = f.h

@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 const (
@@ -223,7 +224,7 @@ func loginConfig(p *fakeProvider, redirect string, now func() time.Time) *server
 func loginFixture(t *testing.T, p *fakeProvider, ahead *atomic.Int64) *fixture {
 	t.Helper()
 	now := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-	return newFixtureWith(t, toolgate.NewMemoryStore(), flightdemo.Model(), func(c *server.Config) {
+	return newFixtureWith(t, memory.New(), flightdemo.Model(), func(c *server.Config) {
 		c.OIDCLogin = loginConfig(p, loginRedirect, now)
 	})
 }
@@ -369,7 +370,7 @@ func TestOIDCLoginNext(t *testing.T) {
 
 func TestOIDCLoginSecureCookie(t *testing.T) {
 	p := newFakeProvider(t)
-	f := newFixtureWith(t, toolgate.NewMemoryStore(), flightdemo.Model(), func(c *server.Config) {
+	f := newFixtureWith(t, memory.New(), flightdemo.Model(), func(c *server.Config) {
 		c.OIDCLogin = loginConfig(p, "https://toolgate.example.com/signin/oidc/callback", nil)
 	})
 	login, _ := beginLogin(t, f.h, "/")
@@ -582,7 +583,7 @@ func TestOIDCLoginProviderDown(t *testing.T) {
 }
 
 func TestOIDCLoginNotConfigured(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	rec := webRequest(f.h, "GET", "/signin", "", nil)
 	if strings.Contains(rec.Body.String(), "oidc-signin") {
 		t.Errorf("GET /signin without OIDC login shows the button\n%s", rec.Body)

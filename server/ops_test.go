@@ -27,13 +27,14 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
 // opsOptions adjust [newOpsFixture].
 type opsOptions struct {
-	store  toolgate.ConversationStore // nil: a MemoryStore
+	store  toolgate.ConversationStore // nil: a memory.Store
 	model  toolgate.Model             // nil: the flight demo's
 	tel    *telemetry.Telemetry       // nil: telemetry.New(nil)
 	logger *slog.Logger               // nil: discard
@@ -45,7 +46,7 @@ type opsOptions struct {
 func newOpsFixture(t testing.TB, o opsOptions) (*fixture, *telemetry.Telemetry) {
 	t.Helper()
 	if o.store == nil {
-		o.store = toolgate.NewMemoryStore()
+		o.store = memory.New()
 	}
 	if o.model == nil {
 		o.model = flightdemo.Model()
@@ -283,7 +284,7 @@ func TestMetricsDisabledAndShared(t *testing.T) {
 
 // pingStore is a store whose pings fail on demand and are counted.
 type pingStore struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	fail  atomic.Bool
 	pings atomic.Int32
 }
@@ -348,7 +349,7 @@ func TestReadyz(t *testing.T) {
 		}
 	})
 	t.Run("shared store pinged once", func(t *testing.T) {
-		store := &pingStore{MemoryStore: toolgate.NewMemoryStore()}
+		store := &pingStore{Store: memory.New()}
 		var logs bytes.Buffer
 		f, _ := newOpsFixture(t, opsOptions{store: store, logger: slog.New(slog.NewJSONHandler(&logs, nil)), config: func(c *server.Config) {
 			second := *c.Agents["flights"]
@@ -370,7 +371,7 @@ func TestReadyz(t *testing.T) {
 		}
 	})
 	t.Run("no agent names without authentication", func(t *testing.T) {
-		store := &pingStore{MemoryStore: toolgate.NewMemoryStore()}
+		store := &pingStore{Store: memory.New()}
 		f, _ := newOpsFixture(t, opsOptions{store: store, config: func(c *server.Config) {
 			second := *c.Agents["flights"]
 			c.Agents["trains"] = &second
@@ -654,7 +655,7 @@ func (m blockingModel) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2
 // blockingStore is a store whose loads wait for the end of their context
 // once block is set.
 type blockingStore struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	block atomic.Bool
 }
 
@@ -663,7 +664,7 @@ func (s *blockingStore) Load(ctx context.Context, id string) (*toolgate.Conversa
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return s.MemoryStore.Load(ctx, id)
+	return s.Store.Load(ctx, id)
 }
 
 // TestTimeouts checks that a turn and a read that outlive their timeouts
@@ -694,7 +695,7 @@ func TestTimeouts(t *testing.T) {
 		f.srv.Close()
 	})
 	synctest.Test(t, func(t *testing.T) {
-		store := &blockingStore{MemoryStore: toolgate.NewMemoryStore()}
+		store := &blockingStore{Store: memory.New()}
 		f, _ := newOpsFixture(t, opsOptions{store: store})
 		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 		store.block.Store(true)

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -311,7 +312,7 @@ func bookModel() *scripted.Model {
 // stickyFixture serves bookModel on a memory store, with bob and cy
 // allowed to make bookFlight sticky for 30 minutes.
 func stickyFixture(t *testing.T) *fixture {
-	return newFixtureWith(t, toolgate.NewMemoryStore(), bookModel(), func(cfg *server.Config) {
+	return newFixtureWith(t, memory.New(), bookModel(), func(cfg *server.Config) {
 		cfg.Agents["flights"].Approvals = []server.ApprovalRule{{Tools: []string{"bookFlight"}, Roles: []string{"approver"}, StickyMax: 30 * time.Minute}}
 	})
 }
@@ -416,7 +417,7 @@ func TestStickyRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := stickyFixture(t)
 			if tc.plain {
-				f = newFixtureWith(t, toolgate.NewMemoryStore(), bookModel(), nil)
+				f = newFixtureWith(t, memory.New(), bookModel(), nil)
 			}
 			conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{"agent":"flights"}`)["id"].(string)
 			pause := f.post(conv, "book VX1")["pause"].(map[string]any)["id"].(string)

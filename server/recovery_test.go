@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/serve"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // abandon claims the open pause of conv as a resumption that allowed both
@@ -34,7 +35,7 @@ func abandon(t *testing.T, store toolgate.ConversationStore, conv, pause string)
 
 // recoveryServer serves the flight agent on a memory store with the given
 // claim lease and no pause expiry.
-func recoveryServer(t *testing.T, lease time.Duration) (*fixture, *toolgate.MemoryStore) {
+func recoveryServer(t *testing.T, lease time.Duration) (*fixture, *memory.Store) {
 	t.Helper()
 	f, store, _ := recoveryServerWith(t, lease, flightdemo.Model(), nil)
 	return f, store
@@ -42,9 +43,9 @@ func recoveryServer(t *testing.T, lease time.Duration) (*fixture, *toolgate.Memo
 
 // recoveryServerWith is recoveryServer with another model and the records
 // rs (nil: the server's own); it returns the agent's client too.
-func recoveryServerWith(t *testing.T, lease time.Duration, model toolgate.Model, rs records.Store) (*fixture, *toolgate.MemoryStore, *toolgate.Client) {
+func recoveryServerWith(t *testing.T, lease time.Duration, model toolgate.Model, rs records.Store) (*fixture, *memory.Store, *toolgate.Client) {
 	t.Helper()
-	store := toolgate.NewMemoryStore()
+	store := memory.New()
 	tools := &flightdemo.Tools{}
 	client := toolgate.NewClient(model, tools.Tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: flightdemo.SystemPrompt})
 	srv, err := server.New(&server.Config{

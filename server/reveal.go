@@ -76,7 +76,7 @@ func (s *Server) viewMessages(ctx context.Context, c *conversation, p *toolgate.
 	if !reveal {
 		// The request protector is never ended: nothing it tokenizes is
 		// saved.
-		rp, err := g.Begin(ctx, &toolgate.ProtectParams{Principal: p, ConversationID: c.ID})
+		rp, err := g.Begin(ctx, &toolgate.BeginParams{Principal: p, ConversationID: c.ID})
 		if err != nil {
 			return nil, err
 		}

@@ -49,7 +49,7 @@ type refusal struct {
 
 // checkRights returns the refusal of the decisions in of principal p on
 // pause (of reply, in c), or nil when p may send them. Decisions naming no
-// call of the reply are left to [toolgate.CheckDecisions].
+// call of the reply are left to [toolgate.Client.CheckDecisions].
 func (s *Server) checkRights(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, pause *pauseJSON, in []decisionIn) *refusal {
 	for _, d := range in {
 		i := slices.IndexFunc(pause.Calls, func(call callJSON) bool { return call.Key == d.Key })

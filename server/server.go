@@ -826,7 +826,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 			decisions = append(decisions, toolgate.Allow(call.Key))
 		}
 	}
-	if err := toolgate.CheckDecisions(&toolgate.Prompt{Tools: a.Client.Tools()}, reply, decisions); err != nil {
+	if err := a.Client.CheckDecisions(reply, decisions); err != nil {
 		s.decisionError(w, r, err)
 		return
 	}

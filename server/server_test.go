@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -246,7 +247,7 @@ func TestConcurrentDecisions(t *testing.T) {
 	if testing.Short() {
 		rounds = 5
 	}
-	t.Run("memory", func(t *testing.T) { raceDecisions(t, newFixture(t, toolgate.NewMemoryStore()), rounds) })
+	t.Run("memory", func(t *testing.T) { raceDecisions(t, newFixture(t, memory.New()), rounds) })
 	t.Run("sqlite", func(t *testing.T) { raceDecisions(t, newFixture(t, nil), rounds) })
 }
 
@@ -473,7 +474,7 @@ func TestNewInvalidConfig(t *testing.T) {
 // TestOpenAPICoversRoutes checks that every route the server registers is
 // in docs/openapi.yaml, and nothing else is.
 func TestOpenAPICoversRoutes(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	data, err := readFile("../docs/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)

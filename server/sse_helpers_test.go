@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/sse"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -41,7 +42,7 @@ type eventsFixture struct {
 func newEventsFixture(t testing.TB, ec eventsConfig) *eventsFixture {
 	t.Helper()
 	if ec.store == nil {
-		ec.store = toolgate.NewMemoryStore()
+		ec.store = memory.New()
 	}
 	if st, ok := ec.store.(*sqlite.Store); ok && ec.records == nil {
 		ec.records = mustRecords(t, st)

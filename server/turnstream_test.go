@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/sse"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 const acceptEvents = "text/event-stream"
@@ -217,7 +218,7 @@ func (m *gatedModel) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*
 func TestStreamedTurnDisconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		model := &gatedModel{Model: flightdemo.Model(), release: make(chan struct{})}
-		store := toolgate.NewMemoryStore()
+		store := memory.New()
 		tools := &flightdemo.Tools{}
 		srv, err := server.New(&server.Config{
 			Agents: map[string]*server.Agent{"flights": {

@@ -111,7 +111,7 @@ func (s *Server) viewApproval(ctx context.Context, c *conversation, p *toolgate.
 // the model would see it. "" stays "".
 func (s *Server) tokenize(ctx context.Context, c *conversation, p *toolgate.Principal, texts []string) ([]string, error) {
 	g := s.cfg.Agents[c.Agent].Privacy
-	rp, err := g.Begin(ctx, &toolgate.ProtectParams{Principal: p, ConversationID: c.ID})
+	rp, err := g.Begin(ctx, &toolgate.BeginParams{Principal: p, ConversationID: c.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 // webRequest sends a request through h with the given cookie (if not
@@ -53,7 +54,7 @@ func signIn(t *testing.T, h http.Handler, key string) *http.Cookie {
 }
 
 func TestSignInCookie(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	for _, tc := range []struct {
 		name   string
 		tls    bool
@@ -96,7 +97,7 @@ func TestSignInCookie(t *testing.T) {
 }
 
 func TestSignInRefused(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	for _, tc := range []struct{ name, body string }{
 		{"unknown key", url.Values{"key": {"not-a-key"}}.Encode()},
 		{"empty key", url.Values{"key": {""}}.Encode()},
@@ -125,7 +126,7 @@ func TestSignInRefused(t *testing.T) {
 }
 
 func TestSignedOutPages(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	for _, path := range []string{"/", "/inbox", "/conversations/x", "/conversations/x/pauses/y", "/conversations/x/audit"} {
 		rec := webRequest(f.h, "GET", path, "", nil)
 		if want := "/signin?next=" + url.QueryEscape(path); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
@@ -157,7 +158,7 @@ func (f *fixture) doCookie(method, path string, c *http.Cookie, body string, hea
 }
 
 func TestCrossOriginRefused(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	c := signIn(t, f.h, travellerKey)
 	for _, tc := range []struct {
 		name    string
@@ -202,7 +203,7 @@ var (
 )
 
 func TestPagesHeaders(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	conv, pause := f.pause(travellerKey)
 	c := signIn(t, f.h, travellerKey)
 	for _, path := range []string{"/", "/signin?next=/inbox", "/inbox", "/conversations/" + conv, "/conversations/" + conv + "/pauses/" + pause,
@@ -254,7 +255,7 @@ func TestPagesHeaders(t *testing.T) {
 }
 
 func TestStaticFiles(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	for path, want := range map[string]int{
 		"/static/app.js":      200,
 		"/static/app.css":     200,
@@ -283,7 +284,7 @@ func TestStaticFiles(t *testing.T) {
 
 func TestPagesEscapeHostileData(t *testing.T) {
 	const hostile = `<script>alert(1)</script>"'><img src=x onerror=alert(2)>`
-	client := toolgate.NewClient(flightdemo.Model(), (&flightdemo.Tools{}).Tools(), &toolgate.ClientOptions{Store: toolgate.NewMemoryStore()})
+	client := toolgate.NewClient(flightdemo.Model(), (&flightdemo.Tools{}).Tools(), &toolgate.ClientOptions{Store: memory.New()})
 	srv, err := server.New(&server.Config{
 		Agents:  map[string]*server.Agent{"flights": {Client: client}},
 		APIKeys: []server.APIKey{{SHA256: server.HashAPIKey("k"), Principal: toolgate.Principal{ID: hostile, Roles: []string{hostile}}}},
@@ -316,7 +317,7 @@ func TestPagesEscapeHostileData(t *testing.T) {
 }
 
 func TestSignOut(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	c := signIn(t, f.h, approverKey)
 	rec := webRequest(f.h, "POST", "/signout", "", c)
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/signin" {
@@ -332,7 +333,7 @@ func TestSignOut(t *testing.T) {
 }
 
 func TestSessionsPerPrincipal(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	first := signIn(t, f.h, approverKey)
 	var last *http.Cookie
 	for range 16 {
@@ -352,7 +353,7 @@ func TestSessionsPerPrincipal(t *testing.T) {
 
 func TestSessionExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		client := toolgate.NewClient(flightdemo.Model(), nil, &toolgate.ClientOptions{Store: toolgate.NewMemoryStore()})
+		client := toolgate.NewClient(flightdemo.Model(), nil, &toolgate.ClientOptions{Store: memory.New()})
 		srv, err := server.New(&server.Config{
 			Agents:     map[string]*server.Agent{"flights": {Client: client}},
 			APIKeys:    []server.APIKey{{SHA256: server.HashAPIKey("k"), Principal: toolgate.Principal{ID: "ada"}}},
@@ -389,7 +390,7 @@ func TestSessionTTLNegative(t *testing.T) {
 }
 
 func TestBearerBeatsCookie(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	c := signIn(t, f.h, approverKey)
 	// A request with both runs as the API key's principal.
 	rec := webRequest(f.h, "POST", "/v1/conversations", `{"agent":"flights"}`, c, "Authorization: Bearer "+travellerKey)
@@ -421,7 +422,7 @@ func TestSafeNext(t *testing.T) {
 
 // TestPageRoutesDocumented checks that docs/API.md lists every page.
 func TestPageRoutesDocumented(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	doc, err := readFile("../docs/API.md")
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +441,7 @@ func TestPageRoutesDocumented(t *testing.T) {
 // TestFavicon: the icon is served without a session, as SVG, cacheable,
 // revalidated by its ETag.
 func TestFavicon(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	rec := webRequest(f.h, "GET", "/favicon.ico", "", nil)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(rec.Body.String(), "<svg") {
 		t.Fatalf("GET /favicon.ico: %d %q %.40q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
@@ -468,7 +469,7 @@ func TestFavicon(t *testing.T) {
 // page of a paused conversation opens to the approver who may decide it
 // and nobody else.
 func TestPagesFollowRoles(t *testing.T) {
-	f := newFixture(t, toolgate.NewMemoryStore())
+	f := newFixture(t, memory.New())
 	conv, _ := f.pause(travellerKey)
 	traveller, approver, guest := signIn(t, f.h, travellerKey), signIn(t, f.h, approverKey), signIn(t, f.h, guestKey)
 	rec := webRequest(f.h, "GET", "/", "", traveller)

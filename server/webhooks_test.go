@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/webhook"
 )
 
@@ -93,7 +94,7 @@ func hookFixture(t *testing.T, configure func(*server.Config)) (*fixture, *hookR
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sender.Close() })
-	f := newFixtureWith(t, toolgate.NewMemoryStore(), flightdemo.Model(), func(c *server.Config) {
+	f := newFixtureWith(t, memory.New(), flightdemo.Model(), func(c *server.Config) {
 		c.Webhooks = sender
 		c.PublicURL = "https://toolgate.example.com/"
 		c.WebhookRoles = []string{"admin"}

@@ -9,15 +9,16 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 // brokenEnv names, in a child process, the broken store to run the kit on.
 const brokenEnv = "TOOLGATETEST_BROKEN_STORE"
 
-// broken wraps a MemoryStore and breaks one rule of the contract.
+// broken wraps a memory.Store and breaks one rule of the contract.
 type broken struct {
-	*toolgate.MemoryStore
+	*memory.Store
 	mode string
 }
 
@@ -25,7 +26,7 @@ func (s *broken) Load(ctx context.Context, id string) (*toolgate.Conversation, e
 	if s.mode == "ignores context" {
 		ctx = context.Background()
 	}
-	c, err := s.MemoryStore.Load(ctx, id)
+	c, err := s.Store.Load(ctx, id)
 	if err == nil && s.mode == "loses started keys" && c.Pause != nil {
 		c.Pause.Started = nil
 	}
@@ -34,14 +35,14 @@ func (s *broken) Load(ctx context.Context, id string) (*toolgate.Conversation, e
 
 func (s *broken) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
 	if p == nil {
-		return s.MemoryStore.Append(ctx, id, p)
+		return s.Store.Append(ctx, id, p)
 	}
 	q := *p
 	switch s.mode {
 	case "ignores context":
 		ctx = context.Background()
 	case "ignores At":
-		c, err := s.MemoryStore.Load(ctx, id)
+		c, err := s.Store.Load(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -62,11 +63,11 @@ func (s *broken) Append(ctx context.Context, id string, p *toolgate.AppendParams
 			q.Messages = append(q.Messages, m)
 		}
 	}
-	return s.MemoryStore.Append(ctx, id, &q)
+	return s.Store.Append(ctx, id, &q)
 }
 
 func (s *broken) ClaimPause(ctx context.Context, id, pauseID string, claim *toolgate.Claim) error {
-	c, err := s.MemoryStore.Load(ctx, id)
+	c, err := s.Store.Load(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -85,11 +86,11 @@ func (s *broken) ClaimPause(ctx context.Context, id, pauseID string, claim *tool
 			claim = &cp
 		}
 	}
-	return s.MemoryStore.ClaimPause(ctx, id, pauseID, claim)
+	return s.Store.ClaimPause(ctx, id, pauseID, claim)
 }
 
 func (s *broken) MarkStarted(ctx context.Context, id, pauseID, token string, keys []string) error {
-	c, err := s.MemoryStore.Load(ctx, id)
+	c, err := s.Store.Load(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (s *broken) MarkStarted(ctx context.Context, id, pauseID, token string, key
 			keys = rest
 		}
 	}
-	return s.MemoryStore.MarkStarted(ctx, id, pauseID, token, keys)
+	return s.Store.MarkStarted(ctx, id, pauseID, token, keys)
 }
 
 // TestKitCatchesBrokenStores runs the kit, in a child process, on stores
@@ -117,7 +118,7 @@ func (s *broken) MarkStarted(ctx context.Context, id, pauseID, token string, key
 func TestKitCatchesBrokenStores(t *testing.T) {
 	if mode := os.Getenv(brokenEnv); mode != "" {
 		toolgatetest.TestStore(t, func(*testing.T) toolgate.ConversationStore {
-			return &broken{MemoryStore: toolgate.NewMemoryStore(), mode: mode}
+			return &broken{Store: memory.New(), mode: mode}
 		})
 		return
 	}

@@ -17,5 +17,6 @@
 //	}
 //
 // The kit checks behaviour only through the public interface, so a store
-// that passes it can replace [toolgate.MemoryStore] anywhere.
+// that passes it can replace the in-memory store
+// ([github.com/toolgate/toolgate/store/memory.Store]) anywhere.
 package toolgatetest

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -12,7 +13,7 @@ import (
 func ExampleTestStore() {
 	testMemoryStore := func(t *testing.T) {
 		toolgatetest.TestStore(t, func(t *testing.T) toolgate.ConversationStore {
-			return toolgate.NewMemoryStore()
+			return memory.New()
 		})
 	}
 	_ = testMemoryStore // run as: func TestMemoryStore(t *testing.T) { testMemoryStore(t) }

@@ -66,7 +66,7 @@ func BenchmarkOffer1000(b *testing.B) {
 	for i, e := range entries {
 		tools[i] = toolgate.NewTool(e.Definition, toolgate.ToolMetadata{}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "", nil })
 	}
-	rs, err := toolsearch.New(nil).Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "c"})
+	rs, err := toolsearch.New(nil).Begin(ctx, &toolgate.BeginParams{ConversationID: "c"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func BenchmarkRequest1000(b *testing.B) {
 		tools[i] = toolgate.NewTool(e.Definition, toolgate.ToolMetadata{}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "", nil })
 	}
 	search := toolsearch.New(nil)
-	r := &toolgate.ToolSearchParams{ConversationID: "c"}
+	r := &toolgate.BeginParams{ConversationID: "c"}
 	b.ReportAllocs()
 	for b.Loop() {
 		rs, err := search.Begin(ctx, r)

@@ -42,7 +42,7 @@
 //     holds, and only those are offered; a call of a tool the model was not
 //     shown is refused (TOOL_NOT_EXPOSED).
 //   - The authorization guard recognises the request's search tool by
-//     identity ([toolgate.AuthorizeParams.SearchTool]): it is offered
+//     identity ([toolgate.BeginParams.SearchTool]): it is offered
 //     without a policy decision, and a tool swapped in under its name is
 //     refused (TOOL_SEARCH_CHANGED).
 //   - The privacy guard wraps the search tool like any other: its query
@@ -60,7 +60,7 @@
 // model calls after it are offered the found tools again: those the
 // searcher kept for the conversation, and those named by the search
 // results in the stored history (all of them with
-// [toolgate.MemoryInsideLoop]; with the default memory placement the
+// [toolgate.ClientOptions.StoreEveryRound]; by default the
 // history keeps no tool rounds, and a searcher that lost the conversation
 // offers only the search tool until the model searches again).
 //

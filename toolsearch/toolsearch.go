@@ -194,9 +194,9 @@ type FoundTool struct {
 // Begin implements [toolgate.ToolSearch]: it returns the request's search
 // tool, which searches only the tools of the request's latest
 // [toolgate.TurnToolSearch.Offer].
-func (s *Searcher) Begin(_ context.Context, r *toolgate.ToolSearchParams) (toolgate.TurnToolSearch, error) {
+func (s *Searcher) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
 	if r == nil {
-		r = &toolgate.ToolSearchParams{}
+		r = &toolgate.BeginParams{}
 	}
 	rs := &request{s: s, convID: r.ConversationID}
 	rs.tool = toolgate.NewToolFor(s.name, s.desc, rs.search, &toolgate.ToolOptions{InputSchema: s.schema})

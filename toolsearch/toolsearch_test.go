@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 	"github.com/toolgate/toolgate/toolsearch"
 )
@@ -141,14 +142,14 @@ func searchResult(t *testing.T, rs []toolgate.ToolResult) toolsearch.Result {
 // placements, and a resumption by a fresh searcher (another process).
 func TestFoundToolPausesAndResumes(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		memory toolgate.MemoryPlacement
-		fresh  bool // resume with a new searcher, as another process would
+		name       string
+		everyRound bool
+		fresh      bool // resume with a new searcher, as another process would
 	}{
-		{"outside loop", toolgate.MemoryOutsideLoop, false},
-		{"inside loop", toolgate.MemoryInsideLoop, false},
-		{"inside loop, other process", toolgate.MemoryInsideLoop, true},
-		{"outside loop, other process", toolgate.MemoryOutsideLoop, true},
+		{"outside loop", false, false},
+		{"inside loop", true, false},
+		{"inside loop, other process", true, true},
+		{"outside loop, other process", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -159,8 +160,8 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 				scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "b1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
 				scripted.Reply{Text: "Booked."},
 			)
-			store := toolgate.NewMemoryStore()
-			opts := &toolgate.ClientOptions{Store: store, Memory: tc.memory, ToolSearch: toolsearch.New(nil)}
+			store := memory.New()
+			opts := &toolgate.ClientOptions{Store: store, StoreEveryRound: tc.everyRound, ToolSearch: toolsearch.New(nil)}
 			client := toolgate.NewClient(model, tools, opts)
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"})
 			if err != nil {
@@ -193,7 +194,7 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 			// searcher kept them or the stored history holds the search.
 			last := toolNames(prompts[2].Tools)
 			wantLast := []string{"search_tools", "bookFlight", "flightStatus", "bookHotel"}
-			if tc.fresh && tc.memory == toolgate.MemoryOutsideLoop {
+			if tc.fresh && !tc.everyRound {
 				wantLast = []string{"search_tools"}
 			}
 			if diff := cmp.Diff(wantLast, last); diff != "" {
@@ -306,7 +307,7 @@ func TestSearchResultNamingDeniedToolRefused(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{searchCall("s1", "hotel")}},
 		scripted.Reply{Text: "done"},
 	)
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorizer: guard, Memory: toolgate.MemoryInsideLoop,
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorizer: guard, StoreEveryRound: true,
 		ToolSearch: toolsearch.New(&toolsearch.Options{Index: spy})})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: &toolgate.Principal{ID: "sam", Roles: []string{"agent"}}, Input: "hi"})
 	if err != nil {
@@ -387,7 +388,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 		}
 		return scripted.Reply{Text: "ok"}, nil
 	})
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{ToolSearch: search, Memory: toolgate.MemoryInsideLoop})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
 	call := func(input string) {
 		t.Helper()
 		if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: input}); err != nil {
@@ -402,7 +403,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 	}
 	// Same names, same instances' definitions: a new client with equal tools
 	// does not rebuild.
-	client = toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: search, Memory: toolgate.MemoryInsideLoop})
+	client = toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
 	call("four")
 	if n := spy.Builds(); n != 1 {
 		t.Fatalf("equal tools rebuilt the index: %d builds, want 1", n)
@@ -410,7 +411,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 	// A changed description rebuilds once.
 	changed := travelTools(&c)
 	changed[0] = c.tool("flightStatus", "Tell whether a flight is on time.", toolgate.ToolMetadata{})
-	client = toolgate.NewClient(model, changed, &toolgate.ClientOptions{ToolSearch: search, Memory: toolgate.MemoryInsideLoop})
+	client = toolgate.NewClient(model, changed, &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
 	call("five")
 	call("six")
 	if n := spy.Builds(); n != 2 {
@@ -513,7 +514,7 @@ func TestHostileInput(t *testing.T) {
 		cats[f.Name] = f.Category
 	}
 	search := toolsearch.New(&toolsearch.Options{MaxResults: 8, Category: func(d toolgate.ToolDefinition) string { return cats[d.Name] }})
-	rs, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "c"})
+	rs, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,14 +718,14 @@ func TestSearchAfterEviction(t *testing.T) {
 	tools := travelTools(&c)
 	spy := newSpy()
 	search := toolsearch.New(&toolsearch.Options{Index: spy, MaxConversations: 1})
-	a, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "a"})
+	a, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Offer(ctx, nil, tools); err != nil {
 		t.Fatal(err)
 	}
-	b, err := search.Begin(ctx, &toolgate.ToolSearchParams{ConversationID: "b"})
+	b, err := search.Begin(ctx, &toolgate.BeginParams{ConversationID: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func BenchmarkFilter200(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			guard := authz.NewGuard(newPolicy(b, bc.opts, text.String()), nil)
-			rg, err := guard.Begin(ctx, &toolgate.AuthorizeParams{Principal: who, Tools: tools})
+			rg, err := guard.Begin(ctx, &toolgate.BeginParams{Principal: who, Tools: tools})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
 	"github.com/toolgate/toolgate/provider/openai"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
 
@@ -124,7 +125,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 	if f == nil {
 		return code
 	}
-	var store toolgate.ConversationStore = toolgate.NewMemoryStore()
+	var store toolgate.ConversationStore = memory.New()
 	var vaults privacy.VaultStore // with --db: the privacy vaults survive the process too
 	if f.db != "" {
 		s, err := sqlite.Open(ctx, f.db, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/loadgen"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 const (
@@ -31,7 +32,7 @@ func service(t *testing.T) (string, *flightdemo.Tools) {
 func serviceOf(t *testing.T, model toolgate.Model) (string, *flightdemo.Tools) {
 	t.Helper()
 	tools := &flightdemo.Tools{}
-	client := toolgate.NewClient(model, tools.Tools(), &toolgate.ClientOptions{Store: toolgate.NewMemoryStore()})
+	client := toolgate.NewClient(model, tools.Tools(), &toolgate.ClientOptions{Store: memory.New()})
 	srv, err := server.New(&server.Config{
 		Agents: map[string]*server.Agent{"flights": {
 			Client:    client,

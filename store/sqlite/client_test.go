@@ -53,7 +53,7 @@ func bookingClient(t testing.TB, path, runs string) (*toolgate.Client, *sqlite.S
 			{ID: "b", Name: "bookFlight", Arguments: "{}"},
 		}}, nil
 	})
-	return toolgate.NewClient(model, []*toolgate.Tool{status, book}, &toolgate.ClientOptions{Store: store, Memory: toolgate.MemoryInsideLoop}), store
+	return toolgate.NewClient(model, []*toolgate.Tool{status, book}, &toolgate.ClientOptions{Store: store, StoreEveryRound: true}), store
 }
 
 // TestClientRestart pauses a turn in one process and resumes it in

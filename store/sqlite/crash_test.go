@@ -66,8 +66,8 @@ func crashClient(store toolgate.ConversationStore, runs string, concurrency int,
 		return scripted.Reply{ToolCalls: calls}, nil
 	})
 	return toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-		Store:   store,
-		Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}),
+		Store:       store,
+		Concurrency: concurrency,
 	})
 }
 

@@ -24,8 +24,8 @@ func BenchmarkResume8(b *testing.B) {
 			defer store.Close()
 			model, tools, decisions := noopCalls(8)
 			client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-				Store:   store,
-				Manager: toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: concurrency}),
+				Store:       store,
+				Concurrency: concurrency,
 			})
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -11,11 +11,12 @@ import (
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
 )
 
 func main() {
 	model := scripted.New(scripted.Reply{Text: "hello"})
-	client := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Store: toolgate.NewMemoryStore()})
+	client := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Store: memory.New()})
 	srv, err := server.New(&server.Config{
 		Agents:  map[string]*server.Agent{"hello": {Client: client}},
 		APIKeys: []server.APIKey{{SHA256: server.HashAPIKey("key"), Principal: toolgate.Principal{ID: "ada"}}},

@@ -1,20 +1,21 @@
-package toolgate_test
+package memory_test
 
 import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-func TestMemoryStoreConformance(t *testing.T) {
+func TestConformance(t *testing.T) {
 	toolgatetest.TestStore(t, func(*testing.T) toolgate.ConversationStore {
-		return toolgate.NewMemoryStore()
+		return memory.New()
 	})
 }
 
-func TestZeroMemoryStoreConformance(t *testing.T) {
+func TestZeroStoreConformance(t *testing.T) {
 	toolgatetest.TestStore(t, func(*testing.T) toolgate.ConversationStore {
-		return new(toolgate.MemoryStore)
+		return new(memory.Store)
 	})
 }
