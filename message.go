@@ -51,7 +51,7 @@ type UserMessage struct {
 }
 
 // AssistantMessage is a reply of the model: text, tool calls, or both.
-// A reply that holds tool calls is what the [Manager] runs or pauses.
+// A reply that holds tool calls is what the [Client] runs or pauses.
 //
 // Text and ToolCalls are the reply's text and calls, always. Parts is set
 // when the provider gave more than that (reasoning, signatures, images):
