@@ -84,6 +84,12 @@ type Options struct {
 	// so that a reasoning model's reasoning comes back encrypted instead
 	// of being kept at OpenAI. It has no effect on [ChatCompletions].
 	StoreResponses bool
+	// MaxFileBytes limits the bytes of the files (images and others) that
+	// one request carries inline ([toolgate.FilePart] with Data); a prompt
+	// over it fails with [ErrFileTooLarge] before anything is sent. Files
+	// given by URL do not count. 0: [DefaultMaxFileBytes]. Negative: no
+	// limit.
+	MaxFileBytes int64
 }
 
 // Model is a [toolgate.Model] backed by the OpenAI API, or by any server
@@ -95,6 +101,7 @@ type Model struct {
 	api   API
 	model string
 	store bool
+	files int64 // Options.MaxFileBytes
 	chat  sdk.ChatCompletionService
 	resp  responses.ResponseService
 }
@@ -142,7 +149,7 @@ func New(opts *Options) (*Model, error) {
 		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
 	}
 	// The services, unlike the SDK's client, read no environment variables.
-	m := &Model{api: opts.API, model: opts.Model, store: opts.StoreResponses}
+	m := &Model{api: opts.API, model: opts.Model, store: opts.StoreResponses, files: opts.MaxFileBytes}
 	if opts.API == Responses {
 		m.resp = responses.NewResponseService(ropts...)
 	} else {

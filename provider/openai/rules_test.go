@@ -268,8 +268,9 @@ func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]an
 }
 
 // TestRecordedReasoningReplies reads the recorded reasoning replies,
-// complete and streamed: text, tool calls, finish reason and usage with
-// reasoning tokens (the reasoning itself is not kept yet).
+// complete and streamed: text, tool calls, the parts that keep the
+// reasoning (see recordedParts), finish reason and usage with reasoning
+// tokens.
 func TestRecordedReasoningReplies(t *testing.T) {
 	parallel := func(text, add, mul string) *toolgate.AssistantMessage {
 		return &toolgate.AssistantMessage{Text: text, ToolCalls: []toolgate.ToolCall{
@@ -311,6 +312,7 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tt.want.Parts = recordedParts(t, tt.api, rec[0])
 			if diff := cmp.Diff(tt.want, got.Message()); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}
