@@ -85,7 +85,7 @@ func userFiles(msg int, ps toolgate.Parts) error {
 				return fmt.Errorf("%w: message %d part %d: %v", ErrUnsupportedFile, msg, j, err)
 			}
 		default:
-			return fmt.Errorf("openai: message %d part %d: a %T cannot be sent in a user message or tool result", msg, j, p)
+			return fmt.Errorf("openai: %w: message %d part %d: a %T cannot be sent in a user message or tool result", toolgate.ErrInvalidMessage, msg, j, p)
 		}
 	}
 	return nil

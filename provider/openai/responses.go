@@ -263,6 +263,12 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 			return nil, nil
 		}
 		return &toolgate.Chunk{Text: ev.Delta}, nil
+	case "response.reasoning_summary_part.added":
+		// The reply's reasoning text joins summary parts with a blank line.
+		if ev.SummaryIndex > 0 {
+			return &toolgate.Chunk{Reasoning: "\n\n"}, nil
+		}
+		return nil, nil
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		if ev.Delta == "" {
 			return nil, nil
