@@ -183,9 +183,10 @@ func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Res
 }
 
 // Stream sends the prompt and yields the reply as it arrives: text deltas,
-// tool-call fragments exactly as the API sends them, and a last chunk with
-// the finish reason, the usage (when reported), the response id and the
-// model. A stream that ends before the API said it was complete yields an
+// reasoning deltas, tool-call fragments exactly as the API sends them, and a
+// last chunk with the finish reason, the usage (when reported), the response
+// id, the model and the reply's parts (when it has any; see the package
+// documentation). A stream that ends before the API said it was complete yields an
 // error. Breaking out of the loop closes the HTTP response.
 func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
 	if m.api == Responses {
