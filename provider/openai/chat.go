@@ -237,8 +237,9 @@ type eventMapper[E any] interface {
 // an error instead of the closing chunk.
 func readStream[E any](ctx context.Context, stream *ssestream.Stream[E], m eventMapper[E], yield func(*toolgate.Chunk, error) bool) {
 	defer stream.Close()
+	var ev E // one for the whole stream: events are large, and add keeps no pointer into it
 	for stream.Next() {
-		ev := stream.Current()
+		ev = stream.Current()
 		out, err := m.add(&ev)
 		if err != nil {
 			yield(nil, err)
