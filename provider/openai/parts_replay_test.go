@@ -368,3 +368,59 @@ func TestFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamedReasoningDeltas: a stream yields the reasoning as it comes
+// (Chunk.Reasoning), and the deltas add up to the reply's reasoning text.
+func TestStreamedReasoningDeltas(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		api  openai.API
+	}{
+		{"responses_reasoning_tool_stream", openai.Responses},
+		{"chat_reasoning_parallel_stream", openai.ChatCompletions},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := recording.Load(t, tt.name)
+			s := newServer(t, recordedReply(rec[0]))
+			var deltas strings.Builder
+			n := 0
+			var parts toolgate.Parts
+			for c, err := range s.model(tt.api).Stream(t.Context(), hiPrompt) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Reasoning != "" {
+					deltas.WriteString(c.Reasoning)
+					n++
+				}
+				parts = append(parts, c.Parts...)
+			}
+			if len(parts) == 0 {
+				t.Fatal("no parts in the stream")
+			}
+			r, ok := parts[0].(toolgate.ReasoningPart)
+			if !ok || n < 2 || deltas.String() != r.Text {
+				t.Errorf("got %d reasoning deltas adding up to %q, want several adding up to the reasoning part %+v", n, deltas.String(), parts[0])
+			}
+		})
+	}
+}
+
+// TestCallsWithoutPartsStillSent: a reply built in code whose parts leave a
+// call out still sends the call.
+func TestCallsWithoutPartsStillSent(t *testing.T) {
+	s := newServer(t, jsonReply(200, response("completed", "ok")))
+	reply := &toolgate.AssistantMessage{
+		ToolCalls: []toolgate.ToolCall{{ID: "call_1", Name: "f", Arguments: "{}"}},
+		Parts:     toolgate.Parts{toolgate.ReasoningPart{Provider: openai.ProviderResponses, Signature: "gA", Opaque: json.RawMessage(`{"id":"rs_1","summary":[]}`)}},
+	}
+	p := &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "go"}, reply,
+		&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "call_1", Name: "f", Content: "done"}}}}}
+	if _, err := s.model(openai.Responses).Generate(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	input := s.body(0)["input"].([]any)
+	if len(input) != 4 || input[2].(map[string]any)["type"] != "function_call" {
+		t.Errorf("got input %v, want the user message, the reasoning, the call and its output", input)
+	}
+}

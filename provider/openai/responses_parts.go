@@ -147,6 +147,7 @@ func (m *Model) assistantItems(msg *toolgate.AssistantMessage, ids []string) []r
 		}
 	}
 	items := make([]responses.ResponseInputItemUnionParam, 0, len(content))
+	placed := 0 // calls sent
 	for _, p := range content {
 		switch p := p.(type) {
 		case toolgate.ReasoningPart:
@@ -204,6 +205,22 @@ func (m *Model) assistantItems(msg *toolgate.AssistantMessage, ids []string) []r
 				}
 			}
 			items = append(items, item)
+			placed++
+		}
+	}
+	// Parts name every call once (the core checks replies); a reply built
+	// in code that leaves calls out still sends them, after its content.
+	if placed < len(msg.ToolCalls) {
+		seen := make([]bool, len(msg.ToolCalls))
+		for _, p := range content {
+			if c, ok := p.(toolgate.ToolCallPart); ok && c.Index >= 0 && c.Index < len(seen) {
+				seen[c.Index] = true
+			}
+		}
+		for j, c := range msg.ToolCalls {
+			if !seen[j] {
+				items = append(items, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, ids[j], c.Name))
+			}
 		}
 	}
 	return items
