@@ -3,6 +3,7 @@ package openai_test
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -127,10 +128,11 @@ const phasedReply = `{"id":"resp_p","status":"completed","output":[` +
 // TestResponsesPhaseKept: a phased message comes back with its phase, in
 // place between its reasoning item and the call ("when sending follow-up
 // requests, preserve and resend phase on all assistant messages", API
-// reference, phase).
+// reference, phase), and the fake rejects the request without it.
 func TestResponsesPhaseKept(t *testing.T) {
-	s := newServer(t, jsonReply(200, phasedReply))
-	m := s.model(openai.Responses)
+	final := recording.Exchange{Status: 200, Response: []byte(response("completed", "Sunny."))}
+	f := newResponsesAPI(t, recording.Exchange{Status: 200, Response: []byte(phasedReply)}, final, final)
+	m := f.model(t)
 	resp, err := m.Generate(t.Context(), hiPrompt)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,6 @@ func TestResponsesPhaseKept(t *testing.T) {
 	if reply.Text != "Checking." || len(reply.Parts) != 3 {
 		t.Fatalf("got %+v, want the text and three parts", reply)
 	}
-	s.add(jsonReply(200, response("completed", "Sunny.")))
 	p := &toolgate.Prompt{Messages: []toolgate.Message{
 		&toolgate.UserMessage{Text: "Weather in Oslo?"},
 		reply,
@@ -147,6 +148,9 @@ func TestResponsesPhaseKept(t *testing.T) {
 	}}
 	if _, err := m.Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
+	}
+	if got := f.rejected(); len(got) != 0 {
+		t.Fatalf("rejected: %q", got)
 	}
 	want := []any{
 		map[string]any{"role": "user", "content": "Weather in Oslo?"},
@@ -156,9 +160,16 @@ func TestResponsesPhaseKept(t *testing.T) {
 		map[string]any{"type": "function_call", "id": "fc_1", "status": "completed", "call_id": "call_1", "name": "get_weather", "arguments": `{"city":"Oslo"}`},
 		map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
 	}
-	if diff := cmp.Diff(want, s.body(1)["input"]); diff != "" {
+	var body map[string]any
+	json.Unmarshal(f.request(1), &body)
+	if diff := cmp.Diff(want, body["input"]); diff != "" {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
+
+	// The same request with the phase dropped is refused.
+	input := body["input"].([]any)
+	delete(input[2].(map[string]any), "phase")
+	recording.Post(t, f.srv.URL+"/v1/responses", compactJSON(t, body), http.StatusBadRequest)
 }
 
 // foreignReply is a reply read by another provider's adapter: signed

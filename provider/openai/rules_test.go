@@ -297,6 +297,12 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			toolgate.Usage{InputTokens: 63, OutputTokens: 212, ReasoningTokens: 128}},
 		{"responses_reasoning_tool_stream", openai.Responses, weather("call_zgUaIBRPTwxxOusyyKw5NVMH"),
 			toolgate.Usage{InputTokens: 63, OutputTokens: 121, ReasoningTokens: 64}},
+		{"responses_reasoning_parallel", openai.Responses,
+			parallel("", "call_R52CnFTPli0v0yaGZbZYrvYA", "call_J4euPJS0XQZ9P3dO4Y7sCUF7"),
+			toolgate.Usage{InputTokens: 113, OutputTokens: 305, ReasoningTokens: 192}},
+		{"responses_reasoning_parallel_stream", openai.Responses,
+			parallel("", "call_inViAUr9eV0GDtyOywkCxp59", "call_Op66UUnzuOoKmgGeFJQJFTUY"),
+			toolgate.Usage{InputTokens: 109, OutputTokens: 223, ReasoningTokens: 128}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := recording.Load(t, tt.name)
@@ -325,8 +331,8 @@ func TestRecordedReasoningReplies(t *testing.T) {
 
 // TestReasoningAPIThroughAdapter runs the recorded first round through the
 // adapter: the messages it sends for the recorded prompt are the recorded
-// ones, and the fake serves them. (The second round needs the reasoning
-// kept in the conversation; see reasoningAPI.)
+// ones, and the fake serves them. (The second round, with the reasoning
+// sent back, is in TestChatReasoningPauseResume.)
 func TestReasoningAPIThroughAdapter(t *testing.T) {
 	var schema jsonschema.Schema
 	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
