@@ -20,8 +20,8 @@ const (
 )
 
 // DefaultMaxFileBytes is the limit on the inline file bytes of one request
-// when [Options.MaxFileBytes] is 0: 50 MiB, OpenAI's documented limit on
-// the total payload of the image inputs of one request.
+// when [Options.MaxFileBytes] is 0: 50 MiB, the image bytes OpenAI takes
+// in one request (Images and vision guide, image input requirements).
 const DefaultMaxFileBytes = 50 << 20
 
 var (
