@@ -70,7 +70,7 @@ func recordedPrompt(t *testing.T, req []byte) (system, user string) {
 // SQLite store: the gated calls pause the turn; the store is closed and
 // opened again by a new client on a new model, which resumes the turn with
 // every call allowed. It returns the reply that paused, as stored.
-func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.Exchange, results map[string]string) *toolgate.AssistantMessage {
+func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.Exchange, results map[string]string, after func(*toolgate.Client)) *toolgate.AssistantMessage {
 	t.Helper()
 	ctx := t.Context()
 	system, user := recordedPrompt(t, rec[0].Request)
@@ -139,6 +139,9 @@ func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.
 	if resp.Paused() || resp.Text() == "" {
 		t.Errorf("got %+v, want the final answer", resp)
 	}
+	if after != nil {
+		after(client)
+	}
 	return stored
 }
 
@@ -195,7 +198,18 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := recording.Load(t, tt.name)
 			f := newResponsesAPI(t, rec...)
-			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, tt.results)
+			// A third round, after the recorded ones: the user thanks the
+			// model, and the answer with its reasoning goes back too,
+			// each reasoning item followed by the item it preceded.
+			f.mu.Lock()
+			f.replies = append(f.replies, recording.Exchange{Status: 200, Response: []byte(response("completed", "You are welcome."))})
+			f.mu.Unlock()
+			thanks := func(c *toolgate.Client) {
+				if _, err := c.Call(t.Context(), &toolgate.CallParams{ConversationID: "conv", Input: "Thanks."}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, tt.results, thanks)
 			if got := f.rejected(); len(got) != 0 {
 				t.Fatalf("rejected: %q", got)
 			}
@@ -221,6 +235,37 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("next request's items after the user message (-documented +sent):\n%s", diff)
 			}
+			// The third request holds the second answer's output items as
+			// served (for the recordings with encrypted reasoning).
+			if !tt.recorded {
+				var served []any
+				for _, it := range recordedOutput(t, rec[1]) {
+					if str(it["type"]) == "message" {
+						it = normalize(it)
+					}
+					served = append(served, it)
+				}
+				var body struct {
+					Input []map[string]json.RawMessage `json:"input"`
+				}
+				json.Unmarshal(f.request(2), &body)
+				var sent []any
+				for _, it := range body.Input {
+					switch str(it["type"]) {
+					case "reasoning":
+						if str(it["id"]) == str(recordedOutput(t, rec[1])[0]["id"]) {
+							sent = append(sent, it)
+						}
+					case "message":
+						if len(sent) > 0 {
+							sent = append(sent, normalize(it))
+						}
+					}
+				}
+				if diff := cmp.Diff(generic(served), generic(sent)); diff != "" {
+					t.Errorf("third request: the second answer's items (-served +sent):\n%s", diff)
+				}
+			}
 		})
 	}
 }
@@ -239,7 +284,7 @@ func TestChatReasoningPauseResume(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newReasoningAPI(t, rec...)
-			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, map[string]string{"add": "5", "multiply": "6"})
+			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, map[string]string{"add": "5", "multiply": "6"}, nil)
 			if got := f.rejected(); len(got) != 0 {
 				t.Fatalf("rejected: %q", got)
 			}
