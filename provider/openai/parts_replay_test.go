@@ -352,6 +352,11 @@ func TestFileErrors(t *testing.T) {
 			&toolgate.UserMessage{Parts: toolgate.Parts{toolgate.FilePart{MediaType: "application/pdf", URL: "https://example.com/a.pdf"}}}}, openai.ErrUnsupportedFile},
 		{"file without data", openai.Responses, 0, []toolgate.Message{
 			&toolgate.UserMessage{Parts: toolgate.Parts{toolgate.FilePart{MediaType: "image/png"}}}}, openai.ErrUnsupportedFile},
+		{"reasoning in a user message", openai.Responses, 0, []toolgate.Message{
+			&toolgate.UserMessage{Parts: toolgate.Parts{toolgate.ReasoningPart{Text: "x", Provider: openai.ProviderResponses}}}}, toolgate.ErrInvalidMessage},
+		{"reasoning in a tool result", openai.ChatCompletions, 0, []toolgate.Message{
+			&toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}},
+			&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "c", Name: "f", Parts: toolgate.Parts{toolgate.ReasoningPart{Text: "x", Provider: openai.ProviderChat}}}}}}, toolgate.ErrInvalidMessage},
 		{"file with both data and URL", openai.ChatCompletions, 0, []toolgate.Message{
 			&toolgate.UserMessage{Parts: toolgate.Parts{toolgate.FilePart{MediaType: "image/png", Data: []byte("x"), URL: "https://example.com/a.png"}}}}, openai.ErrUnsupportedFile},
 	} {
