@@ -25,7 +25,7 @@ func (m *Model) chatParams(p *toolgate.Prompt) (sdk.ChatCompletionNewParams, err
 	var calls []toolgate.ToolCall // of the last reply
 	var ids []string
 	budget := newFileBudget(m.files)
-	turn := lastUser(p.Messages)
+	toolTurn := toolTurns(p.Messages)
 	for i, msg := range p.Messages {
 		switch msg := msg.(type) {
 		case *toolgate.SystemMessage:
@@ -55,8 +55,9 @@ func (m *Model) chatParams(p *toolgate.Prompt) (sdk.ChatCompletionNewParams, err
 				}
 			}
 			// Servers in a thinking mode want the reasoning of the
-			// current turn's replies back; earlier turns' is left out.
-			if r := chatReasoning(msg); r != "" && i > turn {
+			// replies of every user turn with tool calls back; other
+			// turns' is left out.
+			if r := chatReasoning(msg); r != "" && toolTurn[i] {
 				a.SetExtraFields(map[string]any{reasoningField: r})
 			}
 			params.Messages = append(params.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})

@@ -13,8 +13,9 @@ import (
 
 // reasoningField is the field in which OpenAI-compatible servers in a
 // thinking mode (DeepSeek, GLM) send the model's reasoning, and want it
-// back on the assistant messages of a turn with tool calls. The official
-// API does not have it; the SDK keeps it among a message's extra fields.
+// back, in every later request, on the assistant messages of a user turn
+// with tool calls. The official API does not have it; the SDK keeps it
+// among a message's extra fields.
 const reasoningField = "reasoning_content"
 
 // extraString returns the string value of an extra field, or "" when it
@@ -62,14 +63,31 @@ func chatReasoning(msg *toolgate.AssistantMessage) string {
 	return b.String()
 }
 
-// lastUser returns the index of the last user message, or -1.
-func lastUser(msgs []toolgate.Message) int {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if _, ok := msgs[i].(*toolgate.UserMessage); ok {
-			return i
+// toolTurns reports, for each message, whether it belongs to a user turn
+// (the messages from one user message to the next) in which the model
+// called tools.
+func toolTurns(msgs []toolgate.Message) []bool {
+	out := make([]bool, len(msgs))
+	start := 0
+	mark := func(end int) {
+		calls := false
+		for _, m := range msgs[start:end] {
+			if a, ok := m.(*toolgate.AssistantMessage); ok && len(a.ToolCalls) > 0 {
+				calls = true
+			}
+		}
+		for j := start; j < end; j++ {
+			out[j] = calls
 		}
 	}
-	return -1
+	for i, m := range msgs {
+		if _, ok := m.(*toolgate.UserMessage); ok {
+			mark(i)
+			start = i
+		}
+	}
+	mark(len(msgs))
+	return out
 }
 
 // chatUser returns a user message: its text alone, or, with parts, a list

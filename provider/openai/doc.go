@@ -88,12 +88,14 @@
 //
 // Chat Completions: servers in a thinking mode (DeepSeek, GLM and others)
 // send the reasoning as the non-standard field reasoning_content, and
-// answer 400 when a reply with tool calls of the turn in progress comes
-// back without it. It becomes a [toolgate.ReasoningPart] with Provider
-// [ProviderChat], first in the reply's parts, and is sent back as the
-// assistant message's reasoning_content on the replies after the last
-// user message; earlier turns' reasoning is left out. The SDK keeps the
-// field among a message's extra fields, which is how it is read and sent.
+// answer 400 when the replies of a user turn in which the model called
+// tools come back without it, in any later request. It becomes a
+// [toolgate.ReasoningPart] with Provider [ProviderChat], first in the
+// reply's parts, and is sent back as the assistant message's
+// reasoning_content on the replies of every user turn with tool calls;
+// the reasoning of turns without tool calls, which such servers ignore,
+// is left out. The SDK keeps the field among a message's extra fields,
+// which is how it is read and sent.
 //
 // Parts of other providers (and of the other OpenAI API) are never sent:
 // their reasoning and redacted reasoning are dropped, their text goes as

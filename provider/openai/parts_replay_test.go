@@ -235,26 +235,38 @@ func TestForeignPartsDropped(t *testing.T) {
 	})
 }
 
-// TestChatReasoningOfEarlierTurnsLeftOut: reasoning_content goes back only
-// on the replies after the last user message (the turn in progress).
-func TestChatReasoningOfEarlierTurnsLeftOut(t *testing.T) {
-	reply := func(r string) *toolgate.AssistantMessage {
-		return &toolgate.AssistantMessage{Text: "ok", Parts: toolgate.Parts{
+// TestChatReasoningOfTurns: reasoning_content goes back on the replies of
+// every user turn in which the model called tools, earlier ones included;
+// the reasoning of a turn without tool calls is left out.
+func TestChatReasoningOfTurns(t *testing.T) {
+	reply := func(r string, calls ...toolgate.ToolCall) *toolgate.AssistantMessage {
+		m := &toolgate.AssistantMessage{Text: "ok", ToolCalls: calls, Parts: toolgate.Parts{
 			toolgate.ReasoningPart{Text: r, Provider: openai.ProviderChat}, toolgate.TextPart{Text: "ok"}}}
+		for i := range calls {
+			m.Parts = append(m.Parts, toolgate.ToolCallPart{Index: i})
+		}
+		return m
 	}
+	call := toolgate.ToolCall{ID: "c1", Name: "f", Arguments: "{}"}
 	s := newServer(t, jsonReply(200, completion("Sunny.", "stop")))
 	p := &toolgate.Prompt{Messages: []toolgate.Message{
-		&toolgate.UserMessage{Text: "a"}, reply("old"), &toolgate.UserMessage{Text: "b"}, reply("new"),
+		&toolgate.UserMessage{Text: "a"}, reply("plain"),
+		&toolgate.UserMessage{Text: "b"}, reply("calls", call),
+		&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "c1", Name: "f", Content: "done"}}},
+		reply("after the calls"),
+		&toolgate.UserMessage{Text: "c"}, reply("current"),
 	}}
 	if _, err := s.model(openai.ChatCompletions).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	msgs := s.body(0)["messages"].([]any)
-	if _, ok := msgs[1].(map[string]any)["reasoning_content"]; ok {
-		t.Errorf("an earlier turn's reply carries reasoning_content: %v", msgs[1])
+	var got []any
+	for _, m := range s.body(0)["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "assistant" {
+			got = append(got, m["reasoning_content"])
+		}
 	}
-	if got := msgs[3].(map[string]any)["reasoning_content"]; got != "new" {
-		t.Errorf("got reasoning_content %v, want the current turn's", got)
+	if want := []any{nil, "calls", "after the calls", nil}; !cmp.Equal(got, want) {
+		t.Errorf("got reasoning_content %v on the replies, want %v", got, want)
 	}
 }
 

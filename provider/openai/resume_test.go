@@ -274,11 +274,13 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 // Completions server in thinking mode with reasoning_content and two
 // parallel calls, streamed and not, stores the conversation in SQLite,
 // resumes it with a new client, and checks the request that follows
-// against the rule the server enforces (see [reasoningAPI]): "the
-// reasoning_content must be passed back to the API" on the assistant
-// messages of a turn with tool calls (DeepSeek API documentation,
-// "Thinking Mode", tool calls). The request is the recorded follow-up,
-// which the server accepted.
+// against the rule the server enforces (see [reasoningAPI]): "Between two
+// user messages, if the model performed a tool call, the intermediate
+// assistant's reasoning_content must participate in the context
+// concatenation and must be passed back to the API in all subsequent
+// requests" (DeepSeek API documentation, Thinking Mode,
+// https://api-docs.deepseek.com/guides/thinking_mode). The request is the
+// recorded follow-up, which the server accepted.
 func TestChatReasoningPauseResume(t *testing.T) {
 	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
 		t.Run(name, func(t *testing.T) {

@@ -36,16 +36,19 @@ func recordedReply(e recording.Exchange) reply {
 
 // reasoningAPI is a fake OpenAI-compatible Chat Completions server in
 // thinking mode that answers with recorded replies, in order, and enforces
-// the rule DeepSeek documents for thinking mode with tool calls (DeepSeek
-// API documentation, "Thinking Mode", section on tool calls): while the
-// model works through tool calls within one user turn, each assistant
-// message of that turn must be sent back with its reasoning_content, or the
-// API answers 400; reasoning_content of earlier turns may be left out.
+// the rule DeepSeek documents for thinking mode
+// (https://api-docs.deepseek.com/guides/thinking_mode): "Between two user
+// messages, if the model performed a tool call, the intermediate
+// assistant's reasoning_content must participate in the context
+// concatenation and must be passed back to the API in all subsequent
+// requests"; without a tool call it "does not need to participate ... If
+// passed to the API in subsequent turns, it will be ignored." The API
+// answers 400 otherwise.
 //
-// The fake rejects a request when an assistant message with tool_calls
-// after the last user message has no reasoning_content, or (stricter, as
-// toolgate replays reasoning byte for byte) one that differs from the
-// reasoning_content it served with those calls.
+// The fake rejects a request when an assistant message with tool_calls has
+// no reasoning_content, or (stricter, as toolgate replays reasoning byte
+// for byte) one that differs from the reasoning_content it served with
+// those calls.
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [reasoningAPI.model]) the recording's tools,
@@ -185,13 +188,7 @@ func (f *reasoningAPI) check(body []byte) error {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Errorf("the request body is not JSON: %v", err)
 	}
-	start := 0
-	for i, m := range req.Messages {
-		if m.Role == "user" {
-			start = i + 1
-		}
-	}
-	for i := start; i < len(req.Messages); i++ {
+	for i := range req.Messages {
 		m := req.Messages[i]
 		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
 			continue
@@ -238,17 +235,32 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 	}
 }
 
-// TestReasoningAPIPastTurns: reasoning of an earlier turn may be left out.
+// TestReasoningAPIPastTurns: the reasoning of a past user turn with tool
+// calls must still come back.
 func TestReasoningAPIPastTurns(t *testing.T) {
 	rec := recording.Load(t, "chat_reasoning_parallel")
-	f := newReasoningAPI(t, rec...)
-	recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
-	body := mutateAssistantMessage(t, rec[1].Request, func(m map[string]any) { delete(m, "reasoning_content") })
-	var req map[string]any
-	json.Unmarshal(body, &req)
-	req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
-	body, _ = json.Marshal(req)
-	recording.Post(t, f.srv.URL+"/v1/chat/completions", body, http.StatusOK)
+	for _, tt := range []struct {
+		what   string
+		mutate func(m map[string]any)
+		want   int
+	}{
+		{"kept", nil, http.StatusOK},
+		{"left out", func(m map[string]any) { delete(m, "reasoning_content") }, http.StatusBadRequest},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			f := newReasoningAPI(t, rec...)
+			recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+			body := rec[1].Request
+			if tt.mutate != nil {
+				body = mutateAssistantMessage(t, body, tt.mutate)
+			}
+			var req map[string]any
+			json.Unmarshal(body, &req)
+			req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
+			body, _ = json.Marshal(req)
+			recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+		})
+	}
 }
 
 func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]any)) []byte {
