@@ -11,6 +11,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
 // Benchmarks of one round against a local server: the adapter (request
@@ -220,4 +221,98 @@ func BenchmarkBuildRequest(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReasoning measures a recorded reasoning reply (gpt-5 on the
+// Responses API: a reasoning item with encrypted content and a call; GLM on
+// Chat Completions: reasoning_content and two calls) read into parts,
+// complete and streamed, and the follow-up request built with the reply
+// replayed.
+func BenchmarkReasoning(b *testing.B) {
+	for _, tc := range []struct {
+		name, file string
+		api        API
+	}{
+		{"responses", "responses_reasoning_tool", Responses},
+		{"chat", "chat_reasoning_parallel", ChatCompletions},
+	} {
+		for _, stream := range []bool{false, true} {
+			name, file := tc.name+"/read", tc.file
+			if stream {
+				name, file = tc.name+"/stream", tc.file+"_stream"
+			}
+			rec := recording.Load(b, file)
+			ctype := "application/json"
+			if stream {
+				ctype = "text/event-stream"
+			}
+			m := benchModel(b, benchServer(b, ctype, string(rec[0].Response)), tc.api)
+			p, ctx := benchPrompt(), b.Context()
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					if stream {
+						_, err = toolgate.Collect(m.Stream(ctx, p))
+					} else {
+						_, err = m.Generate(ctx, p)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if stream {
+				b.Run(name+"/sdk-only", func(b *testing.B) {
+					b.ReportAllocs()
+					if tc.api == Responses {
+						params, _ := m.responsesParams(p)
+						for b.Loop() {
+							s := m.resp.NewStreaming(ctx, params)
+							for s.Next() {
+							}
+							if err := s.Err(); err != nil {
+								b.Fatal(err)
+							}
+						}
+						return
+					}
+					params, _ := m.chatParams(p)
+					for b.Loop() {
+						s := m.chat.NewStreaming(ctx, params)
+						for s.Next() {
+						}
+						if err := s.Err(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				continue
+			}
+			resp, err := m.Generate(ctx, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			reply := resp.Message()
+			results := make([]toolgate.ToolResult, len(reply.ToolCalls))
+			for i, c := range reply.ToolCalls {
+				results[i] = toolgate.ToolResult{CallID: c.ID, Name: c.Name, Content: "5"}
+			}
+			next := &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Go."}, reply, &toolgate.ToolMessage{Results: results}}}
+			b.Run(tc.name+"/replay", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					if tc.api == Responses {
+						_, err = m.responsesParams(next)
+					} else {
+						_, err = m.chatParams(next)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -23,12 +24,18 @@ func (m *Model) chatParams(p *toolgate.Prompt) (sdk.ChatCompletionNewParams, err
 	params.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(p.Messages)+4)
 	var calls []toolgate.ToolCall // of the last reply
 	var ids []string
+	budget := newFileBudget(m.files)
+	toolTurn := toolTurns(p.Messages)
 	for i, msg := range p.Messages {
 		switch msg := msg.(type) {
 		case *toolgate.SystemMessage:
 			params.Messages = append(params.Messages, sdk.SystemMessage(msg.Text))
 		case *toolgate.UserMessage:
-			params.Messages = append(params.Messages, sdk.UserMessage(msg.Text))
+			um, err := chatUser(i, msg, budget)
+			if err != nil {
+				return params, err
+			}
+			params.Messages = append(params.Messages, um)
 		case *toolgate.AssistantMessage:
 			var a sdk.ChatCompletionAssistantMessageParam
 			if msg.Text != "" || len(msg.ToolCalls) == 0 {
@@ -47,11 +54,24 @@ func (m *Model) chatParams(p *toolgate.Prompt) (sdk.ChatCompletionNewParams, err
 					}
 				}
 			}
+			// Servers in a thinking mode want the reasoning of the
+			// replies of every user turn with tool calls back; other
+			// turns' is left out.
+			if r := chatReasoning(msg); r != "" && toolTurn[i] {
+				a.SetExtraFields(map[string]any{reasoningField: r})
+			}
 			params.Messages = append(params.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case *toolgate.ToolMessage:
 			rids := resultIDs(i, calls, ids, msg.Results)
 			for j, r := range msg.Results {
 				params.Messages = append(params.Messages, sdk.ToolMessage(r.Content, rids[j]))
+			}
+			files, ok, err := toolFiles(i, msg, rids, budget)
+			if err != nil {
+				return params, err
+			}
+			if ok {
+				params.Messages = append(params.Messages, files)
 			}
 		default:
 			return params, fmt.Errorf("openai: message %d: unsupported message type %T", i, msg)
@@ -150,6 +170,7 @@ func chatResponse(cc *sdk.ChatCompletion) (*toolgate.Response, error) {
 				Arguments: rawArguments(tc.Function.Arguments, tc.Function.JSON.Arguments.Raw()),
 			})
 		}
+		msg.Parts = chatParts(extraString(ch.Message.JSON.ExtraFields, reasoningField), msg.Text, len(msg.ToolCalls))
 		resp.Generations[i] = toolgate.Generation{Message: msg, FinishReason: chatFinish(ch.FinishReason, msg.HasToolCalls(), refused)}
 	}
 	return resp, nil
@@ -217,8 +238,9 @@ type eventMapper[E any] interface {
 // an error instead of the closing chunk.
 func readStream[E any](ctx context.Context, stream *ssestream.Stream[E], m eventMapper[E], yield func(*toolgate.Chunk, error) bool) {
 	defer stream.Close()
+	var ev E // one for the whole stream: events are large, and add keeps no pointer into it
 	for stream.Next() {
-		ev := stream.Current()
+		ev = stream.Current()
 		out, err := m.add(&ev)
 		if err != nil {
 			yield(nil, err)
@@ -254,6 +276,10 @@ type chatStream struct {
 	// for servers that send tool call fragments without an index
 	nextIndex int
 	lastIndex int
+	// what the parts of a reply with reasoning need
+	reasoning strings.Builder
+	text      strings.Builder
+	seen      map[int]bool // call indexes
 }
 
 // add maps one chunk; it returns nil when the chunk carries nothing to
@@ -276,6 +302,13 @@ func (s *chatStream) add(c *sdk.ChatCompletionChunk) (*toolgate.Chunk, error) {
 			continue // toolgate asks for one candidate
 		}
 		d := &ch.Delta
+		if r := extraString(d.JSON.ExtraFields, reasoningField); r != "" {
+			s.reasoning.WriteString(r)
+			if out == nil {
+				out = &toolgate.Chunk{}
+			}
+			out.Reasoning += r
+		}
 		text := d.Content
 		if text == "" {
 			text = d.Refusal
@@ -288,6 +321,7 @@ func (s *chatStream) add(c *sdk.ChatCompletionChunk) (*toolgate.Chunk, error) {
 				out = &toolgate.Chunk{}
 			}
 			out.Text += text
+			s.text.WriteString(text)
 		}
 		for _, tc := range d.ToolCalls {
 			idx, err := s.callIndex(&tc)
@@ -295,6 +329,10 @@ func (s *chatStream) add(c *sdk.ChatCompletionChunk) (*toolgate.Chunk, error) {
 				return nil, err
 			}
 			s.hasCalls = true
+			if s.seen == nil {
+				s.seen = map[int]bool{}
+			}
+			s.seen[idx] = true
 			out.ToolCallDeltas = append(out.ToolCallDeltas, toolgate.ToolCallDelta{
 				Index:     idx,
 				ID:        tc.ID,
@@ -342,5 +380,6 @@ func (s *chatStream) last() (*toolgate.Chunk, error) {
 		Usage:        s.usage,
 		ID:           s.id,
 		Model:        s.model,
+		Parts:        chatParts(s.reasoning.String(), s.text.String(), len(s.seen)),
 	}, nil
 }

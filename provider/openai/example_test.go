@@ -123,3 +123,36 @@ func ExampleOptions_storeResponses() {
 	// store: false include: [reasoning.encrypted_content]
 	// store: true include: []
 }
+
+// A reasoning model's reply keeps its reasoning among its parts, with the
+// encrypted content that goes back with the next request; Text and
+// ToolCalls stay what the gate checks.
+func ExampleModel_Generate_reasoning() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_1","status":"completed","output":[`+
+			`{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA...","summary":[{"type":"summary_text","text":"The user wants the weather."}]},`+
+			`{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}]}`)
+	}))
+	defer srv.Close()
+
+	model, err := openai.New(&openai.Options{Model: "gpt-5", BaseURL: srv.URL, API: openai.Responses})
+	if err != nil {
+		panic(err)
+	}
+	resp, err := model.Generate(context.Background(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Weather in Oslo?"}}})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range resp.Message().Content() {
+		switch p := p.(type) {
+		case toolgate.ReasoningPart:
+			fmt.Printf("reasoning (%s): %s [encrypted: %v]\n", p.Provider, p.Text, p.Signature != "")
+		case toolgate.ToolCallPart:
+			fmt.Println("call:", resp.Message().ToolCalls[p.Index].Name)
+		}
+	}
+	// Output:
+	// reasoning (openai.responses): The user wants the weather. [encrypted: true]
+	// call: get_weather
+}

@@ -58,6 +58,8 @@ var chatStreamSeeds = []string{
 	"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":9999999999,\"function\":{\"arguments\":{}}}]}}]}\n\n",
 	"data: {\"error\":{\"message\":\"boom\",\"code\":\"server_error\"}}\n\n",
 	"data: {\"choices\": [\n\n",
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Think.\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":7,\"content\":\"ok\",\"tool_calls\":[{\"index\":3,\"id\":\"a\",\"function\":{\"name\":\"f\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
 	": comment\nevent: x\ndata: [DONE]\n\n",
 	"",
 }
@@ -70,6 +72,9 @@ func FuzzChatStream(f *testing.F) {
 		yield, done := checkYields(t)
 		readChat(context.Background(), sseStream[sdk.ChatCompletionChunk](body), yield)
 		done()
+		checkCollected(t, func(yield func(*toolgate.Chunk, error) bool) {
+			readChat(context.Background(), sseStream[sdk.ChatCompletionChunk](body), yield)
+		})
 	})
 }
 
@@ -85,6 +90,13 @@ var responsesStreamSeeds = []string{
 	"data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"server_error\",\"message\":\"x\"}}}\n\n",
 	"data: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"slow\"}\n\n",
 	"data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"arguments\":{\"a\":1}}}\n\n",
+	"data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs\",\"summary\":[]}}\n\n" +
+		"data: {\"type\":\"response.reasoning_summary_part.added\",\"output_index\":0,\"summary_index\":1}\n\n" +
+		"data: {\"type\":\"response.reasoning_summary_text.delta\",\"output_index\":0,\"delta\":\"Plan.\"}\n\n" +
+		"data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs\",\"encrypted_content\":\"gA\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"Plan.\"}]}}\n\n" +
+		"data: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"delta\":\"Hi\"}\n\n" +
+		"data: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"message\",\"id\":\"m\",\"phase\":\"commentary\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hi\"}]}}\n\n" +
+		"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
 }
 
 func FuzzResponsesStream(f *testing.F) {
@@ -95,6 +107,9 @@ func FuzzResponsesStream(f *testing.F) {
 		yield, done := checkYields(t)
 		readResponses(context.Background(), sseStream[responses.ResponseStreamEventUnion](body), yield)
 		done()
+		checkCollected(t, func(yield func(*toolgate.Chunk, error) bool) {
+			readResponses(context.Background(), sseStream[responses.ResponseStreamEventUnion](body), yield)
+		})
 	})
 }
 
@@ -102,6 +117,7 @@ func FuzzChatResponse(f *testing.F) {
 	f.Add([]byte(`{"id":"c","model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"content":"x","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]}}],"usage":{"prompt_tokens":3}}`))
 	f.Add([]byte(`{"choices":[{"index":1},{"index":0,"message":{"refusal":"no","tool_calls":[{"function":{"arguments":[1]}}]}}]}`))
 	f.Add([]byte(`{"choices":"x"}`))
+	f.Add([]byte(`{"choices":[{"index":0,"message":{"content":"x","reasoning_content":"Think.","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var cc sdk.ChatCompletion
 		if json.Unmarshal(body, &cc) != nil {
@@ -114,12 +130,18 @@ func FuzzChatResponse(f *testing.F) {
 		if resp != nil && (len(resp.Generations) == 0 || resp.Message() == nil) {
 			t.Fatalf("response without a message: %+v", resp)
 		}
+		if resp != nil {
+			for _, g := range resp.Generations {
+				checkRoundTrip(t, g.Message)
+			}
+		}
 	})
 }
 
 func FuzzResponsesResponse(f *testing.F) {
 	f.Add([]byte(`{"id":"r","model":"m","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi"},{"type":"refusal","refusal":"no"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}],"usage":{"input_tokens":1}}`))
 	f.Add([]byte(`{"status":"failed","output":[],"error":{"code":"server_error","message":"x"}}`))
+	f.Add([]byte(`{"status":"completed","output":[{"type":"reasoning","id":"rs","encrypted_content":"gA","summary":[{"type":"summary_text","text":"a"},{"type":"summary_text","text":"b"}],"content":null},{"type":"message","id":"m","phase":"final_answer","content":[{"type":"output_text","text":"hi"}]},{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{}"}]}`))
 	f.Add([]byte(`{"status":"incomplete","output":[{"type":"function_call","arguments":{"a":1}}],"incomplete_details":{"reason":"other"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r responses.Response
@@ -130,5 +152,37 @@ func FuzzResponsesResponse(f *testing.F) {
 		if (resp == nil) == (err == nil) {
 			t.Fatalf("got %v, %v: want exactly one of response and error", resp, err)
 		}
+		if resp != nil {
+			checkRoundTrip(t, resp.Message())
+		}
 	})
+}
+
+// checkRoundTrip fails t unless a reply is a valid message: its parts
+// agree with its text and calls, and its JSON form decodes to it.
+func checkRoundTrip(t *testing.T, m *toolgate.AssistantMessage) {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatalf("marshal %+v: %v", m, err)
+	}
+	back, err := toolgate.UnmarshalMessage(b)
+	if err != nil {
+		t.Fatalf("the reply does not decode: %v\n%s", err, b)
+	}
+	b2, _ := json.Marshal(back)
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("the reply changes through JSON:\n%s\n%s", b, b2)
+	}
+}
+
+// checkCollected fails t when a stream that ends with its last chunk
+// collects into a reply whose parts disagree with its text and calls.
+func checkCollected(t *testing.T, stream func(yield func(*toolgate.Chunk, error) bool)) {
+	t.Helper()
+	resp, err := toolgate.Collect(stream)
+	if err != nil {
+		return
+	}
+	checkRoundTrip(t, resp.Message())
 }

@@ -84,6 +84,12 @@ type Options struct {
 	// so that a reasoning model's reasoning comes back encrypted instead
 	// of being kept at OpenAI. It has no effect on [ChatCompletions].
 	StoreResponses bool
+	// MaxFileBytes limits the bytes of the files (images and others) that
+	// one request carries inline ([toolgate.FilePart] with Data); a prompt
+	// over it fails with [ErrFileTooLarge] before anything is sent. Files
+	// given by URL do not count. 0: [DefaultMaxFileBytes]. Negative: no
+	// limit.
+	MaxFileBytes int64
 }
 
 // Model is a [toolgate.Model] backed by the OpenAI API, or by any server
@@ -95,6 +101,7 @@ type Model struct {
 	api   API
 	model string
 	store bool
+	files int64 // Options.MaxFileBytes
 	chat  sdk.ChatCompletionService
 	resp  responses.ResponseService
 }
@@ -142,7 +149,7 @@ func New(opts *Options) (*Model, error) {
 		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
 	}
 	// The services, unlike the SDK's client, read no environment variables.
-	m := &Model{api: opts.API, model: opts.Model, store: opts.StoreResponses}
+	m := &Model{api: opts.API, model: opts.Model, store: opts.StoreResponses, files: opts.MaxFileBytes}
 	if opts.API == Responses {
 		m.resp = responses.NewResponseService(ropts...)
 	} else {
@@ -176,9 +183,10 @@ func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Res
 }
 
 // Stream sends the prompt and yields the reply as it arrives: text deltas,
-// tool-call fragments exactly as the API sends them, and a last chunk with
-// the finish reason, the usage (when reported), the response id and the
-// model. A stream that ends before the API said it was complete yields an
+// reasoning deltas, tool-call fragments exactly as the API sends them, and a
+// last chunk with the finish reason, the usage (when reported), the response
+// id, the model and the reply's parts (when it has any; see the package
+// documentation). A stream that ends before the API said it was complete yields an
 // error. Breaking out of the loop closes the HTTP response.
 func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
 	if m.api == Responses {

@@ -1,10 +1,12 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -31,25 +33,28 @@ func (m *Model) responsesParams(p *toolgate.Prompt) (responses.ResponseNewParams
 	}
 	var calls []toolgate.ToolCall // of the last reply
 	var ids []string
+	budget := newFileBudget(m.files)
 	for i, msg := range p.Messages {
 		switch msg := msg.(type) {
 		case *toolgate.SystemMessage:
 			items = append(items, message(responses.EasyInputMessageRoleSystem, msg.Text))
 		case *toolgate.UserMessage:
-			items = append(items, message(responses.EasyInputMessageRoleUser, msg.Text))
+			item, err := userItem(i, msg, budget)
+			if err != nil {
+				return params, err
+			}
+			items = append(items, item)
 		case *toolgate.AssistantMessage:
-			if msg.Text != "" || len(msg.ToolCalls) == 0 {
-				items = append(items, message(responses.EasyInputMessageRoleAssistant, msg.Text))
-			}
 			calls, ids = msg.ToolCalls, wireIDs(i, msg.ToolCalls)
-			for j, c := range calls {
-				items = append(items, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, ids[j], c.Name))
-			}
+			items = append(items, m.assistantItems(msg, ids)...)
 		case *toolgate.ToolMessage:
 			rids := resultIDs(i, calls, ids, msg.Results)
 			for j, r := range msg.Results {
-				out := &responses.ResponseInputItemFunctionCallOutputParam{CallID: sdk.String(rids[j])}
-				out.Output.OfString = sdk.String(r.Content)
+				output, err := toolOutput(i, r, budget)
+				if err != nil {
+					return params, err
+				}
+				out := &responses.ResponseInputItemFunctionCallOutputParam{CallID: sdk.String(rids[j]), Output: output}
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: out})
 			}
 		default:
@@ -126,30 +131,7 @@ func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
 	if r == nil || !r.JSON.Output.Valid() {
 		return nil, errMalformed("the response has no output")
 	}
-	msg := &toolgate.AssistantMessage{}
-	var text []byte
-	refused := false
-	for _, item := range r.Output {
-		switch item.Type {
-		case "message":
-			for _, part := range item.Content {
-				switch part.Type {
-				case "output_text":
-					text = append(text, part.Text...)
-				case "refusal":
-					text = append(text, part.Refusal...)
-					refused = true
-				}
-			}
-		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, toolgate.ToolCall{
-				ID:        item.CallID,
-				Name:      item.Name,
-				Arguments: rawArguments(item.Arguments.OfString, item.Arguments.JSON.OfString.Raw()),
-			})
-		}
-	}
-	msg.Text = string(text)
+	msg, refused := outputReply(r.Output)
 	finish, err := responsesFinish(r, msg.HasToolCalls())
 	if err != nil {
 		return nil, err
@@ -229,6 +211,16 @@ type responsesStream struct {
 	refused   bool // a refusal part was streamed
 	finish    toolgate.FinishReason
 	usage     *toolgate.Usage
+	// the complete output items (response.output_item.done), and the
+	// output of the completed response, for servers that send no items
+	items  []doneItem
+	output []responses.ResponseOutputItemUnion
+}
+
+// doneItem is a complete output item of a streamed response.
+type doneItem struct {
+	index int64
+	item  responses.ResponseOutputItemUnion
 }
 
 // streamCall is a function call item of a streamed response.
@@ -271,6 +263,17 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 			return nil, nil
 		}
 		return &toolgate.Chunk{Text: ev.Delta}, nil
+	case "response.reasoning_summary_part.added":
+		// The reply's reasoning text joins summary parts with a blank line.
+		if ev.SummaryIndex > 0 {
+			return &toolgate.Chunk{Reasoning: "\n\n"}, nil
+		}
+		return nil, nil
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if ev.Delta == "" {
+			return nil, nil
+		}
+		return &toolgate.Chunk{Reasoning: ev.Delta}, nil
 	case "response.output_item.added":
 		if ev.Item.Type != "function_call" {
 			return nil, nil
@@ -299,6 +302,7 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 		// Servers that send no deltas send the whole arguments here.
 		args, callID, itemID := ev.Arguments, "", ev.ItemID
 		if ev.Type == "response.output_item.done" {
+			s.items = append(s.items, doneItem{ev.OutputIndex, ev.Item})
 			if ev.Item.Type != "function_call" {
 				return nil, nil
 			}
@@ -334,6 +338,7 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 			finish = toolgate.FinishRefusal
 		}
 		s.finish, s.done = finish, true
+		s.output = ev.Response.Output
 		if ev.Response.JSON.Usage.Valid() {
 			u := responsesUsage(&ev.Response.Usage)
 			s.usage = &u
@@ -364,5 +369,14 @@ func (s *responsesStream) last() (*toolgate.Chunk, error) {
 	if !s.done {
 		return nil, errMalformed("the stream ended before the response was complete")
 	}
-	return &toolgate.Chunk{FinishReason: s.finish, Usage: s.usage, ID: s.id, Model: s.model}, nil
+	items := s.output
+	if len(s.items) > 0 {
+		slices.SortStableFunc(s.items, func(a, b doneItem) int { return cmp.Compare(a.index, b.index) })
+		items = make([]responses.ResponseOutputItemUnion, len(s.items))
+		for i, d := range s.items {
+			items[i] = d.item
+		}
+	}
+	msg, _ := outputReply(items)
+	return &toolgate.Chunk{FinishReason: s.finish, Usage: s.usage, ID: s.id, Model: s.model, Parts: msg.Parts}, nil
 }

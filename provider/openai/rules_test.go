@@ -36,16 +36,19 @@ func recordedReply(e recording.Exchange) reply {
 
 // reasoningAPI is a fake OpenAI-compatible Chat Completions server in
 // thinking mode that answers with recorded replies, in order, and enforces
-// the rule DeepSeek documents for thinking mode with tool calls (DeepSeek
-// API documentation, "Thinking Mode", section on tool calls): while the
-// model works through tool calls within one user turn, each assistant
-// message of that turn must be sent back with its reasoning_content, or the
-// API answers 400; reasoning_content of earlier turns may be left out.
+// the rule DeepSeek documents for thinking mode
+// (https://api-docs.deepseek.com/guides/thinking_mode): "Between two user
+// messages, if the model performed a tool call, the intermediate
+// assistant's reasoning_content must participate in the context
+// concatenation and must be passed back to the API in all subsequent
+// requests"; without a tool call it "does not need to participate ... If
+// passed to the API in subsequent turns, it will be ignored." The API
+// answers 400 otherwise.
 //
-// The fake rejects a request when an assistant message with tool_calls
-// after the last user message has no reasoning_content, or (stricter, as
-// toolgate replays reasoning byte for byte) one that differs from the
-// reasoning_content it served with those calls.
+// The fake rejects a request when an assistant message with tool_calls has
+// no reasoning_content, or (stricter, as toolgate replays reasoning byte
+// for byte) one that differs from the reasoning_content it served with
+// those calls.
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [reasoningAPI.model]) the recording's tools,
@@ -185,13 +188,7 @@ func (f *reasoningAPI) check(body []byte) error {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Errorf("the request body is not JSON: %v", err)
 	}
-	start := 0
-	for i, m := range req.Messages {
-		if m.Role == "user" {
-			start = i + 1
-		}
-	}
-	for i := start; i < len(req.Messages); i++ {
+	for i := range req.Messages {
 		m := req.Messages[i]
 		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
 			continue
@@ -238,17 +235,32 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 	}
 }
 
-// TestReasoningAPIPastTurns: reasoning of an earlier turn may be left out.
+// TestReasoningAPIPastTurns: the reasoning of a past user turn with tool
+// calls must still come back.
 func TestReasoningAPIPastTurns(t *testing.T) {
 	rec := recording.Load(t, "chat_reasoning_parallel")
-	f := newReasoningAPI(t, rec...)
-	recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
-	body := mutateAssistantMessage(t, rec[1].Request, func(m map[string]any) { delete(m, "reasoning_content") })
-	var req map[string]any
-	json.Unmarshal(body, &req)
-	req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
-	body, _ = json.Marshal(req)
-	recording.Post(t, f.srv.URL+"/v1/chat/completions", body, http.StatusOK)
+	for _, tt := range []struct {
+		what   string
+		mutate func(m map[string]any)
+		want   int
+	}{
+		{"kept", nil, http.StatusOK},
+		{"left out", func(m map[string]any) { delete(m, "reasoning_content") }, http.StatusBadRequest},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			f := newReasoningAPI(t, rec...)
+			recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+			body := rec[1].Request
+			if tt.mutate != nil {
+				body = mutateAssistantMessage(t, body, tt.mutate)
+			}
+			var req map[string]any
+			json.Unmarshal(body, &req)
+			req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
+			body, _ = json.Marshal(req)
+			recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+		})
+	}
 }
 
 func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]any)) []byte {
@@ -268,8 +280,9 @@ func mutateAssistantMessage(t *testing.T, body []byte, mutate func(map[string]an
 }
 
 // TestRecordedReasoningReplies reads the recorded reasoning replies,
-// complete and streamed: text, tool calls, finish reason and usage with
-// reasoning tokens (the reasoning itself is not kept yet).
+// complete and streamed: text, tool calls, the parts that keep the
+// reasoning (see recordedParts), finish reason and usage with reasoning
+// tokens.
 func TestRecordedReasoningReplies(t *testing.T) {
 	parallel := func(text, add, mul string) *toolgate.AssistantMessage {
 		return &toolgate.AssistantMessage{Text: text, ToolCalls: []toolgate.ToolCall{
@@ -296,6 +309,12 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			toolgate.Usage{InputTokens: 63, OutputTokens: 212, ReasoningTokens: 128}},
 		{"responses_reasoning_tool_stream", openai.Responses, weather("call_zgUaIBRPTwxxOusyyKw5NVMH"),
 			toolgate.Usage{InputTokens: 63, OutputTokens: 121, ReasoningTokens: 64}},
+		{"responses_reasoning_parallel", openai.Responses,
+			parallel("", "call_R52CnFTPli0v0yaGZbZYrvYA", "call_J4euPJS0XQZ9P3dO4Y7sCUF7"),
+			toolgate.Usage{InputTokens: 113, OutputTokens: 305, ReasoningTokens: 192}},
+		{"responses_reasoning_parallel_stream", openai.Responses,
+			parallel("", "call_inViAUr9eV0GDtyOywkCxp59", "call_Op66UUnzuOoKmgGeFJQJFTUY"),
+			toolgate.Usage{InputTokens: 109, OutputTokens: 223, ReasoningTokens: 128}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := recording.Load(t, tt.name)
@@ -311,6 +330,7 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tt.want.Parts = recordedParts(t, tt.api, rec[0])
 			if diff := cmp.Diff(tt.want, got.Message()); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}
@@ -323,8 +343,8 @@ func TestRecordedReasoningReplies(t *testing.T) {
 
 // TestReasoningAPIThroughAdapter runs the recorded first round through the
 // adapter: the messages it sends for the recorded prompt are the recorded
-// ones, and the fake serves them. (The second round needs the reasoning
-// kept in the conversation; see reasoningAPI.)
+// ones, and the fake serves them. (The second round, with the reasoning
+// sent back, is in TestChatReasoningPauseResume.)
 func TestReasoningAPIThroughAdapter(t *testing.T) {
 	var schema jsonschema.Schema
 	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
