@@ -242,7 +242,8 @@ func segmentStart(text string, i int) int {
 }
 
 // segmentEnd returns where a segment that holds an anchor at i ends: after
-// four words in a row without an anchor, at a blank line, or 4 KB on.
+// four words in a row without an anchor (the fourth included, so that "X
+// is a small town" is seen whole), at a blank line, or 4 KB on.
 func segmentEnd(text string, i int) int {
 	quiet := 0
 	p := i
@@ -268,7 +269,7 @@ func segmentEnd(text string, i int) int {
 		if anchor {
 			quiet = 0
 		} else if quiet++; quiet >= 4 {
-			return w
+			return p
 		}
 	}
 	return p
@@ -287,6 +288,10 @@ func letterAt(text string, p int) (rune, int, bool) {
 		return rune(c), 1, isAlpha(c)
 	}
 	r, n := utf8.DecodeRuneInString(text[p:])
+	if r == '\u2206' {
+		// The increment sign, typed for a Greek capital delta ("ΕΛ∆ΥΚ").
+		return 'Δ', n, true
+	}
 	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
 }
 

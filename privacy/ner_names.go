@@ -110,6 +110,14 @@ func (g *tagger) run(k int) int {
 			j += 2
 			continue
 		}
+		// A short lower-case word that is no English word, or "upon",
+		// between capitalised words of a place after a preposition of
+		// place ("in Loka pri Zidanem Mostu", "Newcastle upon Tyne").
+		if g.cased && g.isWord(j) && !g.ts[j].cap && g.ts[j].e-g.ts[j].s <= 4 && (g.ts[j].f&wCommon == 0 || g.lowerIs(j, "upon")) &&
+			g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used && g.strongPlaceCue(g.prevWord(k)) {
+			j += 2
+			continue
+		}
 		// Two connectors: "van der", "de la", "von dem".
 		if g.cased && g.isWord(j) && g.isWord(j+1) && g.ts[j].f&wConnector != 0 && g.ts[j+1].f&wConnector != 0 && !g.ts[j].cap && !g.ts[j+1].cap &&
 			g.ts[j+1].sp && g.sameLine(j+1) && g.capWord(j+2) && g.sameLine(j+2) && g.ts[j+2].sp && !g.ts[j+2].used {
@@ -117,7 +125,7 @@ func (g *tagger) run(k int) int {
 			continue
 		}
 		// "Department of Better Technology", "Bank of Ireland"
-		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && !g.oneOf(j-1, placeNouns) && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}
@@ -168,6 +176,11 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
+	// A known town of several common words after a preposition of place
+	// ("in Mount Pleasant", "moved to Grand Rapids") is a place.
+	if allCommon && e-a >= 2 && g.strongPlaceCue(g.prevWord(a)) && g.l.lookupPlace(g.text, g.ts[a:e])&wCity != 0 {
+		return false
+	}
 	if allCommon && !(e-a == 1 && t.f&(wCountry|wRegion) != 0) && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
 		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
 		return true
@@ -198,6 +211,24 @@ func (g *tagger) classify(a, e int) {
 	last := e - 1
 	f := g.ts[a].f
 	p := g.prevLower(a)
+	// A month after a word of time ("in March", "until June", "every
+	// May") is no name, even where it is also a given name or a town.
+	if e-a == 1 && f&wMonth != 0 && g.oneOf(g.prevWord(a), monthBefore) {
+		return
+	}
+	// A job title ("the Marketing Manager", "our new Research
+	// Scientist") is no organisation, whatever words of institutions it
+	// holds; before a given name it is cut off ("Finance Director Ann
+	// Lee").
+	if j := g.jobTitleEnd(a, e); j > a {
+		for k := a; k < j; k++ {
+			g.ts[k].used = true
+		}
+		if j < e {
+			g.classify(j, e)
+		}
+		return
+	}
 	// Organisations: a suffix or an organisation word.
 	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) {
 		g.emit(Organization, a, e, 0.75)
@@ -223,6 +254,11 @@ func (g *tagger) classify(a, e int) {
 	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
 	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0 && !(g.lowerIs(p, "to") && g.oneOf(g.prevWord(p), toPerson))
 	orgCue := g.orgCue(a, e, p)
+	// "at X" after a job ("works as an engineer at X", "the head of
+	// sales at X") names an employer, unless X is a known place.
+	if g.lowerIs(p, "at") && g.jobBefore(p) && (e-a > 1 || f&(wCity|wCountry|wRegion) == 0) && g.l.lookupPlace(g.text, g.ts[a:e]) == 0 {
+		orgCue, placeCue = true, false
+	}
 	// Places: the whole run is a known place.
 	place := uint32(0)
 	if e-a == 1 {
@@ -315,7 +351,9 @@ func (g *tagger) classify(a, e int) {
 		} else {
 			g.emit(Location, a, e, 0.55)
 		}
-	case placeCue && known == 0:
+	case (placeCue || g.oneOf(p, placeBefore)) && known == 0:
+		g.emit(Location, a, e, 0.6)
+	case g.cased && g.toponym(a, e):
 		g.emit(Location, a, e, 0.6)
 	case known > 0 || unknown > 0:
 		if g.sentenceStart(a) && e-a == 1 && known == 0 && g.cased && !g.personCueAfter(e) {
@@ -423,6 +461,13 @@ func (g *tagger) placeWords(a, e int) bool {
 	if g.lowerIs(p, "of") && g.oneOf(g.prevWord(p), placeNouns) {
 		return true
 	}
+	if (g.lowerIs(p, "is") || g.lowerIs(p, "was")) && g.oneOf(g.prevWord(p), placeNounsBefore) {
+		return true
+	}
+	// "Hobart in Australia", "Kelso, Scotland" before a country or region.
+	if g.lowerIs(e, "in") && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 && g.l.places[g.placeKey(e+1, g.countryAt(e+1))]|g.ts[e+1].f&(wCountry|wRegion) != 0 {
+		return true
+	}
 	if g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, placeNouns) {
 		return true
 	}
@@ -436,8 +481,10 @@ var (
 	placeBefore = wordSet("around outside across throughout via towards toward into inside")
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
 		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
-	placeKinds = wordSet("city town village capital port metropolis")
-	placeAfter = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
+	placeKinds = wordSet("city town village capital port metropolis place spot destination island")
+	// placeNounsBefore name a place before "is": "my hometown is X".
+	placeNounsBefore = wordSet("hometown birthplace destination city town village capital")
+	placeAfter       = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
 		"airport harbour harbor")
 )
 
@@ -477,6 +524,92 @@ func (g *tagger) placeVerbBefore(p int) bool {
 	return g.oneOf(q, toVerbs)
 }
 
+// jobTitleEnd returns the end of a job title at the start of the run [a,
+// e) of cased text: common words ending with a job noun ("Marketing
+// Manager", "Data Protection Officer"), of two words or more or before a
+// given name ("Director Ann Lee"); or a when there is none.
+func (g *tagger) jobTitleEnd(a, e int) int {
+	if !g.cased {
+		return a
+	}
+	end := a
+	for j := a; j < e; j++ {
+		f := g.ts[j].f
+		if f&wFirst != 0 || f&(wCommon|wJob) == 0 {
+			break
+		}
+		if f&wJob != 0 && f&wOrgSuffix == 0 {
+			end = j + 1
+		}
+	}
+	if end == a || end-a == 1 && (end == e || g.ts[end].f&wFirst == 0) {
+		return a
+	}
+	if end < e && g.ts[end].f&wFirst == 0 {
+		return a // "Sales Manager Acme": not a title before a name
+	}
+	return end
+}
+
+// jobBefore reports whether a job noun stands among the few words before
+// token p on its line ("works as a software engineer at", "the head of
+// sales at").
+func (g *tagger) jobBefore(p int) bool {
+	for j := p - 1; j >= 0 && j >= p-6; j-- {
+		if g.ts[j+1].nl > 0 || g.ts[j].kind == tPunct && g.ts[j].c != ',' && g.ts[j].c != '-' {
+			return false
+		}
+		if g.isWord(j) && g.ts[j].f&wJob != 0 && g.ts[j].f&wCommon != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// toponym reports whether the run [a, e), which no list knows as a place,
+// has the shape of an English place name: a compass word or a word of
+// landscape before a name ("East Linwood", "Port Ellis", "Lake
+// Marlow"), or a last word that is no known name and ends like a town
+// ("Carverton", "Hollisburgh", "Fenmouth").
+func (g *tagger) toponym(a, e int) bool {
+	if e-a >= 2 && e-a <= 3 && g.oneOf(a, placePrefixes) {
+		for j := a + 1; j < e; j++ {
+			if !g.isWord(j) || g.ts[j].f&wCommon != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	last := g.ts[e-1]
+	if last.f != 0 && last.f&^wPlaceStart != 0 {
+		return false
+	}
+	w := g.word(e - 1)
+	if len(w) < 7 || len(w) > 24 {
+		return false
+	}
+	var b [24]byte
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	lw := string(b[:len(w)])
+	for _, suf := range townEndings {
+		if strings.HasSuffix(lw, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// placePrefixes start English place names of two words.
+	placePrefixes = wordSet("north south east west new port lake mount mt fort point cape glen isle upper lower")
+	// townEndings end English and Germanic town names.
+	townEndings = []string{"ville", "burgh", "borough", "boro", "chester", "mouth", "haven", "shire", "port", "town", "stad"}
+	// monthBefore are the words of time after which a month is a date.
+	monthBefore = wordSet("in until till since by before after during every next last this early late mid from through")
+)
+
 // nameSuffixes are the degrees and generations written after a name.
 var nameSuffixes = wordSet("md dds phd dvm jr sr ii iii iv esq mba cpa rn dmd")
 
@@ -492,7 +625,8 @@ var (
 		"belonged introduced married engaged")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
-		"flight flights ticket tickets journey train bus ferry route")
+		"flight flights ticket tickets journey train bus ferry route been heading headed head bound drive drove driving " +
+		"commute commutes commuting ride rode")
 )
 
 func placeCueStrong(g *tagger, p int) bool {
@@ -650,7 +784,7 @@ var (
 	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
 		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
 	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
-		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners")
+		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners shares stock investors")
 	orgAfter           = wordSet("hired announced acquired employs reported headquartered shareholders inc ltd llc gmbh")
 	orgAfterPossessive = wordSet("ceo cto cfo founder founders employees staff headquarters shares stock board products customers " +
 		"revenue profits spokesperson spokesman spokeswoman chairman")
@@ -658,7 +792,7 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+var cueSets = []map[string]bool{placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
 	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {
@@ -792,7 +926,7 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		// Inside a place name of cased text, a lower-case English word
 		// is a small word ("of", "de", "and the"); another ends the look.
-		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && !g.lowerIs(j, "of") && !g.lowerIs(j, "and") && !g.lowerIs(j, "the")) {
+		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && t.e-t.s > 5) {
 			break
 		}
 		if j > k && t.sp {

@@ -648,6 +648,11 @@ func (g *tagger) streetAddress(k int) int {
 		if end == j {
 			return k
 		}
+		// A known town whose name ends like a street ("Sherwood Park",
+		// "Mount Pleasant Heights") is no street without a number.
+		if end-j >= 2 && g.allWords(j, end) && g.l.lookupPlace(g.text, g.ts[j:end])&wCity != 0 {
+			return k
+		}
 	default:
 		return k
 	}
@@ -730,6 +735,8 @@ func (g *tagger) streetAddress(k int) int {
 			continue
 		}
 		if city > jj {
+			// A district number after the town ("Karlovy Vary 17,").
+			city = g.district(city)
 			parts = append(parts, addrPart{Location, jj, city})
 			hasMore = hasMore || g.ts[jj].nl > 0 || places > 0
 			j = city
@@ -958,8 +965,22 @@ func (g *tagger) streetNoNumber(k int) int {
 // address: "to", "at", "address:", "address is", "lives at".
 func (g *tagger) addressWordBefore(k int) bool {
 	j := k - 1
+	// Through a name joined by "and": "return to Ines and Oak Road 12".
+	if g.lowerIs(j, "and") && g.capWord(j-1) && g.ts[j-1].f&wCommon == 0 {
+		j -= 2
+	}
 	if g.isPunct(j, ':') {
-		return g.lowerIs(j-1, "address") || g.lowerIs(j-1, "addresses")
+		// "address:", "my address to the same:": the word in the
+		// clause before the colon.
+		for q := j - 1; q >= 0 && q >= j-8 && g.ts[q+1].nl == 0; q-- {
+			if g.lowerIs(q, "address") || g.lowerIs(q, "addresses") {
+				return true
+			}
+			if g.isPunct(q, '.') || g.isPunct(q, ':') || g.isPunct(q, '?') {
+				break
+			}
+		}
+		return false
 	}
 	if g.lowerIs(j, "is") {
 		return g.lowerIs(j-1, "address")
