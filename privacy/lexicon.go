@@ -197,7 +197,10 @@ var builtinWords = map[uint32]string{
 	wNotName: "i i'm ok okay yes no hi hello hey dear thanks thank please the a an this that these those it its " +
 		"he she they we you my your his her our their mr mrs ms dr bot user name address phone email date when where " +
 		"what who why how which there here is are was were be been am do does did can could will would should may " +
-		"might must shall and or but if so as of on in at to for from by with about god call",
+		"might must shall and or but if so as of on in at to for from by with about god call " +
+		// Chat words written with a capital at the start of a message.
+		"lol lmao lmfao rofl omg omfg wtf btw fyi thx tnx pls plz idk imo imho tbh smh ikr luv yeah yep yup nope nah " +
+		"wow haha hahaha hehe yay ugh hmm oops aww gonna wanna gotta thats dont cant wont ive youre theyre whats",
 }
 
 // lookup returns the word classes of w (any case).

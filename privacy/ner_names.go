@@ -139,7 +139,7 @@ func (g *tagger) run(k int) int {
 // [a, e), is not part of a name.
 func (g *tagger) dropLeading(a, e int) bool {
 	t := g.ts[a]
-	if t.f&wNotName != 0 {
+	if t.f&wNotName != 0 || repeats(g.word(a)) {
 		return true
 	}
 	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
@@ -196,6 +196,17 @@ func (g *tagger) dropLeading(a, e int) bool {
 		}
 	}
 	return true
+}
+
+// repeats reports whether w holds a letter three times in a row
+// ("Sooo", "YASSS", "Awww"), which no name does.
+func repeats(w string) bool {
+	for i := 2; i < len(w); i++ {
+		if w[i] == w[i-1] && w[i] == w[i-2] && isAlpha(w[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *tagger) prevLower(k int) int {
@@ -852,7 +863,9 @@ func (g *tagger) partnerList(k int) int {
 	if places == 3 && plain >= 1 {
 		return k // places in a list: each word decides alone
 	}
-	if g.isPunct(k-1, ':') || firsts == 3 {
+	// After a verb of meeting or speaking ("met", "ask", "with"), the
+	// words are people.
+	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)

@@ -83,6 +83,9 @@ func TestAddressJoins(t *testing.T) {
 		{"Please return it to Tove and Brekkeveien 41 soon.", []string{"ADDRESS:Tove and Brekkeveien 41"}},
 		{"My new address for the invoices: Orla and 3 Quarry Lane", []string{"ADDRESS:Orla and 3 Quarry Lane"}},
 		{"Send it to 9 Kelvin Road, Vrenstad 4, Norway 33104 please", []string{"ADDRESS:9 Kelvin Road, Vrenstad 4, Norway 33104"}},
+		// A town line that goes on as a sentence ends at its first
+		// lower-case word.
+		{"Please return to 4 Mill Lane\n Apt. 9\n Vrenstad\n Norway in case of trouble.", []string{"ADDRESS:4 Mill Lane\n Apt. 9\n Vrenstad\n Norway"}},
 		// Not after a colon of another clause.
 		{"Seating plan: Helen and Oak Road 12 guests", []string{"PERSON:Helen", "ADDRESS:Oak Road 12"}},
 	})
@@ -106,5 +109,19 @@ func TestOrganizationPrecision(t *testing.T) {
 		{"I bought shares of Zentrix last year.", []string{"ORGANIZATION:Zentrix"}},
 		// Family names that are job nouns stay names.
 		{"Ann Baker and Tom Cook came.", []string{"PERSON:Ann Baker", "PERSON:Tom Cook"}},
+	})
+}
+
+// TestChatWords: words of chat written with a capital at the start of a
+// message, and words with a letter written three times, are no names;
+// a list of family names after a verb of meeting is people, not a firm.
+func TestChatWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Lol that was me", nil},
+		{"Omg Tove is here", []string{"PERSON:Tove"}},
+		{"YASSSS this is great", nil},
+		{"Sooo tired today", nil},
+		{"I met Kowalski, Berg and Novak at the bar.", []string{"PERSON:Kowalski", "PERSON:Berg", "PERSON:Novak"}},
+		{"We hired Kowalski, Berg and Novak for the audit.", []string{"ORGANIZATION:Kowalski, Berg and Novak"}},
 	})
 }

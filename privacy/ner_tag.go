@@ -1069,6 +1069,11 @@ func (g *tagger) cityAt(k int) int {
 	if g.lineStart(k) {
 		j := k + 1
 		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
+			// A lower-case English word in cased text ends the town
+			// ("Laos in case of"): the line goes on as a sentence.
+			if g.cased && g.isWord(j) && !g.ts[j].cap && g.ts[j].f&(wCommon|wConnector) == wCommon {
+				break
+			}
 			j++
 		}
 		// A district number at the end of the line: "Praha 4".
