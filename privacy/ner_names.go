@@ -198,6 +198,39 @@ func (g *tagger) dropLeading(a, e int) bool {
 	return true
 }
 
+// nationality reports whether the single word at k is an adjective of
+// nationality before a noun ("a nice Thai place", "the Danish
+// embassy"): it has the ending of one, or is one of the irregular ones,
+// is no given name, stands after an article or an adjective and before a
+// lower-case word.
+func (g *tagger) nationality(k int) bool {
+	t := g.ts[k]
+	if !g.cased || t.f&wFirst != 0 || !g.isWord(k+1) || g.ts[k+1].cap || !g.sameLine(k+1) || g.ts[k+1].f&wCommon == 0 {
+		return false
+	}
+	p := k - 1
+	if !g.oneOf(p, nationalityBefore) {
+		return false
+	}
+	w := strings.ToLower(g.word(k))
+	if nationalities[w] {
+		return true
+	}
+	for _, suf := range []string{"ese", "ian", "ish", "ean", "ic"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	nationalityBefore = wordSet("a an the this that our their my your his her new nice good great best local favourite favorite " +
+		"authentic traditional typical small little old cheap famous popular")
+	nationalities = wordSet("thai swiss dutch french greek irish welsh scots czech iraqi israeli pakistani saudi kuwaiti nepali " +
+		"somali bengali afghan german american mexican korean cuban filipino peruvian chilean kenyan")
+)
+
 // repeats reports whether w holds a letter three times in a row
 // ("Sooo", "YASSS", "Awww"), which no name does.
 func repeats(w string) bool {
@@ -238,6 +271,10 @@ func (g *tagger) classify(a, e int) {
 		if j < e {
 			g.classify(j, e)
 		}
+		return
+	}
+	if e-a == 1 && g.nationality(a) {
+		g.ts[a].used = true
 		return
 	}
 	// Organisations: a suffix or an organisation word.
@@ -803,7 +840,7 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+var cueSets = []map[string]bool{nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
 	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {

@@ -125,3 +125,17 @@ func TestChatWords(t *testing.T) {
 		{"We hired Kowalski, Berg and Novak for the audit.", []string{"ORGANIZATION:Kowalski, Berg and Novak"}},
 	})
 }
+
+// TestStreetForms: German and Hungarian street types written as words of
+// their own, a lower-case street type without a number (a noun of the
+// sentence), an adjective of nationality, and a list of addresses whose
+// "and" is no state code.
+func TestStreetForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Pedestrians enter on Freistädter Strasse 61 now.", []string{"ADDRESS:Freistädter Strasse 61"}},
+		{"The shop is on Petőfi rakpart 12 by the river.", []string{"ADDRESS:Petőfi rakpart 12"}},
+		{"There's a nice new Thai place downtown.", nil},
+		{"We ate at the Danish bakery.", nil},
+		{"My addresses are 4 Kelvin Road Suite 2 Vrenstad Norway, and 9 Mill Lane", []string{"ADDRESS:4 Kelvin Road Suite 2 Vrenstad Norway", "ADDRESS:9 Mill Lane"}},
+	})
+}

@@ -728,7 +728,7 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 			continue
 		}
-		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
+		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap && g.ts[jj].f&wCommon == 0) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
@@ -947,6 +947,12 @@ func (g *tagger) streetNoNumber(k int) int {
 		return k
 	}
 	if !trailing && g.ts[last].f&wStreetType == 0 {
+		return k
+	}
+	// Without a number, a street type in lower case after capitalised
+	// words is a noun of the sentence: "a nice Thai place", "the Oak
+	// park".
+	if !trailing && g.cased && !g.ts[last].cap && g.ts[last].f&wStreetPre == 0 {
 		return k
 	}
 	if last == k && !trailing {
