@@ -434,7 +434,11 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if g.isPunct(e, '-') && g.glued(e) && g.lowerIs(e+1, "based") && g.glued(e+1) {
 		return true
 	}
-	if place != 0 && g.placeWords(a, e) {
+	if g.placeWords(a, e) {
+		return true
+	}
+	// A US state's code after a comma: "Dayton, OH".
+	if g.isPunct(e, ',') && g.glued(e) && g.isWord(e+1) && g.sameLine(e+1) && g.ts[e+1].upper && len(g.word(e+1)) == 2 && usStates[g.word(e+1)] {
 		return true
 	}
 	// "Ann Lee, 44, of X," and "Ann Lee, of X,": a person's town.
@@ -526,14 +530,24 @@ func (g *tagger) placeWords(a, e int) bool {
 }
 
 var (
-	placeBefore = wordSet("around outside across throughout via towards toward into inside")
+	placeBefore = wordSet("around outside across throughout via towards toward into inside between")
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
-		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
+		"residents citizens museums airport neighborhoods neighbourhoods skyline population inhabitants native natives " +
+		"north south east west northeast northwest southeast southwest suburb heart")
 	placeKinds = wordSet("city town village capital port metropolis place spot destination island")
 	// placeNounsBefore name a place before "is": "my hometown is X".
 	placeNounsBefore = wordSet("hometown birthplace destination city town village capital")
 	placeAfter       = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
-		"airport harbour harbor")
+		"airport harbour harbor police county province municipality residents")
+	// usStates are the postal codes of the US states.
+	usStates = func() map[string]bool {
+		m := map[string]bool{}
+		for _, c := range strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY " +
+			"NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY") {
+			m[c] = true
+		}
+		return m
+	}()
 )
 
 // district returns the end of a place name ending at e with the number

@@ -65,6 +65,12 @@ func TestPlaceForms(t *testing.T) {
 		{"We visited Port Lisa and East Jennifer.", []string{"LOCATION:Port Lisa", "LOCATION:East Jennifer"}},
 		{"The fair moved to Hollisburgh and Carverville.", []string{"LOCATION:Hollisburgh", "LOCATION:Carverville"}},
 		{"Is there a better band than Sjöberg and Cantu?", []string{"PERSON:Sjöberg", "PERSON:Cantu"}},
+		// Words of places around an unknown town.
+		{"The road between Tarnby and Kelso is closed.", []string{"LOCATION:Tarnby", "LOCATION:Kelso"}},
+		{"We live just north of Kelso.", []string{"LOCATION:Kelso"}},
+		{"Tarnby police are investigating.", []string{"LOCATION:Tarnby"}},
+		{"Dayton, OH is where I grew up.", []string{"LOCATION:Dayton"}},
+		{"Population of Tarnby is small.", []string{"LOCATION:Tarnby"}},
 		// A month after a word of time is no name nor place.
 		{"I'm visiting Adelaide in March.", []string{"LOCATION:Adelaide"}},
 		{"She's staying in Hamilton East until June.", []string{"LOCATION:Hamilton East"}},
