@@ -37,14 +37,14 @@ type entities struct {
 //
 // It reads the text as a sequence of words and numbers and decides with
 // word lists that ship inside the module (given names and family names of
-// the US census, the GeoNames cities of 1,000 inhabitants or more,
+// the US census, the GeoNames places of 500 inhabitants or more,
 // country and state names, common English words), the shape of the words
 // (capitalisation, numbers, abbreviations), closed classes of words
 // written in the package (street types, unit words, company suffixes,
 // honorifics, month and day names, job nouns) and the words around them.
 // Text without any upper-case letter is matched against the lists case
 // by case. It needs no network and no service; the lists load once, on
-// first use, into about 20 MB of memory shared by all scanners.
+// first use, into about 22 MB of memory shared by all scanners.
 //
 // [Builtins] includes it; it is safe for concurrent use.
 func Embedded(types ...EntityType) Recognizer {

@@ -145,3 +145,13 @@ func TestStreetForms(t *testing.T) {
 		{"My addresses are 4 Kelvin Road Suite 2 Vrenstad Norway, and 9 Mill Lane", []string{"ADDRESS:4 Kelvin Road Suite 2 Vrenstad Norway", "ADDRESS:9 Mill Lane"}},
 	})
 }
+
+// TestSmallTowns: places of 500 inhabitants or more that are no given
+// name, family name or common word are known places, with no cue around
+// them.
+func TestSmallTowns(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Waanrode is lovely in the spring.", []string{"LOCATION:Waanrode"}},
+		{"The bus to Meigem, Belgium was late.", []string{"LOCATION:Meigem", "LOCATION:Belgium"}},
+	})
+}
