@@ -212,7 +212,23 @@ func (g *tagger) nationality(k int) bool {
 	if !g.oneOf(p, nationalityBefore) {
 		return false
 	}
-	w := strings.ToLower(g.word(k))
+	return nationalWord(strings.ToLower(g.word(k)))
+}
+
+// language reports whether the single word at k names a language after
+// a word that introduces one ("reply in English", "translate it into
+// German", "she speaks Danish").
+func (g *tagger) language(k int) bool {
+	t := g.ts[k]
+	if !g.cased || t.f&(wFirst|wCommon) != 0 || !g.oneOf(g.prevWord(k), languageBefore) {
+		return false
+	}
+	return nationalWord(strings.ToLower(g.word(k)))
+}
+
+// nationalWord reports whether w (lower case) has the form of an
+// adjective of nationality or a language.
+func nationalWord(w string) bool {
 	if nationalities[w] {
 		return true
 	}
@@ -225,10 +241,12 @@ func (g *tagger) nationality(k int) bool {
 }
 
 var (
+	languageBefore    = wordSet("in into speak speaks spoke spoken speaking fluent translate translated learn learning")
 	nationalityBefore = wordSet("a an the this that our their my your his her new nice good great best local favourite favorite " +
 		"authentic traditional typical small little old cheap famous popular")
 	nationalities = wordSet("thai swiss dutch french greek irish welsh scots czech iraqi israeli pakistani saudi kuwaiti nepali " +
-		"somali bengali afghan german american mexican korean cuban filipino peruvian chilean kenyan")
+		"somali bengali afghan german american mexican korean cuban filipino peruvian chilean kenyan english french " +
+		"spanish italian russian arabic hindi urdu swahili")
 )
 
 // repeats reports whether w holds a letter three times in a row
@@ -273,7 +291,7 @@ func (g *tagger) classify(a, e int) {
 		}
 		return
 	}
-	if e-a == 1 && g.nationality(a) {
+	if e-a == 1 && (g.nationality(a) || g.language(a)) {
 		g.ts[a].used = true
 		return
 	}
@@ -854,7 +872,7 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
 	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {

@@ -155,3 +155,13 @@ func TestSmallTowns(t *testing.T) {
 		{"The bus to Meigem, Belgium was late.", []string{"LOCATION:Meigem", "LOCATION:Belgium"}},
 	})
 }
+
+// TestLanguages: a language after "in", "into" or a verb of speaking is
+// no place and no name.
+func TestLanguages(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Can you reply in English please?", nil},
+		{"The form is in Spanish.", nil},
+		{"She speaks Danish and lives in Vrenstad.", []string{"LOCATION:Vrenstad"}},
+	})
+}
