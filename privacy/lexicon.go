@@ -163,7 +163,8 @@ var builtinWords = map[uint32]string{
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +
 		"bank systems solutions technologies technology labs laboratories industries enterprises services " +
-		"consulting international worldwide global software networks media analytics insurance",
+		"consulting international worldwide global software networks media analytics insurance records studios pictures " +
+		"publishing brewery",
 	wOrgWord: "department ministry agency council bureau office association society union league club team " +
 		"committee commission authority board trust fund capital ventures digital data research health medical " +
 		"energy financial finance logistics marketing management communications entertainment electric motors " +

@@ -309,8 +309,10 @@ func (g *tagger) classify(a, e int) {
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
 	// Hubbard-Thomas"), the items are organisations.
-	// A known place in such a list stays a place.
-	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) {
+	// A known place in such a list stays a place, and a given name with
+	// what follows it a person ("Globex Inc and Maria").
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) &&
+		f&wFirst == 0 {
 		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
 		case ", ", " and ", ", and ", " & ":
 			g.emit(Organization, a, e, 0.6)

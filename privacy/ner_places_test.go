@@ -165,3 +165,14 @@ func TestLanguages(t *testing.T) {
 		{"She speaks Danish and lives in Vrenstad.", []string{"LOCATION:Vrenstad"}},
 	})
 }
+
+// TestOrganizationLists: a person named after an organisation in a list
+// stays a person; record labels and studios end organisation names.
+func TestOrganizationLists(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"I worked at Globex Inc and Maria was my boss.", []string{"ORGANIZATION:Globex Inc", "PERSON:Maria"}},
+		{"The deal between Initech LLC and Tom Baker fell through.", []string{"ORGANIZATION:Initech LLC", "PERSON:Tom Baker"}},
+		{"The song was released by Brelvox Records in 1965.", []string{"ORGANIZATION:Brelvox Records"}},
+		{"Zentrix Labs and Quillory Systems merged.", []string{"ORGANIZATION:Zentrix Labs", "ORGANIZATION:Quillory Systems"}},
+	})
+}
