@@ -348,11 +348,17 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			}
 			t.e = q
 			t.upper = upper && letters > 1
-			if q < len(text) && (text[q] == '_' || isDigit(text[q])) || p > 0 && (text[p-1] == '_' || text[p-1] == '[') {
+			// A word inside an identifier, a token or a password
+			// ("user_name", "[PERSON_1]", "SecureP@ss", "!Open4Dayz").
+			if q < len(text) && (strings.IndexByte("_@$%+*#", text[q]) >= 0 || isDigit(text[q])) ||
+				p > 0 && (strings.IndexByte("_[!$%+*", text[p-1]) >= 0 || isDigit(text[p-1])) {
 				t.code = true
 			}
 			t.dot = q < len(text) && text[q] == '.'
 			t.f = l.lookup(text[p:q])
+			if t.f == 0 && strings.IndexByte(text[p:q], '-') > 0 {
+				t.f = hyphenCommon(l, text[p:q])
+			}
 			p = q
 		case isDigit(c):
 			t.kind = tNum
@@ -387,6 +393,40 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		out = append(out, t)
 	}
 	return out
+}
+
+// hyphenCommon returns wCommon for a hyphenated word whose parts are all
+// common words and none a name or a place ("Cross-referencing",
+// "Well-known"), and 0 otherwise ("Mayer-Watkins").
+func hyphenCommon(l *lexicon, w string) uint32 {
+	for part := range strings.SplitSeq(w, "-") {
+		f := l.lookup(part)
+		if f&wCommon == 0 || f&(wFirst|wLast|wCity|wCountry|wRegion) != 0 {
+			return 0
+		}
+	}
+	return wCommon
+}
+
+// camelCase reports whether w has an upper-case letter after four or more
+// lower-case ones ("SecureLogin", "UserID"): an identifier, not a name
+// ("McDonald", "MacArthur", "DeShawn" keep theirs closer to the start).
+func camelCase(w string) bool {
+	lowers := 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'a' && c <= 'z':
+			lowers++
+		case c >= 'A' && c <= 'Z':
+			if i > 0 && lowers >= 4 {
+				return true
+			}
+			lowers = 0
+		default:
+			lowers = 0
+		}
+	}
+	return false
 }
 
 // basedAt reports whether the word at p is "based" (any case), as in

@@ -118,6 +118,11 @@ func (g *tagger) run(k int) int {
 			j += 2
 			continue
 		}
+		// "Sterling & Associates", "Procter & Gamble": a firm.
+		if g.cased && g.isPunct(j, '&') && g.ts[j].sp && g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used {
+			j += 2
+			continue
+		}
 		// Two connectors: "van der", "de la", "von dem".
 		if g.cased && g.isWord(j) && g.isWord(j+1) && g.ts[j].f&wConnector != 0 && g.ts[j+1].f&wConnector != 0 && !g.ts[j].cap && !g.ts[j+1].cap &&
 			g.ts[j+1].sp && g.sameLine(j+1) && g.capWord(j+2) && g.sameLine(j+2) && g.ts[j+2].sp && !g.ts[j+2].used {
@@ -295,8 +300,9 @@ func (g *tagger) classify(a, e int) {
 		g.ts[a].used = true
 		return
 	}
-	// Organisations: a suffix or an organisation word.
-	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) {
+	// Organisations: a suffix or an organisation word, or names joined
+	// by "&".
+	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) || g.ampersand(a, e) {
 		g.emit(Organization, a, e, 0.75)
 		return
 	}
@@ -393,6 +399,12 @@ func (g *tagger) classify(a, e int) {
 				return
 			}
 		}
+	}
+	// A word written in camel case ("SecureLogin", "UserID") is an
+	// identifier or a brand: no person, and an organisation only with
+	// a cue (above).
+	if e-a == 1 && camelCase(g.word(a)) {
+		return
 	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0
@@ -728,6 +740,16 @@ func (g *tagger) orgRun(a, e int) bool {
 	}
 	for j := a; j+1 < e; j++ {
 		if g.ts[j].f&wOrgSuffix != 0 && (g.lowerIs(j+1, "of") || g.lowerIs(j+1, "for")) {
+			return true
+		}
+	}
+	return false
+}
+
+// ampersand reports whether the run [a, e) holds a "&" between words.
+func (g *tagger) ampersand(a, e int) bool {
+	for j := a + 1; j < e-1; j++ {
+		if g.isPunct(j, '&') {
 			return true
 		}
 	}

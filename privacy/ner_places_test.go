@@ -176,3 +176,19 @@ func TestOrganizationLists(t *testing.T) {
 		{"Zentrix Labs and Quillory Systems merged.", []string{"ORGANIZATION:Zentrix Labs", "ORGANIZATION:Quillory Systems"}},
 	})
 }
+
+// TestIdentifierWords: words inside passwords and identifiers, words in
+// camel case and hyphenated common words are no names; a family name of
+// two letters at the end of a sentence keeps no dot; names joined by "&"
+// are a firm.
+func TestIdentifierWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The leaked password was SecureP@ss8901 again.", nil},
+		{"His password !Open4Dayz was reused.", nil},
+		{"Login as WinterIsComing first.", nil},
+		{"Follow-up questions came later.", nil},
+		{"The account belongs to Dennis Yu.", []string{"PERSON:Dennis Yu"}},
+		{"The firm Sterling & Associates called.", []string{"ORGANIZATION:Sterling & Associates"}},
+		{"We'll meet at BrightLoop, 24 Mill Lane, Vrenstad", []string{"ORGANIZATION:BrightLoop", "ADDRESS:24 Mill Lane", "LOCATION:Vrenstad"}},
+	})
+}

@@ -41,7 +41,8 @@ func (g *tagger) emit(t EntityType, a, b int, score float64) {
 	s, e := g.ts[a].s, g.ts[b-1].e
 	// Abbreviations keep their dot: "Ltd.", "Str.", "Apt."
 	if g.ts[b-1].kind == tWord && g.ts[b-1].dot && b-1 >= a && (t == Organization || t == Address || t == Title || t == Person) {
-		if b < len(g.ts) && g.ts[b].kind == tPunct && g.ts[b].c == '.' && g.ts[b].s == e && abbrevDot(g, b-1) {
+		if b < len(g.ts) && g.ts[b].kind == tPunct && g.ts[b].c == '.' && g.ts[b].s == e && abbrevDot(g, b-1) &&
+			(t != Person || g.ts[b-1].e-g.ts[b-1].s == 1 || g.ts[b-1].f&wHonorific != 0 || g.oneOf(b-1, nameSuffixes)) {
 			e++
 		}
 	}
