@@ -217,7 +217,7 @@ func (g *tagger) nationality(k int) bool {
 	if !g.oneOf(p, nationalityBefore) {
 		return false
 	}
-	return nationalWord(strings.ToLower(g.word(k)))
+	return nationalWord(g.word(k))
 }
 
 // language reports whether the single word at k names a language after
@@ -228,15 +228,29 @@ func (g *tagger) language(k int) bool {
 	if !g.cased || t.f&(wFirst|wCommon) != 0 || !g.oneOf(g.prevWord(k), languageBefore) {
 		return false
 	}
-	return nationalWord(strings.ToLower(g.word(k)))
+	return nationalWord(g.word(k))
 }
 
-// nationalWord reports whether w (lower case) has the form of an
-// adjective of nationality or a language.
+// nationalWord reports whether the ASCII word w (any case) has the form
+// of an adjective of nationality or a language.
 func nationalWord(w string) bool {
-	if nationalities[w] {
+	var b [24]byte
+	if len(w) > len(b) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return false
+		}
+		b[i] = lower(w[i])
+	}
+	if w := string(b[:len(w)]); nationalities[w] || nationalSuffix(w) {
 		return true
 	}
+	return false
+}
+
+func nationalSuffix(w string) bool {
 	for _, suf := range []string{"ese", "ian", "ish", "ean", "ic"} {
 		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
 			return true
@@ -549,7 +563,7 @@ func (g *tagger) placeWords(a, e int) bool {
 		return true
 	}
 	// "Hobart in Australia", "Kelso, Scotland" before a country or region.
-	if g.lowerIs(e, "in") && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 && g.l.places[g.placeKey(e+1, g.countryAt(e+1))]|g.ts[e+1].f&(wCountry|wRegion) != 0 {
+	if g.lowerIs(e, "in") && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
 		return true
 	}
 	if g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, placeNouns) {
