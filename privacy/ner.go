@@ -408,27 +408,6 @@ func hyphenCommon(l *lexicon, w string) uint32 {
 	return wCommon
 }
 
-// camelCase reports whether w has an upper-case letter after four or more
-// lower-case ones ("SecureLogin", "UserID"): an identifier, not a name
-// ("McDonald", "MacArthur", "DeShawn" keep theirs closer to the start).
-func camelCase(w string) bool {
-	lowers := 0
-	for i := 0; i < len(w); i++ {
-		switch c := w[i]; {
-		case c >= 'a' && c <= 'z':
-			lowers++
-		case c >= 'A' && c <= 'Z':
-			if i > 0 && lowers >= 4 {
-				return true
-			}
-			lowers = 0
-		default:
-			lowers = 0
-		}
-	}
-	return false
-}
-
 // basedAt reports whether the word at p is "based" (any case), as in
 // "Lisbon-based".
 func basedAt(text string, p, e int) bool {

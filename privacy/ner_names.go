@@ -119,7 +119,9 @@ func (g *tagger) run(k int) int {
 			continue
 		}
 		// "Sterling & Associates", "Procter & Gamble": a firm.
-		if g.cased && g.isPunct(j, '&') && g.ts[j].sp && g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used {
+		// Not between given names: "Jay & Trish" are people.
+		if g.cased && g.isPunct(j, '&') && g.ts[j].sp && g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used &&
+			(g.ts[j-1].f&wFirst == 0 && g.ts[j+1].f&wFirst == 0 || g.ts[j+1].f&wOrgSuffix != 0) {
 			j += 2
 			continue
 		}
@@ -413,12 +415,6 @@ func (g *tagger) classify(a, e int) {
 				return
 			}
 		}
-	}
-	// A word written in camel case ("SecureLogin", "UserID") is an
-	// identifier or a brand: no person, and an organisation only with
-	// a cue (above).
-	if e-a == 1 && camelCase(g.word(a)) {
-		return
 	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0

@@ -177,15 +177,15 @@ func TestOrganizationLists(t *testing.T) {
 	})
 }
 
-// TestIdentifierWords: words inside passwords and identifiers, words in
-// camel case and hyphenated common words are no names; a family name of
+// TestIdentifierWords: words inside passwords and identifiers and
+// hyphenated common words are no names; a family name of
 // two letters at the end of a sentence keeps no dot; names joined by "&"
-// are a firm.
+// are a firm, given names so joined are people.
 func TestIdentifierWords(t *testing.T) {
 	checkEmbedded(t, []embeddedCase{
 		{"The leaked password was SecureP@ss8901 again.", nil},
 		{"His password !Open4Dayz was reused.", nil},
-		{"Login as WinterIsComing first.", nil},
+		{"Thanks to Jay & Trish for the photos.", []string{"PERSON:Jay", "PERSON:Trish"}},
 		{"Follow-up questions came later.", nil},
 		{"The account belongs to Dennis Yu.", []string{"PERSON:Dennis Yu"}},
 		{"The firm Sterling & Associates called.", []string{"ORGANIZATION:Sterling & Associates"}},
