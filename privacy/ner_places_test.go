@@ -89,6 +89,9 @@ func TestAddressJoins(t *testing.T) {
 		{"Please return it to Tove and Brekkeveien 41 soon.", []string{"ADDRESS:Tove and Brekkeveien 41"}},
 		{"My new address for the invoices: Orla and 3 Quarry Lane", []string{"ADDRESS:Orla and 3 Quarry Lane"}},
 		{"Send it to 9 Kelvin Road, Vrenstad 4, Norway 33104 please", []string{"ADDRESS:9 Kelvin Road, Vrenstad 4, Norway 33104"}},
+		// Text without capitals: an unknown word between commas before a
+		// country is the town of the address.
+		{"please send it to 12 mill lane, vrenstad, norway 4021", []string{"ADDRESS:12 mill lane, vrenstad, norway 4021"}},
 		// A town line that goes on as a sentence ends at its first
 		// lower-case word.
 		{"Please return to 4 Mill Lane\n Apt. 9\n Vrenstad\n Norway in case of trouble.", []string{"ADDRESS:4 Mill Lane\n Apt. 9\n Vrenstad\n Norway"}},

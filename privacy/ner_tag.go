@@ -712,6 +712,12 @@ func (g *tagger) streetAddress(k int) int {
 			if places == 1 && city > jj && !g.placeLine(jj, city) {
 				city = jj
 			}
+			// In text without capitals, a word that is no English word
+			// between commas before a country is the town: "12 mill
+			// lane, vrenstad, norway".
+			if city == jj && !g.cased && g.isWord(jj) && g.ts[jj].f&wCommon == 0 && g.isPunct(jj+1, ',') && g.countryAt(jj+2) > jj+2 {
+				city = jj + 1
+			}
 		}
 		if c > jj && c >= city {
 			parts = append(parts, addrPart{Location, jj, c})
