@@ -619,6 +619,10 @@ func (g *tagger) placeVerbBefore(p int) bool {
 		return false
 	}
 	q := g.prevWord(p)
+	// "I'm in", "I'm from": the tokenizer splits the contraction.
+	if g.isWord(q) && g.word(q) == "m" && g.isPunct(q-1, '\'') && g.lowerIs(q-2, "i") && !g.lowerIs(p, "to") {
+		return true
+	}
 	switch {
 	case g.lowerIs(p, "from"):
 		return g.oneOf(q, fromVerbs)

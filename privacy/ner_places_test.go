@@ -71,6 +71,8 @@ func TestPlaceForms(t *testing.T) {
 		{"Tarnby police are investigating.", []string{"LOCATION:Tarnby"}},
 		{"Dayton, OH is where I grew up.", []string{"LOCATION:Dayton"}},
 		{"Population of Tarnby is small.", []string{"LOCATION:Tarnby"}},
+		// "i'm in" in text without capitals, split by the tokenizer.
+		{"i'm in vrenstad for a business trip", []string{"LOCATION:vrenstad"}},
 		// A month after a word of time is no name nor place.
 		{"I'm visiting Adelaide in March.", []string{"LOCATION:Adelaide"}},
 		{"She's staying in Hamilton East until June.", []string{"LOCATION:Hamilton East"}},
