@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
@@ -282,3 +283,36 @@ func TestClientInputParts(t *testing.T) {
 }
 
 func isInvalid(err error) bool { return errors.Is(err, toolgate.ErrInvalidMessage) }
+
+// TestRecoverKeepsParts: a recovered pause continues with the paused reply
+// sent back with its parts as the model gave them, whatever the memory
+// placement.
+func TestRecoverKeepsParts(t *testing.T) {
+	for _, memory := range []toolgate.MemoryPlacement{toolgate.MemoryOutsideLoop, toolgate.MemoryInsideLoop} {
+		g := newGatedTools()
+		store := toolgate.NewMemoryStore()
+		r := abcReply()
+		r.Parts = toolgate.Parts{
+			toolgate.ReasoningPart{Text: "a, b and c", Provider: "openai.responses", Opaque: json.RawMessage(`{"id":"rs_1","encrypted_content":"gAAA"}`)},
+			toolgate.ToolCallPart{Index: 0}, toolgate.ToolCallPart{Index: 1}, toolgate.ToolCallPart{Index: 2, Provider: "gemini", Signature: "c"},
+		}
+		want := marshal(t, &toolgate.AssistantMessage{ToolCalls: r.ToolCalls, Parts: r.Parts})
+		model := scripted.New(r, scripted.Reply{Text: "Here is what happened."})
+		c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store, Memory: memory})
+		pause := pauseABC(t, c, "conv")
+		deadClaim(t, store, "conv", pause, time.Now().Add(-time.Hour), allowABDenyC(), "ca")
+		if _, err := c.RecoverPause(t.Context(), &toolgate.RecoverParams{ConversationID: "conv", PauseID: pause.ID, Lease: time.Minute}); err != nil {
+			t.Fatalf("RecoverPause: %v", err)
+		}
+		prompts := model.Prompts()
+		if len(prompts) != 2 {
+			t.Fatalf("the model was called %d times, want 2", len(prompts))
+		}
+		if got := marshal(t, prompts[1].Messages[1]); got != want {
+			t.Errorf("memory %d: the recovered turn sent\n %s\nwant %s", memory, got, want)
+		}
+		if got := marshal(t, load(t, store, "conv").Messages[1]); got != want {
+			t.Errorf("memory %d: stored %s, want %s", memory, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/privacy"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/server"
 )
@@ -210,4 +211,38 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestShowReasoningThroughPrivacy: with the agent's privacy guard, shown
+// reasoning is tokenized like the rest of the view.
+func TestShowReasoningThroughPrivacy(t *testing.T) {
+	guard, err := privacy.NewGuard(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const email = "ada.lovelace@example.com"
+	model := scripted.New(scripted.Reply{
+		Text:      "Booking it.",
+		ToolCalls: []toolgate.ToolCall{{ID: "call_book", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}},
+		Parts: toolgate.Parts{
+			toolgate.ReasoningPart{Text: "Book for " + email + ".", Provider: "anthropic", Signature: partsSignature},
+			toolgate.TextPart{Text: "Booking it."},
+			toolgate.ToolCallPart{Index: 0},
+		},
+	})
+	f := newFixtureWith(t, nil, model, func(c *server.Config) {
+		c.Agents["flights"].ShowReasoning = true
+		c.Agents["flights"].Privacy = guard
+	})
+	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{"agent":"flights"}`)["id"].(string)
+	f.must(200, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"Book VX205."}`)
+	got := f.must(200, "GET", "/v1/conversations/"+conv, travellerKey, "")
+	first := got["messages"].([]any)[1].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	text, _ := first["text"].(string)
+	if first["type"] != "reasoning" || strings.Contains(text, email) || !strings.Contains(text, "[EMAIL_ADDRESS_") {
+		t.Errorf("reasoning shown as %v, want it with the e-mail tokenized", first)
+	}
+	if raw := string(mustJSON(t, got)); strings.Contains(raw, partsSignature) || strings.Contains(raw, email) {
+		t.Errorf("the view shows the signature or the e-mail: %s", raw)
+	}
 }
