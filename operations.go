@@ -244,10 +244,10 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 		return nil, fmt.Errorf("%w: conversation %q, pause %q: resume it or deny it first", ErrPauseOpen, id, conv.Pause.ID)
 	}
 	user := &UserMessage{Text: p.Input}
-	if p.Parts != nil {
-		if err := c.checkInputParts(p.Parts); err != nil {
-			return nil, err
-		}
+	if err := c.checkInputParts(p.Parts); err != nil {
+		return nil, err
+	}
+	if len(p.Parts) > 0 {
 		user.Parts = cloneParts(p.Parts)
 	}
 	t := &turn{c: c, convID: id, principal: known(p.Principal), stored: len(conv.Messages)}
