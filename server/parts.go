@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 
@@ -33,7 +34,11 @@ type partsProblem struct {
 // messageBodyLimit is the body limit of a message post: the general
 // limit plus room for the files, base64-encoded.
 func (s *Server) messageBodyLimit() int64 {
-	return s.cfg.MaxBodyBytes + (s.cfg.MaxMessageFileBytes+2)/3*4
+	files := s.cfg.MaxMessageFileBytes
+	if files > (math.MaxInt64-s.cfg.MaxBodyBytes)/4*3-2 {
+		return math.MaxInt64 // limited by the file limits alone
+	}
+	return s.cfg.MaxBodyBytes + (files+2)/3*4
 }
 
 // postedParts decodes the "parts" of a posted message: an array of text

@@ -79,3 +79,20 @@ func FuzzPostedParts(f *testing.F) {
 		}
 	})
 }
+
+func TestMessageBodyLimit(t *testing.T) {
+	for _, tc := range []struct {
+		body, files, want int64
+	}{
+		{1 << 20, 10 << 20, 1<<20 + 13981016},
+		{4096, 100, 4096 + 136},
+		{1 << 20, 1 << 62, 1<<20 + (1<<62+2)/3*4},
+		{1 << 20, 7 << 60, 1<<63 - 1},
+		{1<<63 - 1, 1, 1<<63 - 1},
+	} {
+		s := &Server{cfg: &Config{MaxBodyBytes: tc.body, MaxMessageFileBytes: tc.files}}
+		if got := s.messageBodyLimit(); got != tc.want {
+			t.Errorf("body %d, files %d: limit %d, want %d", tc.body, tc.files, got, tc.want)
+		}
+	}
+}
