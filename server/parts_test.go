@@ -246,3 +246,33 @@ func TestShowReasoningThroughPrivacy(t *testing.T) {
 		t.Errorf("the view shows the signature or the e-mail: %s", raw)
 	}
 }
+
+// TestStreamedMessageParts: a streamed turn takes the same parts and its
+// events carry the text, never the reasoning or a signature.
+func TestStreamedMessageParts(t *testing.T) {
+	f, pm := partsFixture(t, true)
+	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{"agent":"flights"}`)["id"].(string)
+	s := serveInto(t, f.h, "POST", messagesPath(conv), travellerKey, partsBody("Book VX205.", `[`+pngPart()+`]`), "Accept", acceptEvents)
+	if s.status != 200 {
+		t.Fatalf("status %d", s.status)
+	}
+	text, last := turnEvents(t, s)
+	if text != "Booking it." || last.Type != "paused" {
+		t.Errorf("streamed %q then %q", text, last.Type)
+	}
+	for _, secret := range []string{partsReasoning, partsSignature, "call-signature"} {
+		if strings.Contains(last.Data, secret) {
+			t.Errorf("the outcome event shows %q: %s", secret, last.Data)
+		}
+	}
+	user := pm.prompt(0).Messages[1].(*toolgate.UserMessage)
+	if len(user.Parts) != 1 || !user.Parts[0].(toolgate.FilePart).IsImage() {
+		t.Errorf("the model got %v", user.Parts)
+	}
+
+	// Refused parts are answered before the stream starts.
+	code, out := f.do("POST", messagesPath(conv), travellerKey, partsBody("x", `[{"type":"reasoning","text":"x","provider":"anthropic"}]`))
+	if code != 422 || out["error"] != "invalid_parts" {
+		t.Errorf("refused parts: %d %v", code, out)
+	}
+}
