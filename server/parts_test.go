@@ -118,11 +118,16 @@ func TestPostMessageParts(t *testing.T) {
 			t.Errorf("%s sees the reply as %v", key, reply)
 		}
 	}
-	inbox := mustJSON(t, f.must(200, "GET", "/v1/inbox", approverKey, ""))
-	for _, secret := range []string{partsReasoning, partsSignature, "call-signature"} {
+	inboxJSON := f.must(200, "GET", "/v1/inbox", approverKey, "")
+	inbox := mustJSON(t, inboxJSON)
+	for _, secret := range []string{partsReasoning, partsSignature, "call-signature", base64.StdEncoding.EncodeToString(pngBytes)} {
 		if strings.Contains(string(inbox), secret) {
 			t.Errorf("the inbox shows %q: %s", secret, inbox)
 		}
+	}
+	pc := inboxJSON["pauses"].([]any)[0].(map[string]any)["context"].(map[string]any)
+	if files, _ := pc["request_files"].([]any); len(files) != 1 || files[0].(map[string]any)["size"] != float64(len(pngBytes)) || pc["said"] != "Booking it." {
+		t.Errorf("the inbox's context %v, want the request's file metadata and the reply's text", pc)
 	}
 
 	// An approver's edit: the resumed request carries the reply with its
@@ -154,7 +159,12 @@ func TestShowReasoning(t *testing.T) {
 	if first["type"] != "reasoning" || first["text"] != partsReasoning {
 		t.Errorf("reasoning shown as %v, want its text", first)
 	}
-	raw := string(mustJSON(t, got))
+	inbox := f.must(200, "GET", "/v1/inbox", approverKey, "")
+	pc := inbox["pauses"].([]any)[0].(map[string]any)["context"].(map[string]any)
+	if pc["reasoning"] != partsReasoning {
+		t.Errorf("the inbox's context %v, want the reasoning", pc)
+	}
+	raw := string(mustJSON(t, got)) + string(mustJSON(t, inbox))
 	for _, secret := range []string{partsSignature, "redacted-payload", "call-signature", "commentary"} {
 		if strings.Contains(raw, secret) {
 			t.Errorf("show_reasoning shows %q: %s", secret, raw)
