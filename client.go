@@ -40,6 +40,8 @@ type Client struct {
 	options    *ModelOptions
 	modelMW    []func(ModelFunc) ModelFunc
 	logger     *slog.Logger
+	maxFile    int  // MaxFileSize, defaulted
+	reasoning  bool // ShowReasoning
 }
 
 // ModelFunc is one model call in the form model middleware wraps:
@@ -130,10 +132,28 @@ type ClientOptions struct {
 	ErrorHandler func(ctx context.Context, call ToolCall, err error) (content string, abort error)
 	// Logger receives warnings. nil: [slog.Default].
 	Logger *slog.Logger
+	// MaxFileSize caps the bytes of each [FilePart] of a user's input
+	// ([CallParams.Parts]); a larger file refuses the turn with a
+	// [*FileTooLargeError] before anything is stored. 0:
+	// 20 MiB; negative: no limit.
+	MaxFileSize int
+	// ShowReasoning lets the caller of a client with a Protector see the
+	// model's reasoning: the [Chunk.Reasoning] deltas of a stream and the
+	// [ReasoningPart] texts of the replies it is given, rewritten by the
+	// Protector like any output. false: with a Protector, the caller never
+	// sees the reasoning (the model still gets it back, unchanged). Without
+	// a Protector the caller always gets the replies as the model gave
+	// them, reasoning included.
+	ShowReasoning bool
 }
 
 // defaultMaxRounds is the round limit when [ClientOptions.MaxRounds] is 0.
 const defaultMaxRounds = 16
+
+// defaultMaxFileSize is the size limit of a file in a user's input when
+// [ClientOptions.MaxFileSize] is 0: 20 MiB, the largest image or document
+// the providers' APIs accept inline.
+const defaultMaxFileSize = 20 << 20
 
 // NewClient returns a client for model with tools. It panics when model is
 // nil, a tool is nil, or two tools share a name: these are programming
@@ -158,6 +178,11 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		protector:  opts.Protector,
 		search:     opts.ToolSearch,
 		logger:     opts.Logger,
+		maxFile:    opts.MaxFileSize,
+		reasoning:  opts.ShowReasoning,
+	}
+	if c.maxFile == 0 {
+		c.maxFile = defaultMaxFileSize
 	}
 	c.manager = newManager(&managerOptions{
 		Policy:              opts.Policy,

@@ -59,7 +59,16 @@ func (c *Client) streamTurn(ctx context.Context, t *turn, yield func(*Chunk, err
 	u := resp.Usage
 	last.Usage = &u
 	if resp.Paused() {
-		if last.ToolCalls, err = t.outCalls(ctx, resp.Message().ToolCalls); err != nil {
+		reply := resp.Message()
+		if last.ToolCalls, err = t.outCalls(ctx, reply.ToolCalls); err != nil {
+			yield(nil, err)
+			return
+		}
+		// The paused reply's parts, as the caller may see them: with them,
+		// Collect gives the paused reply as Call does.
+		if t.prot == nil {
+			last.Parts = cloneParts(reply.Parts)
+		} else if _, last.Parts, err = t.outParts(ctx, reply); err != nil {
 			yield(nil, err)
 			return
 		}
@@ -295,6 +304,11 @@ func (t *turn) loop(ctx context.Context) (*Response, error) {
 		if reply == nil {
 			return nil, fmt.Errorf("toolgate: the model returned no message")
 		}
+		// A reply whose parts disagree with its text or calls is neither
+		// stored nor run: what the gate checks must be what is sent back.
+		if err := checkAssistantParts(reply); err != nil {
+			return nil, fmt.Errorf("toolgate: the model's reply: %w", err)
+		}
 		if !reply.HasToolCalls() {
 			if err := t.flush(ctx, nil, reply); err != nil {
 				return nil, err
@@ -489,12 +503,18 @@ func (t *turn) callModel(ctx context.Context, p *Prompt) (_ *Response, err error
 // arrives and returns the aggregated reply.
 func (t *turn) streamModel(ctx context.Context, p *Prompt) (*Response, error) {
 	var a accumulator
+	rewrite, show := t.outReasoning()
 	for ch, err := range t.c.model.Stream(ctx, p) {
 		if err != nil {
 			return nil, err
 		}
 		if err := a.add(ch); err != nil {
 			return nil, err
+		}
+		if ch != nil && ch.Reasoning != "" && show {
+			if err := t.emitReasoning(ctx, rewrite, ch.Reasoning, false); err != nil {
+				return nil, err
+			}
 		}
 		if ch != nil && ch.Text != "" {
 			if err := t.emitText(ctx, ch.Text); err != nil {
@@ -504,6 +524,11 @@ func (t *turn) streamModel(ctx context.Context, p *Prompt) (*Response, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if rewrite != nil {
+		if err := t.emitReasoning(ctx, rewrite, "", true); err != nil {
+			return nil, err
+		}
 	}
 	return a.response(), nil
 }

@@ -100,6 +100,7 @@ func scenarioTools(gated bool) []*toolgate.Tool {
 // grow without bound during a benchmark.
 type loopClient struct {
 	gated bool
+	parts bool // the model's replies hold reasoning parts
 	c     *toolgate.Client
 	turns int
 }
@@ -108,7 +109,11 @@ const rotate = 1024
 
 func (l *loopClient) client() *toolgate.Client {
 	if l.c == nil || l.turns%rotate == 0 {
-		l.c = toolgate.NewClient(newScenarioModel(), scenarioTools(l.gated), nil)
+		model := newScenarioModel()
+		if l.parts {
+			model = newPartsScenarioModel()
+		}
+		l.c = toolgate.NewClient(model, scenarioTools(l.gated), nil)
 	}
 	l.turns++
 	return l.c

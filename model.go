@@ -226,10 +226,11 @@ func (r *Response) FinishReason() FinishReason {
 //
 // A model stream yields text deltas and tool-call fragments, then a chunk
 // with the finish reason (and usage, when reported). A [Client] stream
-// yields the text deltas of every round and ends with one chunk carrying the
+// yields the text deltas of every round (and the reasoning deltas, see
+// [ClientOptions.ShowReasoning]) and ends with one chunk carrying the
 // finish reason and the usage of the whole turn; when the turn paused, that
-// last chunk also carries the paused reply's tool calls and the awaiting
-// keys.
+// last chunk also carries the paused reply's tool calls, its parts (as the
+// caller may see them) and the awaiting keys.
 type Chunk struct {
 	// Text is a fragment of the reply's text.
 	Text string `json:"text,omitempty"`

@@ -23,6 +23,12 @@ type CallParams struct {
 	Principal *Principal
 	// Input is the user's message.
 	Input string
+	// Parts follow Input in the user's message: images, other files and
+	// more text ([FilePart], and [TextPart] without provider data). A part
+	// of another kind is an error wrapping [ErrInvalidMessage]; a file
+	// larger than [ClientOptions.MaxFileSize] is a [*FileTooLargeError].
+	// nil: the message is Input alone.
+	Parts Parts
 }
 
 // ResumeTurnParams are the inputs of [Client.Resume] and
@@ -238,6 +244,12 @@ func (c *Client) startTurn(ctx context.Context, p *CallParams) (*turn, error) {
 		return nil, fmt.Errorf("%w: conversation %q, pause %q: resume it or deny it first", ErrPauseOpen, id, conv.Pause.ID)
 	}
 	user := &UserMessage{Text: p.Input}
+	if err := c.checkInputParts(p.Parts); err != nil {
+		return nil, err
+	}
+	if len(p.Parts) > 0 {
+		user.Parts = cloneParts(p.Parts)
+	}
 	t := &turn{c: c, convID: id, principal: known(p.Principal), stored: len(conv.Messages)}
 	if err := t.begin(ctx, false); err != nil {
 		return nil, err

@@ -26,6 +26,24 @@ func (t *turn) emitText(ctx context.Context, text string) error {
 	return nil
 }
 
+// emitReasoning yields a reasoning delta to the caller, rewritten by
+// rewrite when it is not nil (final flushes it).
+func (t *turn) emitReasoning(ctx context.Context, rewrite func(context.Context, string, bool) (string, error), piece string, final bool) error {
+	if rewrite != nil {
+		var err error
+		if piece, err = rewrite(ctx, piece, final); err != nil {
+			return err
+		}
+	}
+	if piece == "" {
+		return nil
+	}
+	if !t.emit(&Chunk{Reasoning: piece}) {
+		return errStreamStopped
+	}
+	return nil
+}
+
 // emitResults yields a round's results to a streaming caller.
 func (t *turn) emitResults(ctx context.Context, rs []ToolResult) error {
 	if t.emit == nil {
@@ -122,7 +140,7 @@ func (t *turn) output(ctx context.Context, resp *Response) (*Response, error) {
 				m.Text = rs[0].Content
 			}
 		} else {
-			m.Text, err = t.prot.Output(ctx, m.Text)
+			m.Text, m.Parts, err = t.outParts(ctx, &m)
 		}
 		if err != nil {
 			return nil, err

@@ -95,6 +95,18 @@ func (a *accumulator) reply() *AssistantMessage {
 	}
 	m.ToolCalls = append(m.ToolCalls, a.toolCalls...)
 	m.Parts = a.parts
+	if len(a.toolCalls) > 0 && len(a.parts) > 0 {
+		// The last chunk of a paused client stream: its parts are the
+		// paused reply's, whose text is theirs (the stream's text is that
+		// of every round).
+		var text strings.Builder
+		for _, p := range a.parts {
+			if tp, ok := p.(TextPart); ok {
+				text.WriteString(tp.Text)
+			}
+		}
+		m.Text = text.String()
+	}
 	return m
 }
 

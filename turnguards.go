@@ -186,6 +186,7 @@ func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, err
 	if len(index) == 0 {
 		return nil, nil
 	}
+	allowed.Parts = subsetParts(t.reply.Parts, index)
 	refusals, err := t.guard.CheckReply(ctx, p, allowed)
 	if err != nil || refusals == nil {
 		return nil, err

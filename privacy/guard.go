@@ -56,7 +56,17 @@ type GuardOptions struct {
 	// Key seals conversation vaults (AES-256-GCM): 32 bytes, required with
 	// Vaults, ignored without.
 	Key []byte
+	// RefuseFiles refuses the files (images, documents) of user messages
+	// and tool results: the guard cannot scan them, so a message holding
+	// one fails with [ErrUnscannedFile] before the model sees it. false:
+	// files reach the model as they are. Files of the model's own replies
+	// always go back to it.
+	RefuseFiles bool
 }
+
+// ErrUnscannedFile is returned (wrapped) when [GuardOptions.RefuseFiles] is
+// set and a user message or a tool result holds a file.
+var ErrUnscannedFile = errors.New("privacy: a file cannot be scanned for personal data")
 
 // Guard is the privacy guard: a [toolgate.Protector] for
 // [toolgate.ClientOptions.Protector]. The model sees tokens instead of the
@@ -65,6 +75,16 @@ type GuardOptions struct {
 // values of the types its disclosure grants (after authorization allowed
 // the call); the end user sees the output mode's rendering. A Guard is
 // immutable and safe for concurrent use.
+//
+// Of the parts of messages ([toolgate.Part]), the guard tokenizes the
+// text of text parts like any text (a reply's Text is then its tokenized
+// text parts joined, so the two still agree). Reasoning, redacted
+// reasoning, signatures and opaque provider fields go back to the model
+// byte for byte: the provider checks them, and a rewritten one is refused.
+// Files cannot be scanned: they pass unchanged, or are refused with
+// [GuardOptions.RefuseFiles]. What the caller sees of the reasoning is the
+// client's setting ([toolgate.ClientOptions.ShowReasoning]); shown
+// reasoning is rewritten by the output mode like other text.
 type Guard struct {
 	scanner     *Scanner
 	disclosure  map[string]Grant
@@ -73,6 +93,7 @@ type Guard struct {
 	outputGrant func(*toolgate.Principal) Grant
 	vaults      VaultStore
 	key         []byte
+	noFiles     bool
 }
 
 // NewGuard returns a guard configured by opts. It fails when Vaults is set
@@ -82,7 +103,8 @@ func NewGuard(opts *GuardOptions) (*Guard, error) {
 		opts = &GuardOptions{}
 	}
 	g := &Guard{scanner: opts.Scanner, mode: opts.Output, principal: opts.PrincipalGrant,
-		outputGrant: opts.OutputGrant, vaults: opts.Vaults, key: append([]byte(nil), opts.Key...)}
+		outputGrant: opts.OutputGrant, vaults: opts.Vaults, key: append([]byte(nil), opts.Key...),
+		noFiles: opts.RefuseFiles}
 	if g.scanner == nil {
 		g.scanner = NewScanner(nil)
 	}
@@ -230,17 +252,72 @@ func isPrompt(msgs []toolgate.Message) bool {
 func (rp *requestProtector) reserveMessage(m toolgate.Message) {
 	v := rp.rw.Vault()
 	switch m := m.(type) {
+	case *toolgate.UserMessage:
+		if len(m.Parts) > 0 {
+			v.reserve(m.Text)
+			reserveParts(v, m.Parts)
+		}
 	case *toolgate.AssistantMessage:
 		v.reserve(m.Text)
 		for _, c := range m.ToolCalls {
 			v.reserve(c.Arguments)
 		}
+		reserveParts(v, m.Parts)
 	case *toolgate.ToolMessage:
 		for _, r := range m.Results {
 			v.reserve(r.Content)
 			v.reserve(r.EditedArguments)
+			reserveParts(v, r.Parts)
 		}
 	}
+}
+
+// reserveParts reserves the token-shaped text of text and reasoning parts:
+// reasoning is never rewritten, so no value may get a token it holds.
+func reserveParts(v *Vault, ps toolgate.Parts) {
+	for _, p := range ps {
+		switch p := p.(type) {
+		case toolgate.TextPart:
+			v.reserve(p.Text)
+		case toolgate.ReasoningPart:
+			v.reserve(p.Text)
+		}
+	}
+}
+
+// parts returns ps as the model may see them: the text of text parts
+// tokenized (their provider fields unchanged), everything else as it is,
+// byte for byte: reasoning, redacted reasoning, signatures and opaque
+// provider fields go back to the provider that wrote them and must not
+// change, and files cannot be scanned (see [GuardOptions.RefuseFiles],
+// which refuses them when fromModel is false). It returns the tokenized
+// texts joined too.
+func (rp *requestProtector) parts(ctx context.Context, ps toolgate.Parts, fromModel bool) (toolgate.Parts, string, error) {
+	if ps == nil {
+		return nil, "", nil
+	}
+	out := make(toolgate.Parts, len(ps))
+	var text strings.Builder
+	for i, p := range ps {
+		switch q := p.(type) {
+		case toolgate.TextPart:
+			t, err := rp.rw.Tokenize(ctx, q.Text)
+			if err != nil {
+				return nil, "", err
+			}
+			q.Text = t
+			text.WriteString(t)
+			out[i] = q
+		case toolgate.FilePart:
+			if rp.g.noFiles && !fromModel {
+				return nil, "", fmt.Errorf("%w: part %d (%s)", ErrUnscannedFile, i, q.MediaType)
+			}
+			out[i] = q
+		default:
+			out[i] = p
+		}
+	}
+	return out, text.String(), nil
 }
 
 func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (toolgate.Message, error) {
@@ -252,13 +329,29 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 		return &toolgate.SystemMessage{Text: text}, err
 	case *toolgate.UserMessage:
 		text, err := rw.Tokenize(ctx, m.Text)
-		return &toolgate.UserMessage{Text: text}, err
-	case *toolgate.AssistantMessage:
-		text, err := rw.Tokenize(ctx, m.Text)
 		if err != nil {
 			return nil, err
 		}
-		out := &toolgate.AssistantMessage{Text: text}
+		parts, _, err := rp.parts(ctx, m.Parts, false)
+		if err != nil {
+			return nil, err
+		}
+		return &toolgate.UserMessage{Text: text, Parts: parts}, nil
+	case *toolgate.AssistantMessage:
+		var text string
+		var err error
+		var parts toolgate.Parts
+		if len(m.Parts) > 0 {
+			// The reply's text is its text parts': tokenized part by part,
+			// so that the two still agree.
+			parts, text, err = rp.parts(ctx, m.Parts, true)
+		} else {
+			text, err = rw.Tokenize(ctx, m.Text)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out := &toolgate.AssistantMessage{Text: text, Parts: parts}
 		if len(m.ToolCalls) > 0 {
 			out.ToolCalls = make([]toolgate.ToolCall, len(m.ToolCalls))
 			for i, c := range m.ToolCalls {
@@ -278,6 +371,9 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 				return nil, err
 			}
 			r.Content = content
+			if r.Parts, _, err = rp.parts(ctx, r.Parts, false); err != nil {
+				return nil, err
+			}
 			if r.EditedArguments != "" {
 				// A person's edit may hold originals, like the content
 				// that quotes it.

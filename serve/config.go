@@ -63,6 +63,10 @@ type FileConfig struct {
 	ReadAllRoles []string `yaml:"read_all_roles"`
 	// MaxBodyBytes is [server.Config.MaxBodyBytes].
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxFileBytes is [server.Config.MaxFileBytes].
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// MaxMessageFileBytes is [server.Config.MaxMessageFileBytes].
+	MaxMessageFileBytes int64 `yaml:"max_message_file_bytes"`
 	// PauseTTL is [server.Config.PauseTTL]: how long a pause waits for a
 	// decision, such as "30m". 0: pauses never expire.
 	PauseTTL time.Duration `yaml:"pause_ttl"`
@@ -200,6 +204,9 @@ type AgentSpec struct {
 	RequesterRoles []string `yaml:"requester_roles"`
 	// RevealRoles is [server.Agent.RevealRoles]; it needs privacy.enabled.
 	RevealRoles []string `yaml:"reveal_roles"`
+	// ShowReasoning is [server.Agent.ShowReasoning]: the model's readable
+	// reasoning is shown in the agent's views. false: never shown.
+	ShowReasoning bool `yaml:"show_reasoning"`
 	// Approvals is [server.Agent.Approvals]; the tools they name must be the
 	// agent's.
 	Approvals []server.ApprovalRule `yaml:"approvals"`
@@ -464,6 +471,10 @@ type PrivacySpec struct {
 	// Detection chooses the recognizers, analyzers and minimum score.
 	// Zero: every built-in and embedded type.
 	Detection DetectionSpec `yaml:"detection"`
+	// RefuseFiles is [privacy.GuardOptions.RefuseFiles]: messages with
+	// files, which cannot be scanned, are refused (422 "unscanned_file").
+	// false: files reach the model as they are.
+	RefuseFiles bool `yaml:"refuse_files"`
 }
 
 // StoreSpec names the store: exactly one of SQLite and PostgresURLEnv.
@@ -751,7 +762,7 @@ func (fc *FileConfig) check(d *decoder) {
 			} else if _, err := vaultKey(k); err != nil {
 				bad(p+".privacy.vault_key_env", "%s: %v", pv.VaultKeyEnv, err)
 			}
-		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "" || !pv.Detection.zero():
+		case pv.Disclosures != nil || pv.Output != "" || pv.VaultKeyEnv != "" || pv.RefuseFiles || !pv.Detection.zero():
 			bad(p+".privacy", "privacy settings given but enabled is not true")
 		}
 		if a.RevealRoles != nil && !pv.Enabled {
@@ -826,6 +837,12 @@ func (fc *FileConfig) check(d *decoder) {
 	}
 	if fc.MaxBodyBytes < 0 {
 		bad("max_body_bytes", "must not be negative")
+	}
+	if fc.MaxFileBytes < 0 {
+		bad("max_file_bytes", "must not be negative")
+	}
+	if fc.MaxMessageFileBytes < 0 {
+		bad("max_message_file_bytes", "must not be negative")
 	}
 	if fc.PauseTTL < 0 {
 		bad("pause_ttl", "must not be negative (leave it out or 0: pauses never expire)")
@@ -1114,22 +1131,24 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		tel = telemetry.New(nil)
 	}
 	cfg := &server.Config{
-		Agents:         make(map[string]*server.Agent, len(fc.Agents)),
-		APIKeys:        slices.Clone(fc.Authentication.APIKeys),
-		ReadAllRoles:   slices.Clone(fc.ReadAllRoles),
-		MaxBodyBytes:   fc.MaxBodyBytes,
-		PauseTTL:       fc.PauseTTL,
-		Logger:         logger,
-		Audit:          auditLog,
-		AuditDigestKey: digestKey,
-		AuditRoles:     slices.Clone(fc.Audit.Roles),
-		Records:        recs,
-		ClaimLease:     fc.ClaimLease,
-		Telemetry:      tel,
-		RequestTimeout: fc.Timeouts.Request,
-		TurnTimeout:    fc.Timeouts.Turn,
-		DisableMetrics: fc.Metrics.Disabled,
-		MetricsRoles:   slices.Clone(fc.Metrics.Roles),
+		MaxMessageFileBytes: fc.MaxMessageFileBytes,
+		Agents:              make(map[string]*server.Agent, len(fc.Agents)),
+		APIKeys:             slices.Clone(fc.Authentication.APIKeys),
+		ReadAllRoles:        slices.Clone(fc.ReadAllRoles),
+		MaxBodyBytes:        fc.MaxBodyBytes,
+		MaxFileBytes:        fc.MaxFileBytes,
+		PauseTTL:            fc.PauseTTL,
+		Logger:              logger,
+		Audit:               auditLog,
+		AuditDigestKey:      digestKey,
+		AuditRoles:          slices.Clone(fc.Audit.Roles),
+		Records:             recs,
+		ClaimLease:          fc.ClaimLease,
+		Telemetry:           tel,
+		RequestTimeout:      fc.Timeouts.Request,
+		TurnTimeout:         fc.Timeouts.Turn,
+		DisableMetrics:      fc.Metrics.Disabled,
+		MetricsRoles:        slices.Clone(fc.Metrics.Roles),
 
 		MaxDenyMessage:     fc.MaxDenyMessage,
 		MaxEditedArguments: fc.MaxEditedArguments,
@@ -1166,7 +1185,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 			continue
 		}
 		cfg.Agents[name] = &server.Agent{Client: client, RequesterRoles: slices.Clone(a.RequesterRoles), Approvals: slices.Clone(a.Approvals),
-			Privacy: b.guard, RevealRoles: slices.Clone(a.RevealRoles), PauseTTL: a.PauseTTL}
+			Privacy: b.guard, RevealRoles: slices.Clone(a.RevealRoles), PauseTTL: a.PauseTTL, ShowReasoning: a.ShowReasoning}
 	}
 	if o := fc.Authentication.OIDC; o != nil && o.bearer() {
 		v, err := server.NewOIDC(&o.OIDCOptions)
@@ -1330,7 +1349,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			}
 			disclosure[tool] = privacy.Types(ets...)
 		}
-		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key, Scanner: pv.Detection.scanner()})
+		g, err := privacy.NewGuard(&privacy.GuardOptions{Disclosure: disclosure, Output: outputModes[pv.Output], Vaults: store, Key: key, Scanner: pv.Detection.scanner(), RefuseFiles: pv.RefuseFiles})
 		if err != nil {
 			bad(p+".privacy", err)
 			return nil, err

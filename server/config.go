@@ -49,6 +49,15 @@ type Config struct {
 	// MaxBodyBytes limits the size of a request body; a larger one is
 	// answered with 413. 0: [DefaultMaxBodyBytes].
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty" yaml:"max_body_bytes,omitempty"`
+	// MaxFileBytes limits the size of each file of a posted message (its
+	// bytes, once decoded from base64); a larger one is answered with 413
+	// "file_too_large". 0: [DefaultMaxFileBytes].
+	MaxFileBytes int64 `json:"max_file_bytes,omitempty" yaml:"max_file_bytes,omitempty"`
+	// MaxMessageFileBytes limits the bytes of all the files of one posted
+	// message; more is answered with 413 "message_too_large". The body
+	// limit of a message post is MaxBodyBytes plus the base64 size of
+	// MaxMessageFileBytes. 0: [DefaultMaxMessageFileBytes].
+	MaxMessageFileBytes int64 `json:"max_message_file_bytes,omitempty" yaml:"max_message_file_bytes,omitempty"`
 	// PauseTTL is how long a pause waits for a decision: an older pause
 	// is expired, its calls answer the model "expired, not executed" and
 	// a later decision gets 409 "expired". [Agent.PauseTTL] overrides it.
@@ -185,6 +194,14 @@ const (
 // DefaultMaxBodyBytes is the body size limit when [Config.MaxBodyBytes] is 0.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultMaxFileBytes is the size limit of a file of a posted message when
+// [Config.MaxFileBytes] is 0: 5 MiB.
+const DefaultMaxFileBytes = 5 << 20
+
+// DefaultMaxMessageFileBytes is the limit of all the files of a posted
+// message when [Config.MaxMessageFileBytes] is 0: 10 MiB.
+const DefaultMaxMessageFileBytes = 10 << 20
+
 // Agent is one agent the server runs.
 type Agent struct {
 	// Client runs the agent's turns and keeps its conversations in its
@@ -212,6 +229,12 @@ type Agent struct {
 	// behind the tokens (?reveal=true); each reveal is audited. They need
 	// Privacy and [Config.Audit]. nil: nobody may.
 	RevealRoles []string `json:"reveal_roles,omitempty" yaml:"reveal_roles,omitempty"`
+	// ShowReasoning shows the model's readable reasoning in the agent's
+	// conversation views and pause contexts (through Privacy, like the
+	// rest). Signatures, encrypted and redacted reasoning and other
+	// provider data are never shown. false: reasoning is left out of what
+	// the server shows.
+	ShowReasoning bool `json:"show_reasoning,omitempty" yaml:"show_reasoning,omitempty"`
 }
 
 // ApprovalRule says who may decide the calls of some tools.
@@ -351,6 +374,12 @@ func (c *Config) clone() *Config {
 	}
 	if out.MaxBodyBytes <= 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if out.MaxFileBytes <= 0 {
+		out.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if out.MaxMessageFileBytes <= 0 {
+		out.MaxMessageFileBytes = DefaultMaxMessageFileBytes
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()

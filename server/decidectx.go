@@ -37,8 +37,15 @@ type pauseContextJSON struct {
 	// Request is the user's message the paused reply answers; "" when
 	// the conversation holds none before it.
 	Request string `json:"request"`
+	// RequestFiles are the metadata of the files the request carries
+	// (their type, name and size, never their bytes); omitted for none.
+	RequestFiles []partView `json:"request_files,omitempty"`
 	// Said is the text the model wrote with its calls; "" for none.
 	Said string `json:"said"`
+	// Reasoning is the readable reasoning of the paused reply, for an
+	// agent that shows it ([Agent.ShowReasoning]); omitted otherwise.
+	// Signatures and other provider data are never shown.
+	Reasoning string `json:"reasoning,omitempty"`
 	// Calls describe the reply's calls, in the reply's order.
 	Calls []callContextJSON `json:"calls"`
 }
@@ -152,6 +159,29 @@ func (s *Server) pauseContext(ctx context.Context, c *conversation, p *toolgate.
 		if um, ok := shown[1].(*toolgate.UserMessage); ok {
 			out.Request = um.Text
 		}
+	}
+	if request != nil {
+		for _, pv := range viewParts(request.Parts, false) {
+			if pv.Type == "file" {
+				out.RequestFiles = append(out.RequestFiles, pv)
+			}
+		}
+	}
+	if s.cfg.Agents[c.Agent].ShowReasoning && reply.Parts != nil {
+		msgs, err := s.viewReasoning(ctx, c, p, []toolgate.Message{reply}, revealed)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		for _, part := range msgs[0].(*toolgate.AssistantMessage).Parts {
+			if rp, ok := part.(toolgate.ReasoningPart); ok && rp.Text != "" {
+				if b.Len() > 0 {
+					b.WriteString("\n\n")
+				}
+				b.WriteString(rp.Text)
+			}
+		}
+		out.Reasoning = b.String()
 	}
 	tools := s.cfg.Agents[c.Agent].Client.Tools()
 	for _, call := range pause.Calls {

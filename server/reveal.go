@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
@@ -92,7 +93,21 @@ func (s *Server) viewMessages(ctx context.Context, c *conversation, p *toolgate.
 		if !ok {
 			continue
 		}
-		shown := &toolgate.AssistantMessage{Text: rw.Restore(am.Text, privacy.AllTypes()), ToolCalls: slices.Clone(am.ToolCalls)}
+		shown := am.Clone()
+		if shown.Parts == nil {
+			shown.Text = rw.Restore(am.Text, privacy.AllTypes())
+		} else {
+			// The text is its text parts', each restored.
+			var text strings.Builder
+			for j, part := range shown.Parts {
+				if tp, ok := part.(toolgate.TextPart); ok {
+					tp.Text = rw.Restore(tp.Text, privacy.AllTypes())
+					text.WriteString(tp.Text)
+					shown.Parts[j] = tp
+				}
+			}
+			shown.Text = text.String()
+		}
 		for j := range shown.ToolCalls {
 			call := &shown.ToolCalls[j]
 			if args, err := rw.RestoreJSON([]byte(call.Arguments), privacy.AllTypes()); err == nil {

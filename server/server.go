@@ -383,6 +383,9 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 		return
 	}
 	msgs, err := s.showConversation(r.Context(), c, p, conv.Messages, pause, reply, reveal)
+	if err == nil {
+		msgs, err = s.viewReasoning(r.Context(), c, p, msgs, reveal)
+	}
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -403,11 +406,11 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, p *tool
 	}
 	writeJSON(w, http.StatusOK, struct {
 		conversationJSON
-		Messages  []toolgate.Message `json:"messages"`
-		Pause     *pauseJSON         `json:"pause"`
-		Decisions []DecisionRecord   `json:"decisions"`
-		Revealed  bool               `json:"revealed,omitempty"`
-	}{convJSON(c), msgs, pause, decisions, reveal})
+		Messages  []any            `json:"messages"`
+		Pause     *pauseJSON       `json:"pause"`
+		Decisions []DecisionRecord `json:"decisions"`
+		Revealed  bool             `json:"revealed,omitempty"`
+	}{convJSON(c), viewContent(msgs, s.cfg.Agents[c.Agent].ShowReasoning), pause, decisions, reveal})
 }
 
 // turnJSON is the outcome of a turn: an answer, or a pause.
@@ -480,12 +483,18 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 		return
 	}
 	var in struct {
-		Input string `json:"input"`
+		Input string         `json:"input"`
+		Parts jsontext.Value `json:"parts"`
 	}
-	if !s.decode(w, r, &in, false) {
+	if !s.decodeLimit(w, r, &in, false, s.messageBodyLimit()) {
 		return
 	}
-	if strings.TrimSpace(in.Input) == "" {
+	parts, problem := s.postedParts(in.Parts)
+	if problem != nil {
+		writeError(w, problem.status, problem.code, problem.message)
+		return
+	}
+	if strings.TrimSpace(in.Input) == "" && len(parts) == 0 {
 		writeError(w, http.StatusBadRequest, codeInvalidRequest, "input must not be empty")
 		return
 	}
@@ -498,11 +507,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 	}
 	r = r.WithContext(s.withTx(r.Context(), c, nil))
 	if wantsEvents(r) {
-		s.streamMessage(w, r, c, a, p, in.Input)
+		s.streamMessage(w, r, c, a, p, in.Input, parts)
 		return
 	}
 	// The turn runs with the principal as this request authenticated it.
-	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: in.Input})
+	resp, err := s.call(r.Context(), c, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: in.Input, Parts: parts})
+	if problem, ok := callPartsProblem(err); ok {
+		writeError(w, problem.status, problem.code, problem.message)
+		return
+	}
 	switch {
 	case errors.Is(err, toolgate.ErrPauseOpen):
 		s.reindex(r.Context(), c)
@@ -1032,7 +1045,12 @@ func decisionStatus(de *toolgate.DecisionError) (int, string) {
 // such as "Agent" is an unknown member), within the size limit. An empty body is accepted when emptyOK. It
 // answers the error itself and returns false on failure.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	return s.decodeLimit(w, r, v, emptyOK, s.cfg.MaxBodyBytes)
+}
+
+// decodeLimit is decode with a body limit of its own.
+func (s *Server) decodeLimit(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, limit int64) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):

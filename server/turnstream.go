@@ -167,9 +167,13 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 }
 
 // streamMessage runs the turn of a posted message as a stream.
-func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, p *toolgate.Principal, input string) {
+func (s *Server) streamMessage(w http.ResponseWriter, r *http.Request, c *conversation, a *Agent, p *toolgate.Principal, input string, parts toolgate.Parts) {
 	ctx := context.WithoutCancel(r.Context())
-	sw, resp, err := s.pumpTurn(w, r, a.Client.Stream(ctx, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: input}))
+	sw, resp, err := s.pumpTurn(w, r, a.Client.Stream(ctx, &toolgate.CallParams{ConversationID: c.ID, Principal: p, Input: input, Parts: parts}))
+	if problem, ok := callPartsProblem(err); ok && sw == nil {
+		writeError(w, problem.status, problem.code, problem.message)
+		return
+	}
 	switch {
 	case sw == nil && errors.Is(err, toolgate.ErrPauseOpen):
 		writeError(w, http.StatusConflict, codePauseOpen, "the conversation waits for a decision on its open pause")

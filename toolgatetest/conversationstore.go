@@ -19,7 +19,9 @@ import (
 // rules of [github.com/toolgate/toolgate/storekit.ValidateAppend], pauses and their single claim, the
 // claim's record and takeover ([github.com/toolgate/toolgate/storekit.ValidateClaim]), calls marked as
 // started ([github.com/toolgate/toolgate/storekit.ValidateMark]), and behaviour under concurrent use and
-// cancellation.
+// cancellation, and a reply with parts (reasoning, signatures, opaque
+// provider fields) kept byte for byte from a pause to the request that
+// resumes it.
 //
 // newStore is called once per subtest, with the subtest's t, and must
 // return a new store holding no conversation; it may register cleanups on
@@ -54,6 +56,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) toolgate.ConversationSt
 		{"AppendConcurrentRetry", testAppendConcurrentRetry},
 		{"Independent", testIndependent},
 		{"Canceled", testCanceled},
+		{"ResumeParts", testResumeParts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

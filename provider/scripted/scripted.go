@@ -33,6 +33,12 @@ type Reply struct {
 	Text string
 	// ToolCalls are the reply's tool calls; ids may be empty or repeated.
 	ToolCalls []toolgate.ToolCall
+	// Parts are the reply's ordered parts, as a provider adapter would
+	// give them (see [toolgate.AssistantMessage]); nil for a reply of
+	// plain text and calls. Stream yields the text of its reasoning parts
+	// as [toolgate.Chunk.Reasoning] deltas first and the parts on its last
+	// chunk.
+	Parts toolgate.Parts
 	// FinishReason is reported with the reply. "": tool_calls when there
 	// are tool calls, else stop.
 	FinishReason toolgate.FinishReason
@@ -149,7 +155,7 @@ func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Res
 	return &toolgate.Response{
 		Model: "scripted",
 		Generations: []toolgate.Generation{{
-			Message:      &toolgate.AssistantMessage{Text: r.Text, ToolCalls: slices.Clone(r.ToolCalls)},
+			Message:      (&toolgate.AssistantMessage{Text: r.Text, ToolCalls: r.ToolCalls, Parts: r.Parts}).Clone(),
 			FinishReason: r.finish(),
 		}},
 		Usage: r.usage(p),
@@ -170,6 +176,21 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 		if err != nil {
 			yield(nil, err)
 			return
+		}
+		for _, part := range r.Parts {
+			rp, ok := part.(toolgate.ReasoningPart)
+			if !ok {
+				continue
+			}
+			for _, piece := range splitWords(rp.Text) {
+				if err := ctx.Err(); err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(&toolgate.Chunk{Reasoning: piece, Model: "scripted"}, nil) {
+					return
+				}
+			}
 		}
 		for _, piece := range splitWords(r.Text) {
 			if err := ctx.Err(); err != nil {
@@ -201,7 +222,11 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 			}
 		}
 		u := r.usage(p)
-		yield(&toolgate.Chunk{FinishReason: r.finish(), Usage: &u}, nil)
+		last := &toolgate.Chunk{FinishReason: r.finish(), Usage: &u}
+		if r.Parts != nil {
+			last.Parts = (&toolgate.AssistantMessage{Parts: r.Parts}).Clone().Parts
+		}
+		yield(last, nil)
 	}
 }
 
