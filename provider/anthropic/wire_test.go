@@ -282,7 +282,9 @@ func TestRetryAfterSurfaced(t *testing.T) {
 func TestRecordedThinkingReplies(t *testing.T) {
 	// signature returns the signature the recording sends back.
 	signature := func(name string) string {
-		var req struct{ Messages []struct{ Content []struct{ Signature string } } }
+		var req struct {
+			Messages []struct{ Content []struct{ Signature string } }
+		}
 		if err := json.Unmarshal(recording.Load(t, name)[1].Request, &req); err != nil {
 			t.Fatal(err)
 		}
