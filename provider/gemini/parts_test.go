@@ -1,0 +1,151 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/recording"
+	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/toolgatetest"
+)
+
+// arithmeticTools are the recordings' add and multiply tools; multiply
+// needs a person's confirmation, so that a turn that calls it pauses.
+func arithmeticTools(t *testing.T) []*toolgate.Tool {
+	t.Helper()
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
+		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
+			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
+	}
+	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
+}
+
+// openClient returns a client of model on the SQLite database at path, set
+// up as the recording rec was made.
+func openClient(t *testing.T, m toolgate.Model, path string, rec []recording.Exchange) *toolgate.Client {
+	t.Helper()
+	var req struct {
+		SystemInstruction struct{ Parts []struct{ Text string } }
+	}
+	if err := json.Unmarshal(rec[0].Request, &req); err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return toolgate.NewClient(m, arithmeticTools(t), &toolgate.ClientOptions{
+		Store:        store,
+		SystemPrompt: req.SystemInstruction.Parts[0].Text,
+		ModelOptions: &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"},
+	})
+}
+
+// TestSignaturePauseResume replays the recorded parallel calls of a
+// thinking model (Gemini 3), complete and streamed, through a client that
+// pauses on the call that needs confirmation, keeps the conversation in
+// SQLite, and resumes it from a new client on the reopened database.
+//
+// The rule the resumed request must follow (Gemini API documentation,
+// "Thought signatures", https://ai.google.dev/gemini-api/docs/thought-signatures):
+// "When using Gemini 3 models, you must pass back thought signatures during
+// function calling, otherwise you will get a validation error (4xx status
+// code)"; in parallel function calls only the first functionCall part
+// carries the signature, and the parts must come back in their order. The
+// fake API answers 400 when the first call's signature is missing, changed
+// or replaced by the bypass value, and the model content the adapter sends
+// on resume must be the one recorded against the real API, part for part.
+func TestSignaturePauseResume(t *testing.T) {
+	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := recording.Load(t, name)
+			f := newSignatureAPI(t, rec...)
+			path := filepath.Join(t.TempDir(), "toolgate.db")
+			stream := rec[0].Stream
+			input := "Add and multiply the number 2 and 3"
+
+			first := openClient(t, f.model(t), path, rec)
+			var resp *toolgate.Response
+			var err error
+			if stream {
+				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "sums", Input: input}))
+			} else {
+				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "sums", Input: input})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !resp.Paused() {
+				t.Fatalf("the turn did not pause: %+v", resp)
+			}
+
+			second := openClient(t, f.model(t), path, rec) // a new client on the reopened store
+			conv, err := second.Store().Load(t.Context(), "sums")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply := conv.Messages[len(conv.Messages)-1].(*toolgate.AssistantMessage)
+			if len(reply.Parts) != 2 {
+				t.Fatalf("stored reply parts %+v, want the two calls", reply.Parts)
+			}
+			if p, ok := reply.Parts[0].(toolgate.ToolCallPart); !ok || p.Provider != "gemini" || p.Signature == "" {
+				t.Errorf("stored part 0 is %#v, want the signed first call", reply.Parts[0])
+			}
+			if p, ok := reply.Parts[1].(toolgate.ToolCallPart); !ok || p.Index != 1 || p.Provider != "" || p.Signature != "" {
+				t.Errorf("stored part 1 is %#v, want the second call without a signature", reply.Parts[1])
+			}
+			var decisions []toolgate.Decision
+			for _, c := range reply.ToolCalls {
+				decisions = append(decisions, toolgate.Allow(c.ID))
+			}
+			params := &toolgate.ResumeTurnParams{ConversationID: "sums", PauseID: toolgatetest.OpenPauseID(t, second, "sums"), Decisions: decisions}
+			if stream {
+				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
+			} else {
+				resp, err = second.Resume(t.Context(), params)
+			}
+			if err != nil {
+				t.Fatalf("resume: %v (rejected: %q)", err, f.rejected())
+			}
+			if got := f.rejected(); len(got) != 0 {
+				t.Fatalf("rejected: %q", got)
+			}
+			if resp.Text() == "" {
+				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
+			}
+			f.mu.Lock()
+			sent := f.requests[1]
+			f.mu.Unlock()
+			// The model content goes back as recorded. (The recording's
+			// client sent results as {"result": ...}; toolgate sends
+			// {"output": ...}, so the results are not compared.)
+			var got, want struct{ Contents []json.RawMessage }
+			if err := json.Unmarshal(sent, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(rec[1].Request, &want); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Contents) != 3 {
+				t.Fatalf("resumed request has %d contents, want user, model, results", len(got.Contents))
+			}
+			var g, w any
+			json.Unmarshal(got.Contents[1], &g)
+			json.Unmarshal(want.Contents[1], &w)
+			if diff := cmp.Diff(w, g); diff != "" {
+				t.Errorf("model content differs from the recorded one (-recorded +adapter):\n%s", diff)
+			}
+		})
+	}
+}
