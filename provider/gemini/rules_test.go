@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -197,7 +198,9 @@ func (f *signatureAPI) check(body []byte) error {
 			switch sig := p.ThoughtSignature; {
 			case sig == "":
 				return fmt.Errorf("Function call is missing a thought_signature in functionCall parts (contents[%d].parts[%d])", i, j)
-			case sig == string(skipSignature):
+			case sig == string(skipSignature) || sig == base64.StdEncoding.EncodeToString(skipSignature):
+				// The documented value, as written in JSON or as the SDKs
+				// send it when it is set on their bytes field.
 				if !f.bypass {
 					return fmt.Errorf("contents[%d].parts[%d]: the call was sent back with the bypass signature instead of its own", i, j)
 				}
