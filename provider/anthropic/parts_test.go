@@ -127,3 +127,33 @@ func TestThinkingPauseResume(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactedThinkingThroughAdapter: a redacted_thinking block (built
+// from the documented wire format; no recording of one was found) is read
+// into a redacted reasoning part and sent back with its data unchanged,
+// before the tool_use block, which the fake API checks.
+func TestRedactedThinkingThroughAdapter(t *testing.T) {
+	reply := recording.Exchange{Status: 200, Response: []byte(`{"id":"msg_r","type":"message","role":"assistant","model":"m","content":[
+		{"type":"redacted_thinking","data":"RXF3Ymxv"},
+		{"type":"tool_use","id":"toolu_r","name":"weather","input":{"location":"Oslo"}}],
+		"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":9,"output_tokens_details":{"thinking_tokens":4}}}`)}
+	final := recording.Exchange{Status: 200, Response: []byte(`{"id":"msg_s","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"4 C in Oslo."}],"stop_reason":"end_turn","usage":{"input_tokens":9,"output_tokens":5}}`)}
+	f := newThinkingAPI(t, reply, final)
+	m := f.model(t)
+	prompt := &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Weather in Oslo?"}}}
+	resp, err := m.Generate(t.Context(), prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := toolgate.Parts{toolgate.RedactedReasoningPart{Provider: "anthropic", Data: "RXF3Ymxv"}, toolgate.ToolCallPart{Index: 0}}
+	if diff := cmp.Diff(want, resp.Message().Parts); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if resp.Usage.ReasoningTokens != 4 {
+		t.Errorf("got %d reasoning tokens, want 4", resp.Usage.ReasoningTokens)
+	}
+	prompt.Messages = append(prompt.Messages, resp.Message(), &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "toolu_r", Name: "weather", Content: "4 C"}}})
+	if _, err := m.Generate(t.Context(), prompt); err != nil {
+		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+	}
+}

@@ -36,6 +36,13 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 			{"type":"tool_use","id":"toolu_2","name":"get_weather","input":{}}],
 			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
 		"recorded thinking reply": string(recording.Load(t, "thinking_tool")[0].Response),
+		"redacted thinking, text and calls": `{"id":"msg_r","type":"message","role":"assistant","model":"m","content":[
+			{"type":"thinking","thinking":"Two cities.","signature":"c2ln"},
+			{"type":"redacted_thinking","data":"RXF3Ymxv"},
+			{"type":"text","text":"Checking both."},
+			{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}},
+			{"type":"tool_use","id":"toolu_2","name":"get_weather","input":{"city":"Rome"}}],
+			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {

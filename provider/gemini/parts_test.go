@@ -149,3 +149,105 @@ func TestSignaturePauseResume(t *testing.T) {
 		})
 	}
 }
+
+// responseAsStream splits a complete response into the responses a stream
+// of it may bring: each text or thought in two fragments with its
+// signature on a third fragment without text, each call whole, and the
+// finish reason and usage on the last response.
+func responseAsStream(t *testing.T, body string) []string {
+	t.Helper()
+	var r struct {
+		Candidates []struct {
+			Content      struct{ Parts []map[string]any }
+			FinishReason string
+		}
+		UsageMetadata map[string]any
+		ModelVersion  string
+		ResponseID    string
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	emit := func(part map[string]any) {
+		b, _ := json.Marshal(map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}}},
+			"modelVersion": r.ModelVersion, "responseId": r.ResponseID})
+		out = append(out, string(b))
+	}
+	for _, p := range r.Candidates[0].Content.Parts {
+		text, isText := p["text"].(string)
+		if !isText {
+			emit(p)
+			continue
+		}
+		half := len(text) / 2
+		for _, frag := range []string{text[:half], text[half:]} {
+			q := map[string]any{"text": frag}
+			if p["thought"] != nil {
+				q["thought"] = p["thought"]
+			}
+			emit(q)
+		}
+		if sig := p["thoughtSignature"]; sig != nil {
+			q := map[string]any{"text": "", "thoughtSignature": sig}
+			if p["thought"] != nil {
+				q["thought"] = p["thought"]
+			}
+			emit(q)
+		}
+	}
+	last, _ := json.Marshal(map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": ""}}}, "finishReason": r.Candidates[0].FinishReason}},
+		"usageMetadata": r.UsageMetadata, "modelVersion": r.ModelVersion, "responseId": r.ResponseID})
+	return append(out, string(last))
+}
+
+// TestStreamedAndGeneratedAlike: a reply gives the same message whether it
+// came whole or streamed in fragments (the signature of a text on a last
+// fragment without text, as the API streams it): the recorded replies
+// (signed calls, signed text) and one with a signed thought before text
+// and a call.
+func TestStreamedAndGeneratedAlike(t *testing.T) {
+	rec := recording.Load(t, "parallel_calls")
+	bodies := map[string]string{
+		"recorded parallel calls": string(rec[0].Response),
+		"recorded signed answer":  string(rec[1].Response),
+		"signed thought": `{"candidates":[{"content":{"role":"model","parts":[
+			{"text":"Two numbers, so both tools.","thought":true,"thoughtSignature":"dGhvdWdodA=="},
+			{"text":"Adding them."},
+			{"functionCall":{"name":"add","args":{"a":2,"b":3}}}]},"finishReason":"STOP"}],
+			"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7,"thoughtsTokenCount":3}}`,
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeAPI(t, jsonAnswer(body), sseAnswer(responseAsStream(t, body)...))
+			m := f.model(t)
+			whole, err := m.Generate(t.Context(), hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed, err := toolgate.Collect(m.Stream(t.Context(), hi))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(whole.Message().Parts) == 0 {
+				t.Errorf("the reply has no parts: %+v", whole.Message())
+			}
+			if diff := cmp.Diff(whole, streamed); diff != "" {
+				t.Errorf("streamed reply differs from the complete one (-complete +streamed):\n%s", diff)
+			}
+		})
+	}
+
+	// The recorded streamed answer sends its signature on a last fragment
+	// without text: it belongs to the text before it.
+	rec = recording.Load(t, "parallel_calls_stream")
+	f := newFakeAPI(t, answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: string(rec[1].Response)})
+	got, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := got.Message().Parts
+	if p, ok := parts[0].(toolgate.TextPart); len(parts) != 1 || !ok || p.Text != got.Text() || p.Signature == "" || p.Provider != "gemini" {
+		t.Errorf("recorded stream: parts %+v, want one signed text part with the whole text", parts)
+	}
+}
