@@ -87,7 +87,11 @@ func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, 
 			if msg == nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
 			}
-			out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(msg.Text)))
+			blocks, err := userBlocks(i, msg)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, sdk.NewUserMessage(blocks...))
 		case *toolgate.AssistantMessage:
 			if msg == nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
@@ -114,7 +118,11 @@ func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, 
 				if len(lastIDs) == len(msg.Results) {
 					id = lastIDs[j]
 				}
-				blocks[j] = sdk.ContentBlockParamUnion{OfToolResult: toolResult(id, r)}
+				b, err := toolResult(i, id, r)
+				if err != nil {
+					return nil, nil, err
+				}
+				blocks[j] = sdk.ContentBlockParamUnion{OfToolResult: b}
 			}
 			out = append(out, sdk.NewUserMessage(blocks...))
 		default:
@@ -191,18 +199,24 @@ func assistantBlocks(msg *toolgate.AssistantMessage, ids []string) ([]sdk.Conten
 	return blocks, nil
 }
 
-// toolResult converts one result. Only [toolgate.ResultError] sets
-// is_error; a denied or skipped call answers with its message as ordinary
-// text content.
-func toolResult(id string, r toolgate.ToolResult) *sdk.ToolResultBlockParam {
+// toolResult converts one result of message i: its content as text, then
+// its parts (images and documents, see [convertFile]). Only
+// [toolgate.ResultError] sets is_error; a denied or skipped call answers
+// with its message as ordinary text content.
+func toolResult(i int, id string, r toolgate.ToolResult) (*sdk.ToolResultBlockParam, error) {
 	b := &sdk.ToolResultBlockParam{ToolUseID: id}
 	if r.Content != "" {
 		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
 	}
+	files, err := resultFiles(i, r.Parts)
+	if err != nil {
+		return nil, err
+	}
+	b.Content = append(b.Content, files...)
 	if r.Status == toolgate.ResultError {
 		b.IsError = param.NewOpt(true)
 	}
-	return b
+	return b, nil
 }
 
 // callIDs returns the ids to send for a reply's calls. The API requires
