@@ -64,6 +64,7 @@ func (m *Model) request(p *toolgate.Prompt) (string, []*genai.Content, *genai.Ge
 // or "model". Adjacent contents of the same role are merged into one.
 func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error) {
 	var system *genai.Content
+	var files inline
 	out := make([]*genai.Content, 0, len(msgs))
 	add := func(role string, parts []*genai.Part) {
 		if len(parts) == 0 {
@@ -92,7 +93,11 @@ func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error)
 			if msg == nil {
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
 			}
-			add(genai.RoleUser, []*genai.Part{{Text: msg.Text}})
+			parts, err := files.userParts(i, msg)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(genai.RoleUser, parts)
 		case *toolgate.AssistantMessage:
 			if msg == nil {
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
@@ -107,16 +112,21 @@ func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error)
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
 			}
 			parts := make([]*genai.Part, len(msg.Results))
+			var after []*genai.Part
 			for j, r := range msg.Results {
 				key := "output"
 				if r.Status == toolgate.ResultError {
 					key = "error"
 				}
-				parts[j] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-					ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content},
-				}}
+				fr := &genai.FunctionResponse{ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content}}
+				more, err := files.resultParts(i, fr, r.Parts)
+				if err != nil {
+					return nil, nil, err
+				}
+				parts[j] = &genai.Part{FunctionResponse: fr}
+				after = append(after, more...)
 			}
-			add(genai.RoleUser, parts)
+			add(genai.RoleUser, append(parts, after...))
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d: unsupported message %T", i, msg)
 		}
