@@ -154,7 +154,7 @@ func TestSignaturePauseResume(t *testing.T) {
 // of it may bring: each text or thought in two fragments with its
 // signature on a third fragment without text, each call whole, and the
 // finish reason and usage on the last response.
-func responseAsStream(t *testing.T, body string) []string {
+func responseAsStream(t testing.TB, body string) []string {
 	t.Helper()
 	var r struct {
 		Candidates []struct {

@@ -45,8 +45,7 @@ func fromResponse(r *genai.GenerateContentResponse) (*toolgate.Response, error) 
 				reply.ToolCalls = append(reply.ToolCalls, call)
 				continue
 			}
-			parts.text(part)
-			if !part.Thought {
+			if parts.text(part) && !part.Thought {
 				text.WriteString(part.Text)
 			}
 		}
@@ -87,13 +86,15 @@ func (l *partList) call(index int, sig []byte) {
 	l.parts = append(l.parts, p)
 }
 
-// text adds a text or thought part (or fragment).
-func (l *partList) text(part *genai.Part) {
-	if part.Text == "" && len(part.ThoughtSignature) == 0 && !part.Thought {
-		return // a part this version does not read, or an empty fragment
-	}
+// text adds a text or thought part (or fragment). It reports whether the
+// part was one: parts of other kinds (inline data, code) are left out, and
+// so is their text.
+func (l *partList) text(part *genai.Part) bool {
 	if part.InlineData != nil || part.FileData != nil || part.ExecutableCode != nil || part.CodeExecutionResult != nil || part.FunctionResponse != nil {
-		return
+		return false
+	}
+	if part.Text == "" && len(part.ThoughtSignature) == 0 && !part.Thought {
+		return true // an empty fragment
 	}
 	var sig string
 	if len(part.ThoughtSignature) > 0 {
@@ -111,14 +112,14 @@ func (l *partList) text(part *genai.Part) {
 				last.Text += part.Text
 				last.Provider, last.Signature = signed(sig)
 				l.parts[n-1], l.open = last, sig == ""
-				return
+				return true
 			}
 		case toolgate.ReasoningPart:
 			if part.Thought {
 				last.Text += part.Text
 				last.Signature = sig
 				l.parts[n-1], l.open = last, sig == ""
-				return
+				return true
 			}
 		}
 	}
@@ -130,6 +131,7 @@ func (l *partList) text(part *genai.Part) {
 		l.parts = append(l.parts, p)
 	}
 	l.open = sig == ""
+	return true
 }
 
 // signed returns the provider and signature fields of a text part with
@@ -264,13 +266,15 @@ func (s *streamState) response(r *genai.GenerateContentResponse) (*toolgate.Chun
 				s.calls++
 				continue
 			}
-			s.parts.text(part)
+			kept := s.parts.text(part)
 			if s.parts.size > maxKept {
 				return nil, malformed("more than %d bytes of text and signatures", maxKept)
 			}
-			if part.Thought {
+			switch {
+			case !kept:
+			case part.Thought:
 				thought.WriteString(part.Text)
-			} else {
+			default:
 				text.WriteString(part.Text)
 			}
 		}
