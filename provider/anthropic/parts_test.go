@@ -15,38 +15,82 @@ import (
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// confirmedWeather is the recordings' weather tool; it needs a person's
-// confirmation, so that a turn that calls it pauses.
-func confirmedWeather(t *testing.T) *toolgate.Tool {
+// confirmedWeather is the thinking recordings' weather tool; it needs a
+// person's confirmation, so that a turn that calls it pauses.
+func confirmedWeather(t *testing.T) []*toolgate.Tool {
 	t.Helper()
 	var schema jsonschema.Schema
 	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
 		t.Fatal(err)
 	}
-	return toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
-		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })
+	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
+		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
 }
 
-// openClient returns a client of model on the SQLite database at path, set
-// up as the recordings were made (system prompt, parallel tool use on).
-func openClient(t *testing.T, m toolgate.Model, path string) *toolgate.Client {
+// arithmetic is the parallel recordings' add and multiply tools; multiply
+// needs a person's confirmation.
+func arithmetic(t *testing.T) []*toolgate.Tool {
 	t.Helper()
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
+		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
+			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
+	}
+	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
+}
+
+// replayCase is a recorded turn replayed through a client.
+type replayCase struct {
+	name     string // the recording
+	thinking bool   // extended thinking on, as recorded
+	tools    func(*testing.T) []*toolgate.Tool
+	input    string
+	options  *toolgate.ModelOptions
+	parts    int // the parts the paused reply keeps (0: a plain reply)
+}
+
+var replayCases = []replayCase{
+	{"thinking_tool", true, confirmedWeather, "What's the weather in Florence, Italy?",
+		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
+	{"thinking_tool_stream", true, confirmedWeather, "What's the weather in Florence, Italy?",
+		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
+	{"parallel_calls", false, arithmetic, "Add and multiply the number 2 and 3",
+		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
+	{"parallel_calls_stream", false, arithmetic, "Add and multiply the number 2 and 3",
+		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
+}
+
+// openClient returns a client for the case on the SQLite database at path,
+// with the system prompt of the recorded request req.
+func (c *replayCase) openClient(t *testing.T, f *thinkingAPI, path string, req []byte) *toolgate.Client {
+	t.Helper()
+	var recorded struct{ System []struct{ Text string } }
+	if err := json.Unmarshal(req, &recorded); err != nil || len(recorded.System) != 1 {
+		t.Fatalf("recorded request: %v", err)
+	}
 	store, err := sqlite.Open(t.Context(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return toolgate.NewClient(m, []*toolgate.Tool{confirmedWeather(t)}, &toolgate.ClientOptions{
-		Store:        store,
-		SystemPrompt: "You are a helpful assistant",
-		ModelOptions: &toolgate.ModelOptions{ParallelToolCalls: ptr(true)},
-	})
+	m := f.model(t)
+	if !c.thinking {
+		if m, err = New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{Store: store, SystemPrompt: recorded.System[0].Text, ModelOptions: c.options})
 }
 
-// TestThinkingPauseResume replays the recorded extended-thinking turns,
-// complete and streamed, through a client that pauses on the tool call,
+// TestThinkingPauseResume replays recorded turns, complete and streamed,
+// through a client that pauses on a tool call that needs confirmation,
 // keeps the conversation in SQLite, and resumes it from a new client on
-// the reopened database.
+// the reopened database: the extended-thinking turns with one call, and
+// turns with two parallel calls (no public recording of a thinking reply
+// with parallel calls was found; see testdata/recorded/SOURCES).
 //
 // The rule the resumed request must follow (Anthropic documentation,
 // "Building with extended thinking", section "Preserving thinking blocks",
@@ -57,21 +101,20 @@ func openClient(t *testing.T, m toolgate.Model, path string) *toolgate.Client {
 // tool_use block or changed, and the request the adapter sends on resume
 // must be the request recorded against the real API, field for field.
 func TestThinkingPauseResume(t *testing.T) {
-	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
-		t.Run(name, func(t *testing.T) {
-			rec := recording.Load(t, name)
+	for _, c := range replayCases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := recording.Load(t, c.name)
 			f := newThinkingAPI(t, rec...)
 			path := filepath.Join(t.TempDir(), "toolgate.db")
 			stream := rec[0].Stream
-			input := "What's the weather in Florence, Italy?"
 
-			first := openClient(t, f.model(t), path)
+			first := c.openClient(t, f, path, rec[0].Request)
 			var resp *toolgate.Response
 			var err error
 			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: input}))
+				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input}))
 			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: input})
+				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -80,23 +123,25 @@ func TestThinkingPauseResume(t *testing.T) {
 				t.Fatalf("the turn did not pause: %+v", resp)
 			}
 
-			second := openClient(t, f.model(t), path) // a new client on the reopened store
+			second := c.openClient(t, f, path, rec[0].Request) // a new client on the reopened store
 			conv, err := second.Store().Load(t.Context(), "trip")
 			if err != nil {
 				t.Fatal(err)
 			}
 			reply := conv.Messages[len(conv.Messages)-1].(*toolgate.AssistantMessage)
-			if len(reply.Parts) != 2 {
-				t.Fatalf("stored reply parts %+v, want the thinking block and the call", reply.Parts)
+			if len(reply.Parts) != c.parts {
+				t.Fatalf("stored reply parts %+v, want %d", reply.Parts, c.parts)
 			}
-			if r, ok := reply.Parts[0].(toolgate.ReasoningPart); !ok || r.Provider != "anthropic" || r.Signature == "" || r.Text == "" {
-				t.Errorf("stored part 0 is %#v, want the signed thinking block", reply.Parts[0])
+			if c.parts > 0 {
+				if r, ok := reply.Parts[0].(toolgate.ReasoningPart); !ok || r.Provider != "anthropic" || r.Signature == "" || r.Text == "" {
+					t.Errorf("stored part 0 is %#v, want the signed thinking block", reply.Parts[0])
+				}
 			}
-			params := &toolgate.ResumeTurnParams{
-				ConversationID: "trip",
-				PauseID:        toolgatetest.OpenPauseID(t, second, "trip"),
-				Decisions:      []toolgate.Decision{toolgate.Allow(reply.ToolCalls[0].ID)},
+			var decisions []toolgate.Decision
+			for _, call := range reply.ToolCalls {
+				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
+			params := &toolgate.ResumeTurnParams{ConversationID: "trip", PauseID: toolgatetest.OpenPauseID(t, second, "trip"), Decisions: decisions}
 			if stream {
 				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
 			} else {
