@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -30,14 +31,42 @@ func arithmeticTools(t *testing.T) []*toolgate.Tool {
 	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
 }
 
-// openClient returns a client of model on the SQLite database at path, set
-// up as the recording rec was made.
-func openClient(t *testing.T, m toolgate.Model, path string, rec []recording.Exchange) *toolgate.Client {
+// confirmedWeather is the thinking recordings' weather tool; it needs a
+// person's confirmation.
+func confirmedWeather(t *testing.T) []*toolgate.Tool {
 	t.Helper()
-	var req struct {
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
+		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
+}
+
+// replayCase is a recorded turn replayed through a client.
+type replayCase struct {
+	name    string // the recording
+	tools   func(*testing.T) []*toolgate.Tool
+	input   string
+	options *toolgate.ModelOptions
+	parts   []string // the kinds of the paused reply's parts: "thought", "signed call", "call"
+}
+
+var replayCases = []replayCase{
+	{"parallel_calls", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"parallel_calls_stream", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"thinking_tool", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"thought", "signed call"}},
+	{"thinking_tool_stream", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"signed call"}},
+}
+
+// openClient returns a client for the case on the SQLite database at path,
+// with the system prompt of the recorded request req.
+func (c *replayCase) openClient(t *testing.T, m toolgate.Model, path string, req []byte) *toolgate.Client {
+	t.Helper()
+	var recorded struct {
 		SystemInstruction struct{ Parts []struct{ Text string } }
 	}
-	if err := json.Unmarshal(rec[0].Request, &req); err != nil {
+	if err := json.Unmarshal(req, &recorded); err != nil {
 		t.Fatal(err)
 	}
 	store, err := sqlite.Open(t.Context(), path, nil)
@@ -45,17 +74,36 @@ func openClient(t *testing.T, m toolgate.Model, path string, rec []recording.Exc
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return toolgate.NewClient(m, arithmeticTools(t), &toolgate.ClientOptions{
+	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{
 		Store:        store,
-		SystemPrompt: req.SystemInstruction.Parts[0].Text,
-		ModelOptions: &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"},
+		SystemPrompt: recorded.SystemInstruction.Parts[0].Text,
+		ModelOptions: c.options,
 	})
 }
 
-// TestSignaturePauseResume replays the recorded parallel calls of a
-// thinking model (Gemini 3), complete and streamed, through a client that
-// pauses on the call that needs confirmation, keeps the conversation in
-// SQLite, and resumes it from a new client on the reopened database.
+// partKind names a part for replayCase.parts.
+func partKind(p toolgate.Part) string {
+	switch p := p.(type) {
+	case toolgate.ReasoningPart:
+		if p.Provider == "gemini" && p.Text != "" && p.Signature == "" {
+			return "thought"
+		}
+	case toolgate.ToolCallPart:
+		if p.Provider == "gemini" && p.Signature != "" {
+			return "signed call"
+		}
+		if p.Provider == "" && p.Signature == "" {
+			return "call"
+		}
+	}
+	return fmt.Sprintf("%#v", p)
+}
+
+// TestSignaturePauseResume replays recorded turns of a thinking model
+// (Gemini 3), complete and streamed, through a client that pauses on the
+// call that needs confirmation, keeps the conversation in SQLite, and
+// resumes it from a new client on the reopened database: two parallel
+// calls, the first signed, and one signed call after a thought summary.
 //
 // The rule the resumed request must follow (Gemini API documentation,
 // "Thought signatures", https://ai.google.dev/gemini-api/docs/thought-signatures):
@@ -64,24 +112,23 @@ func openClient(t *testing.T, m toolgate.Model, path string, rec []recording.Exc
 // code)"; in parallel function calls only the first functionCall part
 // carries the signature, and the parts must come back in their order. The
 // fake API answers 400 when the first call's signature is missing, changed
-// or replaced by the bypass value, and the model content the adapter sends
-// on resume must be the one recorded against the real API, part for part.
+// or replaced by the bypass value, and the calls the adapter sends on
+// resume must be the ones recorded against the real API, part for part.
 func TestSignaturePauseResume(t *testing.T) {
-	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
-		t.Run(name, func(t *testing.T) {
-			rec := recording.Load(t, name)
+	for _, c := range replayCases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := recording.Load(t, c.name)
 			f := newSignatureAPI(t, rec...)
 			path := filepath.Join(t.TempDir(), "toolgate.db")
 			stream := rec[0].Stream
-			input := "Add and multiply the number 2 and 3"
 
-			first := openClient(t, f.model(t), path, rec)
+			first := c.openClient(t, f.model(t), path, rec[0].Request)
 			var resp *toolgate.Response
 			var err error
 			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "sums", Input: input}))
+				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input}))
 			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "sums", Input: input})
+				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -90,26 +137,24 @@ func TestSignaturePauseResume(t *testing.T) {
 				t.Fatalf("the turn did not pause: %+v", resp)
 			}
 
-			second := openClient(t, f.model(t), path, rec) // a new client on the reopened store
-			conv, err := second.Store().Load(t.Context(), "sums")
+			second := c.openClient(t, f.model(t), path, rec[0].Request) // a new client on the reopened store
+			conv, err := second.Store().Load(t.Context(), "c")
 			if err != nil {
 				t.Fatal(err)
 			}
 			reply := conv.Messages[len(conv.Messages)-1].(*toolgate.AssistantMessage)
-			if len(reply.Parts) != 2 {
-				t.Fatalf("stored reply parts %+v, want the two calls", reply.Parts)
+			var kinds []string
+			for _, p := range reply.Parts {
+				kinds = append(kinds, partKind(p))
 			}
-			if p, ok := reply.Parts[0].(toolgate.ToolCallPart); !ok || p.Provider != "gemini" || p.Signature == "" {
-				t.Errorf("stored part 0 is %#v, want the signed first call", reply.Parts[0])
-			}
-			if p, ok := reply.Parts[1].(toolgate.ToolCallPart); !ok || p.Index != 1 || p.Provider != "" || p.Signature != "" {
-				t.Errorf("stored part 1 is %#v, want the second call without a signature", reply.Parts[1])
+			if diff := cmp.Diff(c.parts, kinds); diff != "" {
+				t.Fatalf("stored reply parts (-want +got):\n%s", diff)
 			}
 			var decisions []toolgate.Decision
-			for _, c := range reply.ToolCalls {
-				decisions = append(decisions, toolgate.Allow(c.ID))
+			for _, call := range reply.ToolCalls {
+				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
-			params := &toolgate.ResumeTurnParams{ConversationID: "sums", PauseID: toolgatetest.OpenPauseID(t, second, "sums"), Decisions: decisions}
+			params := &toolgate.ResumeTurnParams{ConversationID: "c", PauseID: toolgatetest.OpenPauseID(t, second, "c"), Decisions: decisions}
 			if stream {
 				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
 			} else {
@@ -127,10 +172,12 @@ func TestSignaturePauseResume(t *testing.T) {
 			f.mu.Lock()
 			sent := f.requests[1]
 			f.mu.Unlock()
-			// The model content goes back as recorded. (The recording's
+			// The calls go back as recorded, thought summaries (which the
+			// recording's client left out) before them. (The recording's
 			// client sent results as {"result": ...}; toolgate sends
 			// {"output": ...}, so the results are not compared.)
-			var got, want struct{ Contents []json.RawMessage }
+			type content struct{ Parts []map[string]any }
+			var got, want struct{ Contents []content }
 			if err := json.Unmarshal(sent, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -140,11 +187,25 @@ func TestSignaturePauseResume(t *testing.T) {
 			if len(got.Contents) != 3 {
 				t.Fatalf("resumed request has %d contents, want user, model, results", len(got.Contents))
 			}
-			var g, w any
-			json.Unmarshal(got.Contents[1], &g)
-			json.Unmarshal(want.Contents[1], &w)
-			if diff := cmp.Diff(w, g); diff != "" {
-				t.Errorf("model content differs from the recorded one (-recorded +adapter):\n%s", diff)
+			var calls, thoughts []map[string]any
+			for _, p := range got.Contents[1].Parts {
+				if p["thought"] == true {
+					thoughts = append(thoughts, p)
+				} else {
+					calls = append(calls, p)
+				}
+			}
+			if diff := cmp.Diff(want.Contents[1].Parts, calls); diff != "" {
+				t.Errorf("calls differ from the recorded ones (-recorded +adapter):\n%s", diff)
+			}
+			for i, p := range thoughts {
+				r := reply.Parts[i].(toolgate.ReasoningPart)
+				if p["text"] != r.Text || len(p) != 2 {
+					t.Errorf("thought part %d: got %v, want the stored thought", i, p)
+				}
+			}
+			if len(thoughts) > 0 && got.Contents[1].Parts[0]["thought"] != true {
+				t.Errorf("the thought does not come first: %v", got.Contents[1].Parts)
 			}
 		})
 	}
@@ -209,8 +270,10 @@ func responseAsStream(t testing.TB, body string) []string {
 func TestStreamedAndGeneratedAlike(t *testing.T) {
 	rec := recording.Load(t, "parallel_calls")
 	bodies := map[string]string{
-		"recorded parallel calls": string(rec[0].Response),
-		"recorded signed answer":  string(rec[1].Response),
+		"recorded parallel calls":            string(rec[0].Response),
+		"recorded signed answer":             string(rec[1].Response),
+		"recorded thought and signed call":   string(recording.Load(t, "thinking_tool")[0].Response),
+		"recorded thought and signed answer": string(recording.Load(t, "thinking_tool")[1].Response),
 		"signed thought": `{"candidates":[{"content":{"role":"model","parts":[
 			{"text":"Two numbers, so both tools.","thought":true,"thoughtSignature":"dGhvdWdodA=="},
 			{"text":"Adding them."},
