@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -120,5 +121,17 @@ func TestForeignPartsDropped(t *testing.T) {
 	got := f.request(0)["messages"].([]any)[1].(map[string]any)["content"]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("assistant content (-want +got):\n%s", diff)
+	}
+}
+
+// TestBadParts: a hand-built reply whose parts name a call it does not
+// have is an error wrapping [toolgate.ErrInvalidMessage], before any
+// request is made.
+func TestBadParts(t *testing.T) {
+	f := newFakeAPI(t)
+	reply := &toolgate.AssistantMessage{Parts: toolgate.Parts{toolgate.ToolCallPart{Index: 1}}}
+	_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
+	if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
+		t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
 	}
 }

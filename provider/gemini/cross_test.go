@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -115,5 +116,26 @@ func TestForeignPartsDropped(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, f.request(0)["contents"].([]any)[1]); diff != "" {
 		t.Errorf("model content (-want +got):\n%s", diff)
+	}
+}
+
+// TestBadParts: a hand-built reply whose parts name a call it does not
+// have, or whose signature is not base64, is an error wrapping
+// [toolgate.ErrInvalidMessage], before any request is made.
+func TestBadParts(t *testing.T) {
+	call := []toolgate.ToolCall{{Name: "add", Arguments: "{}"}}
+	for name, reply := range map[string]*toolgate.AssistantMessage{
+		"call out of range": {Parts: toolgate.Parts{toolgate.ToolCallPart{Index: 1}}},
+		"call signature":    {ToolCalls: call, Parts: toolgate.Parts{toolgate.ToolCallPart{Index: 0, Provider: "gemini", Signature: "not base64!"}}},
+		"text signature":    {Text: "x", Parts: toolgate.Parts{toolgate.TextPart{Text: "x", Provider: "gemini", Signature: "%%"}}},
+		"thought signature": {Parts: toolgate.Parts{toolgate.ReasoningPart{Text: "t", Provider: "gemini", Signature: "%%"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeAPI(t)
+			_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
+			if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
+				t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
+			}
+		})
 	}
 }
