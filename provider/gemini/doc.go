@@ -100,6 +100,14 @@
 // candidatesTokenCount plus thoughtsTokenCount, CachedInputTokens
 // cachedContentTokenCount, ReasoningTokens thoughtsTokenCount.
 //
+// # Thinking
+//
+// Gemini 2.5 and 3 models think by default. [Options.IncludeThoughts] asks
+// for thought summaries and [Options.ThinkingLevel] sets how much a Gemini
+// 3 model thinks (thinkingConfig). The thought signatures are kept and
+// sent back either way: a conversation paused on a tool call and resumed
+// later, from another process, gives the model its reasoning back.
+//
 // Failures are [*toolgate.ModelError] values with Provider "gemini" after
 // the retries (none unless [Options.MaxRetries] is set), which wait as long
 // as the API asks by Retry-After or a google.rpc.RetryInfo retryDelay (up to

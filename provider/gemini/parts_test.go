@@ -314,3 +314,54 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 		t.Errorf("recorded stream: parts %+v, want one signed text part with the whole text", parts)
 	}
 }
+
+// TestThinkingOptionsThroughAdapter: with thought summaries and a thinking
+// level set, the adapter sends the recorded thinking turns' requests: the
+// contents, system instruction, generation settings (thinkingConfig) and
+// tool config are the recorded ones, field for field.
+func TestThinkingOptionsThroughAdapter(t *testing.T) {
+	for _, name := range []string{"thinking_tool", "thinking_tool_stream"} {
+		t.Run(name, func(t *testing.T) {
+			rec := recording.Load(t, name)
+			f := newSignatureAPI(t, rec...)
+			m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "gemini-3-pro-preview", IncludeThoughts: true, ThinkingLevel: "high"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := &toolgate.Prompt{
+				Messages: []toolgate.Message{
+					&toolgate.SystemMessage{Text: "You are a helpful assistant"},
+					&toolgate.UserMessage{Text: "What's the weather in Florence, Italy?"},
+				},
+				Tools:   confirmedWeather(t),
+				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
+			}
+			if rec[0].Stream {
+				_, err = toolgate.Collect(m.Stream(t.Context(), prompt))
+			} else {
+				_, err = m.Generate(t.Context(), prompt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want map[string]any
+			f.mu.Lock()
+			err = json.Unmarshal(f.requests[0], &got)
+			f.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
+				if diff := cmp.Diff(want[k], got[k]); diff != "" {
+					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
+				}
+			}
+		})
+	}
+	if _, err := New(&Options{APIKey: "k", Model: "m", ThinkingLevel: "extreme"}); err == nil {
+		t.Error("New accepted an unknown thinking level")
+	}
+}

@@ -44,6 +44,7 @@ func (m *Model) request(p *toolgate.Prompt) (string, []*genai.Content, *genai.Ge
 		SystemInstruction: system,
 		MaxOutputTokens:   int32(min(opts.MaxOutputTokens, 1<<31-1)),
 		StopSequences:     opts.Stop,
+		ThinkingConfig:    m.thinking,
 	}
 	if opts.Temperature != nil {
 		config.Temperature = genai.Ptr(float32(*opts.Temperature))
