@@ -173,8 +173,7 @@ type streamState struct {
 	idSent           bool          // the id and model went out on a chunk
 	id, model        string        // from message_start
 	blocks           []streamBlock // tool_use blocks, in order
-	content          []contentBlock
-	byIndex          map[int64]int // content block index: position in content
+	content          []contentBlock // every content block, in order
 	reasoning        bool          // a thinking or redacted_thinking block came
 	stopReason       sdk.StopReason
 	tokens           tokens
@@ -190,6 +189,7 @@ type streamBlock struct {
 // contentBlock is any content block of the stream, kept to give the
 // reply's parts in block order.
 type contentBlock struct {
+	index     int64  // the content block index
 	kind      string // text, thinking, redacted_thinking or tool_use
 	text      []byte // the text or thinking so far
 	signature []byte // a thinking block's signature so far
@@ -200,7 +200,7 @@ type contentBlock struct {
 // block returns the content block at content block index, adding one of
 // kind when there is none; it fails when the block is of another kind.
 func (s *streamState) block(index int64, kind string) (*contentBlock, error) {
-	if i, ok := s.byIndex[index]; ok {
+	if i := s.find(index); i >= 0 {
 		if b := &s.content[i]; b.kind == kind {
 			return b, nil
 		}
@@ -209,12 +209,23 @@ func (s *streamState) block(index int64, kind string) (*contentBlock, error) {
 	if len(s.content) >= maxBlocks {
 		return nil, malformed("more than %d content blocks", maxBlocks)
 	}
-	if s.byIndex == nil {
-		s.byIndex = map[int64]int{}
-	}
-	s.byIndex[index] = len(s.content)
-	s.content = append(s.content, contentBlock{kind: kind})
+	s.content = append(s.content, contentBlock{index: index, kind: kind})
 	return &s.content[len(s.content)-1], nil
+}
+
+// find returns the position of the content block at content block index,
+// or -1. The API numbers blocks from 0 in order, so the block is usually
+// at its index.
+func (s *streamState) find(index int64) int {
+	if index >= 0 && index < int64(len(s.content)) && s.content[index].index == index {
+		return int(index)
+	}
+	for i := range s.content {
+		if s.content[i].index == index {
+			return i
+		}
+	}
+	return -1
 }
 
 // parts returns the reply's parts in block order, or nil when it holds no
@@ -283,7 +294,7 @@ func (s *streamState) convert(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk,
 		return nil, nil
 	case "content_block_start":
 		cb := &ev.ContentBlock
-		if _, ok := s.byIndex[ev.Index]; ok {
+		if s.find(ev.Index) >= 0 {
 			return nil, malformed("content block %d started twice", ev.Index)
 		}
 		switch cb.Type {
@@ -352,8 +363,8 @@ func (s *streamState) convert(ev *sdk.MessageStreamEventUnion) (*toolgate.Chunk,
 			b.text = append(b.text, ev.Delta.Text...)
 			return &toolgate.Chunk{Text: ev.Delta.Text}, nil
 		case "thinking_delta", "signature_delta":
-			i, ok := s.byIndex[ev.Index]
-			if !ok || s.content[i].kind != "thinking" {
+			i := s.find(ev.Index)
+			if i < 0 || s.content[i].kind != "thinking" {
 				return nil, malformed("%s for content block %d, which is not a thinking block", ev.Delta.Type, ev.Index)
 			}
 			b := &s.content[i]
