@@ -170,11 +170,11 @@ const maxThinking = 8 << 20
 // streamState turns the events of a streamed message into chunks.
 type streamState struct {
 	started, stopped bool
-	idSent           bool          // the id and model went out on a chunk
-	id, model        string        // from message_start
-	blocks           []streamBlock // tool_use blocks, in order
+	idSent           bool           // the id and model went out on a chunk
+	id, model        string         // from message_start
+	blocks           []streamBlock  // tool_use blocks, in order
 	content          []contentBlock // every content block, in order
-	reasoning        bool          // a thinking or redacted_thinking block came
+	reasoning        bool           // a thinking or redacted_thinking block came
 	stopReason       sdk.StopReason
 	tokens           tokens
 }
