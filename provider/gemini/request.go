@@ -144,8 +144,9 @@ func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error)
 // signature of this adapter (another provider's, or one made without
 // thinking) sends its first call with the bypass value the API documents
 // for calls whose signature is not known; calls of a reply that has its
-// own signatures never get it. Text without text (a signature alone after
-// a call, which the request cannot express) and files are left out.
+// own signatures never get it. A text part without text (a signature that
+// came alone after a call, which a request part cannot carry without data)
+// and files are left out.
 func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
 	content := msg.Content()
 	own := false
