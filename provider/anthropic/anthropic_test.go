@@ -243,7 +243,12 @@ func TestGenerateResponse(t *testing.T) {
 			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
 			&toolgate.Response{ID: "msg_2", Model: "m", Generations: []toolgate.Generation{{
 				Message: &toolgate.AssistantMessage{Text: "Let me check.", ToolCalls: []toolgate.ToolCall{
-					{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
+					{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
+					Parts: toolgate.Parts{
+						toolgate.ReasoningPart{Text: "hmm", Signature: "sig", Provider: "anthropic"},
+						toolgate.TextPart{Text: "Let me check."},
+						toolgate.ToolCallPart{Index: 0},
+					}},
 				FinishReason: toolgate.FinishToolCalls}},
 				Usage: toolgate.Usage{InputTokens: 5, OutputTokens: 7}}},
 		{"parallel calls", `{"id":"msg_3","type":"message","role":"assistant","model":"m","content":[
@@ -324,6 +329,15 @@ var streamCalls = []string{
 	"message_stop", `{"type":"message_stop"}`,
 }
 
+// streamCallsParts are the parts of the reply of streamCalls, in block
+// order.
+var streamCallsParts = toolgate.Parts{
+	toolgate.ReasoningPart{Text: "secret plan", Signature: "abc", Provider: "anthropic"},
+	toolgate.TextPart{Text: "Checking both."},
+	toolgate.ToolCallPart{Index: 0},
+	toolgate.ToolCallPart{Index: 1},
+}
+
 func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
 	t.Helper()
 	var chunks []*toolgate.Chunk
@@ -346,12 +360,13 @@ func TestStreamChunks(t *testing.T) {
 	}
 	u := toolgate.Usage{InputTokens: 20, OutputTokens: 40}
 	want := []*toolgate.Chunk{
-		{ID: "msg_c", Model: "claude-test-1", Text: "Checking both."},
+		{ID: "msg_c", Model: "claude-test-1", Reasoning: "secret plan"},
+		{Text: "Checking both."},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, ID: "toolu_1", Name: "get_weather"}}},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Arguments: `{"city":"Oslo"}`}}},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, ID: "toolu_2", Name: "get_weather"}}},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Arguments: `{"city":"Rome"}`}}},
-		{FinishReason: toolgate.FinishToolCalls, Usage: &u},
+		{FinishReason: toolgate.FinishToolCalls, Usage: &u, Parts: streamCallsParts},
 	}
 	if diff := cmp.Diff(want, chunks); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
@@ -371,7 +386,7 @@ func TestStreamCollect(t *testing.T) {
 			Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "Checking both.", ToolCalls: []toolgate.ToolCall{
 				{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Oslo"}`},
 				{ID: "toolu_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
-			}}, FinishReason: toolgate.FinishToolCalls}},
+			}, Parts: streamCallsParts}, FinishReason: toolgate.FinishToolCalls}},
 			Usage: toolgate.Usage{InputTokens: 20, OutputTokens: 40}}},
 		{"call without input", []string{
 			"message_start", `{"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1,"output_tokens":1}}}`,
@@ -672,8 +687,9 @@ func messageAsEvents(body string) []string {
 		ID, Model  string
 		StopReason string `json:"stop_reason"`
 		Content    []struct {
-			Type, Text, ID, Name string
-			Input                json.RawMessage
+			Type, Text, ID, Name      string
+			Thinking, Signature, Data string
+			Input                     json.RawMessage
 		}
 		Usage struct {
 			InputTokens  int `json:"input_tokens"`
@@ -697,6 +713,16 @@ func messageAsEvents(body string) []string {
 		case "text":
 			ev = append(ev, "content_block_start", js(map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}}),
 				"content_block_delta", js(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": b.Text}}))
+		case "thinking":
+			// The thinking in two deltas, then the signature, as the API
+			// streams them.
+			half := len(b.Thinking) / 2
+			ev = append(ev, "content_block_start", js(map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}),
+				"content_block_delta", js(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": b.Thinking[:half]}}),
+				"content_block_delta", js(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": b.Thinking[half:]}}),
+				"content_block_delta", js(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "signature_delta", "signature": b.Signature}}))
+		case "redacted_thinking":
+			ev = append(ev, "content_block_start", js(map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "redacted_thinking", "data": b.Data}}))
 		case "tool_use":
 			in := string(b.Input)
 			ev = append(ev, "content_block_start", js(map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}}),

@@ -40,6 +40,23 @@
 //   - The results of one reply are one user message of tool_result blocks,
 //     in call order. An error result sets is_error; a denied or skipped
 //     call answers with its message as ordinary text content.
+//   - A reply's content goes in its order (see
+//     [toolgate.AssistantMessage.Content]). Its reasoning parts read from
+//     this API go back as thinking blocks with their signatures, and its
+//     redacted reasoning parts as redacted_thinking blocks, unchanged and
+//     before the tool_use blocks they preceded, as the API requires for
+//     tool use with extended thinking. Parts of another provider are
+//     dropped: their reasoning is left out, their text is sent as plain
+//     text, their calls as plain tool_use blocks.
+//   - A user message's files ([toolgate.FilePart]) follow its text as
+//     blocks, in order: JPEG, PNG, GIF and WebP images as image blocks, PDFs
+//     as document blocks (base64 from Data, or a url source from URL), and
+//     UTF-8 plain text given by its bytes as a document block with a text
+//     source (the file's Name is the document's title). A tool result's
+//     files go into its tool_result content the same way, after its text.
+//     An inline image may have at most [MaxImageSize] bytes and a document
+//     [MaxDocumentSize]; another media type, or a larger file, is a
+//     [*FileError] and no request is made.
 //   - An assistant message with neither text nor tool calls is left out.
 //   - [toolgate.ModelOptions]: Model overrides [Options.Model];
 //     MaxOutputTokens is max_tokens (0: [Options.MaxOutputTokens], itself
@@ -54,8 +71,15 @@
 // Text blocks are joined; tool_use blocks become tool calls with their ids
 // and the input as compact JSON text, streamed or not: a streamed call's
 // input fragments are joined and compacted when its block ends, so that a
-// stored reply is the same either way. Thinking and server-tool blocks are
-// left out. stop_reason end_turn and stop_sequence give
+// stored reply is the same either way. A thinking block becomes a
+// [toolgate.ReasoningPart] with its thinking and signature, a
+// redacted_thinking block a [toolgate.RedactedReasoningPart] with its
+// data, both with Provider "anthropic"; a reply that holds one has Parts,
+// its blocks in order (text, reasoning, calls), and a reply without one
+// keeps the plain form. A stream yields thinking_delta text as
+// [toolgate.Chunk] Reasoning, collects signature_delta fragments, and
+// sends the parts on its last chunk: the same reply as a complete message.
+// Server-tool blocks are left out. stop_reason end_turn and stop_sequence give
 // [toolgate.FinishStop], tool_use [toolgate.FinishToolCalls], max_tokens and
 // model_context_window_exceeded [toolgate.FinishLength], refusal
 // [toolgate.FinishRefusal] (the text, if any, is the model's explanation);
@@ -68,9 +92,13 @@
 //
 // [Options.ThinkingBudget] turns extended thinking on with a token budget
 // (at least [MinThinkingBudget], less than max_tokens). The thinking blocks
-// of a reply are not kept yet: a conversation that calls tools with
-// thinking on needs them sent back before the tool results, so keep
-// thinking off for tool turns until messages carry them.
+// of a reply are kept in its parts, stored with the conversation, and sent
+// back unchanged on the next request, also after a pause and a resume from
+// another process. A tool use turn that began without thinking (a reply
+// from another provider, or one made with thinking off) cannot continue
+// with it: the API refuses a last assistant message that calls tools
+// without starting with a thinking block. Such a request is sent with
+// thinking off; the next turn has it again.
 //
 // Failures are [*toolgate.ModelError] values with Provider "anthropic" after
 // the SDK's own retries (see [Options.MaxRetries]); RetryAfter is the wait

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/anthropic"
@@ -97,4 +98,77 @@ func ExampleOptions_thinking() {
 	// Output:
 	// thinking: {"budget_tokens":2048,"type":"enabled"}
 	// Three. 40 34
+}
+
+// Example_thinkingPauseResume pauses a turn with extended thinking on a
+// tool that needs confirmation and resumes it once a person allowed the
+// call: the resumed request sends the thinking block back, unchanged,
+// before the tool_use block, as the API requires. The local server prints
+// the blocks of the assistant turn it gets back.
+func Example_thinkingPauseResume() {
+	replies := []string{
+		`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+		  "content":[{"type":"thinking","thinking":"The user wants a booking; the tool books.","signature":"c2lnbmVk"},
+		             {"type":"tool_use","id":"toolu_1","name":"book_flight","input":{"flight":"VX205"}}],
+		  "stop_reason":"tool_use","usage":{"input_tokens":50,"output_tokens":30}}`,
+		`{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+		  "content":[{"type":"text","text":"Your seat on VX205 is booked."}],
+		  "stop_reason":"end_turn","usage":{"input_tokens":90,"output_tokens":8}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string
+				Content []struct{ Type, Signature string }
+			}
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				for _, b := range m.Content {
+					fmt.Println("sent back:", strings.TrimSpace(b.Type+" "+b.Signature))
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, replies[0])
+		replies = replies[1:]
+	}))
+	defer srv.Close()
+
+	model, err := anthropic.New(&anthropic.Options{
+		APIKey: "sk-ant-example", BaseURL: srv.URL, Model: "claude-sonnet-4-5",
+		MaxOutputTokens: 8192, ThinkingBudget: 2048,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	type flight struct {
+		Flight string `json:"flight"`
+	}
+	book := toolgate.NewToolFor("book_flight", "Book a seat on a flight.",
+		func(_ context.Context, _ *toolgate.ToolRequest, in flight) (string, error) {
+			return "booked " + in.Flight, nil
+		}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}})
+
+	ctx := context.Background()
+	client := toolgate.NewClient(model, []*toolgate.Tool{book}, nil)
+	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book me on VX205."})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("paused:", resp.Paused(), resp.Awaiting)
+	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{
+		ConversationID: "trip", PauseID: resp.PauseID,
+		Decisions: []toolgate.Decision{toolgate.Allow("toolu_1")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text())
+	// Output:
+	// paused: true [toolu_1]
+	// sent back: thinking c2lnbmVk
+	// sent back: tool_use
+	// Your seat on VX205 is booked.
 }

@@ -69,14 +69,34 @@ func FuzzStreamEvents(f *testing.F) {
 				t.Fatalf("arguments %q are JSON but not compact", c.Arguments)
 			}
 		}
+		checkReply(t, resp.Message())
 	})
 }
 
+// checkReply fails t unless a reply read from the API keeps its stored
+// form (its parts agree with its text and calls) and converts back to
+// content blocks.
+func checkReply(t *testing.T, reply *toolgate.AssistantMessage) {
+	t.Helper()
+	b, err := json.Marshal(reply)
+	if err != nil {
+		t.Fatalf("the reply does not marshal: %v", err)
+	}
+	if _, err := toolgate.UnmarshalMessage(b); err != nil {
+		t.Fatalf("the stored reply does not read back: %v\n%s", err, b)
+	}
+	if _, err := assistantBlocks(reply, callIDs(0, reply.ToolCalls)); err != nil {
+		t.Fatalf("the reply does not convert back: %v", err)
+	}
+}
+
 // FuzzMessage decodes a complete message and converts it: never a panic,
-// and tool call arguments are always valid JSON.
+// tool call arguments are always valid JSON, and the reply passes
+// checkReply.
 func FuzzMessage(f *testing.F) {
 	f.Add(simpleMessage)
 	f.Add(`{"content":[{"type":"tool_use","id":"t","name":"n","input":{"a":[1,2]}}],"stop_reason":"tool_use"}`)
+	f.Add(`{"content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"redacted_thinking","data":"d"},{"type":"text","text":"x"},{"type":"tool_use","id":"t","name":"n","input":{}}],"stop_reason":"tool_use"}`)
 	f.Fuzz(func(t *testing.T, data string) {
 		var msg sdk.Message
 		if json.Unmarshal([]byte(data), &msg) != nil {
@@ -91,6 +111,7 @@ func FuzzMessage(f *testing.F) {
 				t.Fatalf("arguments %q are not JSON", c.Arguments)
 			}
 		}
+		checkReply(t, resp.Message())
 	})
 }
 

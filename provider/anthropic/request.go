@@ -37,12 +37,6 @@ func (m *Model) params(p *toolgate.Prompt) (sdk.MessageNewParams, []option.Reque
 	if opts.MaxOutputTokens > 0 {
 		params.MaxTokens = int64(opts.MaxOutputTokens)
 	}
-	if m.thinking > 0 {
-		if err := checkBudget(m.thinking, params.MaxTokens); err != nil {
-			return params, nil, err
-		}
-		params.Thinking = sdk.ThinkingConfigParamOfEnabled(m.thinking)
-	}
 	params.StopSequences = opts.Stop
 	system, msgs, err := messages(p.Messages)
 	if err != nil {
@@ -50,6 +44,14 @@ func (m *Model) params(p *toolgate.Prompt) (sdk.MessageNewParams, []option.Reque
 	}
 	params.System = system
 	params.Messages = msgs
+	if m.thinking > 0 {
+		if err := checkBudget(m.thinking, params.MaxTokens); err != nil {
+			return params, nil, err
+		}
+		if !toolTurnWithoutThinking(msgs) {
+			params.Thinking = sdk.ThinkingConfigParamOfEnabled(m.thinking)
+		}
+	}
 	tools, err := m.toolParams(p.Tools)
 	if err != nil {
 		return params, nil, err
@@ -85,22 +87,19 @@ func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, 
 			if msg == nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
 			}
-			out = append(out, sdk.NewUserMessage(sdk.NewTextBlock(msg.Text)))
+			blocks, err := userBlocks(i, msg)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, sdk.NewUserMessage(blocks...))
 		case *toolgate.AssistantMessage:
 			if msg == nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d is nil", i)
 			}
-			blocks := make([]sdk.ContentBlockParamUnion, 0, 1+len(msg.ToolCalls))
-			if msg.Text != "" {
-				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
-			}
 			lastIDs = callIDs(i, msg.ToolCalls)
-			for j, call := range msg.ToolCalls {
-				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
-					ID:    lastIDs[j],
-					Name:  call.Name,
-					Input: toolInput(call.Arguments),
-				}})
+			blocks, err := assistantBlocks(msg, lastIDs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
 			}
 			if len(blocks) == 0 {
 				continue // an empty reply carries nothing the API accepts
@@ -119,7 +118,11 @@ func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, 
 				if len(lastIDs) == len(msg.Results) {
 					id = lastIDs[j]
 				}
-				blocks[j] = sdk.ContentBlockParamUnion{OfToolResult: toolResult(id, r)}
+				b, err := toolResult(i, id, r)
+				if err != nil {
+					return nil, nil, err
+				}
+				blocks[j] = sdk.ContentBlockParamUnion{OfToolResult: b}
 			}
 			out = append(out, sdk.NewUserMessage(blocks...))
 		default:
@@ -129,18 +132,91 @@ func messages(in []toolgate.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, 
 	return system, out, nil
 }
 
-// toolResult converts one result. Only [toolgate.ResultError] sets
-// is_error; a denied or skipped call answers with its message as ordinary
-// text content.
-func toolResult(id string, r toolgate.ToolResult) *sdk.ToolResultBlockParam {
+// toolTurnWithoutThinking reports whether the last assistant message calls
+// tools without starting with a thinking block: a tool use turn that began
+// without thinking (a reply from another provider, or one made with
+// thinking off). Thinking cannot be turned on in the middle of such a turn
+// (the API refuses a final assistant message with tool use that does not
+// start with a thinking block), so that request is sent with thinking off;
+// the next turn has it again.
+func toolTurnWithoutThinking(msgs []sdk.MessageParam) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		a := msgs[i].OfAssistant
+		if a == nil {
+			continue
+		}
+		if len(a.Content) == 0 || a.Content[0].OfThinking != nil || a.Content[0].OfRedactedThinking != nil {
+			return false
+		}
+		for _, b := range a.Content {
+			if b.OfToolUse != nil {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// assistantBlocks converts a reply's content, in order (see
+// [toolgate.AssistantMessage.Content]). Parts this adapter read are sent
+// back as they came: a reasoning part as a thinking block with its
+// signature, a redacted reasoning part as a redacted_thinking block, byte
+// for byte, before the tool_use blocks they preceded, as the API requires
+// when thinking is used with tools. Parts of other providers are dropped:
+// their reasoning is left out, their text goes as plain text and their
+// calls as plain tool_use blocks. Empty text, which the API refuses, and
+// files, which a reply cannot hold, are left out.
+func assistantBlocks(msg *toolgate.AssistantMessage, ids []string) ([]sdk.ContentBlockParamUnion, error) {
+	content := msg.Content()
+	blocks := make([]sdk.ContentBlockParamUnion, 0, len(content))
+	for _, p := range content {
+		switch p := p.(type) {
+		case toolgate.TextPart:
+			if p.Text != "" {
+				blocks = append(blocks, sdk.NewTextBlock(p.Text))
+			}
+		case toolgate.ReasoningPart:
+			if p.Provider == provider {
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Thinking: p.Text, Signature: p.Signature}})
+			}
+		case toolgate.RedactedReasoningPart:
+			if p.Provider == provider {
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: p.Data}})
+			}
+		case toolgate.ToolCallPart:
+			if p.Index < 0 || p.Index >= len(msg.ToolCalls) {
+				return nil, fmt.Errorf("%w: tool call part %d of %d calls", toolgate.ErrInvalidMessage, p.Index, len(msg.ToolCalls))
+			}
+			call := msg.ToolCalls[p.Index]
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
+				ID:    ids[p.Index],
+				Name:  call.Name,
+				Input: toolInput(call.Arguments),
+			}})
+		}
+	}
+	return blocks, nil
+}
+
+// toolResult converts one result of message i: its content as text, then
+// its parts (images and documents, see [convertFile]). Only
+// [toolgate.ResultError] sets is_error; a denied or skipped call answers
+// with its message as ordinary text content.
+func toolResult(i int, id string, r toolgate.ToolResult) (*sdk.ToolResultBlockParam, error) {
 	b := &sdk.ToolResultBlockParam{ToolUseID: id}
 	if r.Content != "" {
 		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
 	}
+	files, err := resultFiles(i, r.Parts)
+	if err != nil {
+		return nil, err
+	}
+	b.Content = append(b.Content, files...)
 	if r.Status == toolgate.ResultError {
 		b.IsError = param.NewOpt(true)
 	}
-	return b
+	return b, nil
 }
 
 // callIDs returns the ids to send for a reply's calls. The API requires

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,6 +36,13 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 			{"type":"tool_use","id":"toolu_2","name":"get_weather","input":{}}],
 			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
 		"recorded thinking reply": string(recording.Load(t, "thinking_tool")[0].Response),
+		"redacted thinking, text and calls": `{"id":"msg_r","type":"message","role":"assistant","model":"m","content":[
+			{"type":"thinking","thinking":"Two cities.","signature":"c2ln"},
+			{"type":"redacted_thinking","data":"RXF3Ymxv"},
+			{"type":"text","text":"Checking both."},
+			{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}},
+			{"type":"tool_use","id":"toolu_2","name":"get_weather","input":{"city":"Rome"}}],
+			"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}`,
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
@@ -279,9 +287,25 @@ func TestRetryAfterSurfaced(t *testing.T) {
 // TestRecordedThinkingReplies reads the recorded thinking replies, complete
 // and streamed, and the final answers after the tool result.
 func TestRecordedThinkingReplies(t *testing.T) {
-	call := func(id string) *toolgate.Response {
+	// signature returns the signature the recording sends back.
+	signature := func(name string) string {
+		var req struct {
+			Messages []struct{ Content []struct{ Signature string } }
+		}
+		if err := json.Unmarshal(recording.Load(t, name)[1].Request, &req); err != nil {
+			t.Fatal(err)
+		}
+		return req.Messages[1].Content[0].Signature
+	}
+	call := func(id, thinking, name string) *toolgate.Response {
 		return &toolgate.Response{Generations: []toolgate.Generation{{
-			Message:      &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: id, Name: "weather", Arguments: `{"location":"Florence, Italy"}`}}},
+			Message: &toolgate.AssistantMessage{
+				ToolCalls: []toolgate.ToolCall{{ID: id, Name: "weather", Arguments: `{"location":"Florence, Italy"}`}},
+				Parts: toolgate.Parts{
+					toolgate.ReasoningPart{Text: thinking, Signature: signature(name), Provider: "anthropic"},
+					toolgate.ToolCallPart{Index: 0},
+				},
+			},
 			FinishReason: toolgate.FinishToolCalls,
 		}}}
 	}
@@ -291,9 +315,9 @@ func TestRecordedThinkingReplies(t *testing.T) {
 		usage toolgate.Usage
 		final string
 	}{
-		{"thinking_tool", call("toolu_014azqsWLU8Djh6RhmBGRC2u"), toolgate.Usage{InputTokens: 424, OutputTokens: 118},
+		{"thinking_tool", call("toolu_014azqsWLU8Djh6RhmBGRC2u", "The user is asking about the weather in Florence, Italy. I have a weather function available that takes a location parameter. The user has provided the location as \"Florence, Italy\" which is specific enough for the weather function. I have all the required parameters to make the function call.", "thinking_tool"), toolgate.Usage{InputTokens: 424, OutputTokens: 118},
 			"The current temperature in Florence, Italy is 40°C (104°F)."},
-		{"thinking_tool_stream", call("toolu_01Js4AMfx5qpTLhwTusnvT68"), toolgate.Usage{InputTokens: 424, OutputTokens: 119},
+		{"thinking_tool_stream", call("toolu_01Js4AMfx5qpTLhwTusnvT68", "The user is asking for weather information for Florence, Italy. I have access to a weather function that takes a location parameter. The user has provided the location as \"Florence, Italy\" which is specific enough for the weather function. I have all the required parameters to make the function call.", "thinking_tool_stream"), toolgate.Usage{InputTokens: 424, OutputTokens: 119},
 			"The current weather in Florence, Italy is 40°C (104°F)."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

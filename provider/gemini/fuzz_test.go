@@ -15,11 +15,13 @@ import (
 
 // FuzzStreamResponses feeds streamed responses (one JSON response a line)
 // to the stream decoder: it must never panic, and a stream it accepts must
-// give chunks that toolgate can collect, with valid JSON arguments.
+// give chunks that toolgate can collect into a reply that passes
+// checkReply.
 func FuzzStreamResponses(f *testing.F) {
 	f.Add(strings.Join(streamCalls, "\n"))
 	f.Add(simpleResponse)
 	f.Add(`{"promptFeedback":{"blockReason":"SAFETY"}}`)
+	f.Add(strings.Join(responseAsStream(f, signedReply), "\n"))
 	f.Fuzz(func(t *testing.T, data string) {
 		var s streamState
 		var chunks []*toolgate.Chunk
@@ -51,19 +53,46 @@ func FuzzStreamResponses(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted stream does not collect: %v", err)
 		}
-		for _, c := range resp.Message().ToolCalls {
-			if !json.Valid([]byte(c.Arguments)) {
-				t.Fatalf("arguments %q are not JSON", c.Arguments)
-			}
-		}
+		checkReply(t, resp.Message())
 	})
 }
 
-// FuzzResponse converts a complete response: never a panic, and tool call
-// arguments are always valid JSON.
+// signedReply is a reply with a signed thought, text and two calls, the
+// first signed.
+const signedReply = `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"Both tools.","thought":true,"thoughtSignature":"dGhvdWdodA=="},
+	{"text":"Adding."},
+	{"functionCall":{"name":"add","args":{"a":2}},"thoughtSignature":"c2ln"},
+	{"functionCall":{"name":"add","args":{"a":3}}}]},"finishReason":"STOP"}]}`
+
+// checkReply fails t unless a reply read from the API has valid JSON
+// arguments, keeps its stored form (its parts agree with its text and
+// calls) and converts back to a request.
+func checkReply(t *testing.T, reply *toolgate.AssistantMessage) {
+	t.Helper()
+	for _, c := range reply.ToolCalls {
+		if !json.Valid([]byte(c.Arguments)) {
+			t.Fatalf("arguments %q are not JSON", c.Arguments)
+		}
+	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		t.Fatalf("the reply does not marshal: %v", err)
+	}
+	if _, err := toolgate.UnmarshalMessage(b); err != nil {
+		t.Fatalf("the stored reply does not read back: %v\n%s", err, b)
+	}
+	if _, err := modelParts(reply); err != nil {
+		t.Fatalf("the reply does not convert back: %v", err)
+	}
+}
+
+// FuzzResponse converts a complete response: never a panic, and an
+// accepted reply passes checkReply.
 func FuzzResponse(f *testing.F) {
 	f.Add(simpleResponse)
 	f.Add(`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"n","args":{"a":[1,{"b":null}]}}}]},"finishReason":"STOP"}]}`)
+	f.Add(signedReply)
 	f.Fuzz(func(t *testing.T, data string) {
 		var r genai.GenerateContentResponse
 		if json.Unmarshal([]byte(data), &r) != nil {
@@ -73,11 +102,7 @@ func FuzzResponse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, c := range resp.Message().ToolCalls {
-			if !json.Valid([]byte(c.Arguments)) {
-				t.Fatalf("arguments %q are not JSON", c.Arguments)
-			}
-		}
+		checkReply(t, resp.Message())
 	})
 }
 

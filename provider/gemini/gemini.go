@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/genai"
@@ -48,15 +49,26 @@ type Options struct {
 	// for, doubling for each further one. 0: 1 s plus up to 1 s of jitter,
 	// as the SDK waits; a set delay has no jitter.
 	RetryDelay time.Duration
+	// IncludeThoughts asks for thought summaries (thinkingConfig
+	// includeThoughts): replies then hold their readable reasoning as
+	// [toolgate.ReasoningPart] text, and streams yield it as
+	// [toolgate.Chunk] Reasoning. false: not asked for; a thinking model
+	// still thinks and signs its parts, and the signatures are kept.
+	IncludeThoughts bool
+	// ThinkingLevel is how much a Gemini 3 model thinks (thinkingConfig
+	// thinkingLevel): "minimal", "low", "medium" or "high", in any case.
+	// "": the model's default. Another value makes [New] fail.
+	ThinkingLevel string
 }
 
 // Model is a [toolgate.Model] backed by the Gemini API (generateContent and
 // streamGenerateContent). It is safe for concurrent use.
 type Model struct {
 	// fixed at creation
-	client *genai.Client
-	model  string
-	retry  *retrier
+	client   *genai.Client
+	model    string
+	retry    *retrier
+	thinking *genai.ThinkingConfig // nil: the model's default
 }
 
 var _ toolgate.Model = (*Model)(nil)
@@ -69,6 +81,10 @@ func New(opts *Options) (*Model, error) {
 		return nil, errors.New(`gemini: no model name: set Options.Model (for example "gemini-2.5-flash")`)
 	}
 	o := *opts
+	thinking, err := thinkingConfig(o.IncludeThoughts, o.ThinkingLevel)
+	if err != nil {
+		return nil, err
+	}
 	// Retries are made by the transport, which reads the wait the API
 	// asks for; the SDK's own are left off.
 	hc := &http.Client{}
@@ -94,7 +110,24 @@ func New(opts *Options) (*Model, error) {
 		}
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return &Model{client: client, model: o.Model, retry: rt}, nil
+	return &Model{client: client, model: o.Model, retry: rt, thinking: thinking}, nil
+}
+
+// thinkingConfig returns the thinkingConfig for the options, nil when they
+// ask for nothing.
+func thinkingConfig(include bool, level string) (*genai.ThinkingConfig, error) {
+	if !include && level == "" {
+		return nil, nil
+	}
+	c := &genai.ThinkingConfig{IncludeThoughts: include}
+	switch l := genai.ThinkingLevel(strings.ToUpper(level)); l {
+	case "":
+	case genai.ThinkingLevelMinimal, genai.ThinkingLevelLow, genai.ThinkingLevelMedium, genai.ThinkingLevelHigh:
+		c.ThinkingLevel = l
+	default:
+		return nil, fmt.Errorf(`gemini: thinking level %q: want "minimal", "low", "medium" or "high"`, level)
+	}
+	return c, nil
 }
 
 // FromEnv returns a model named model, with the API key read from

@@ -218,7 +218,12 @@ func TestGenerateResponse(t *testing.T) {
 			"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7}}`,
 			&toolgate.Response{Generations: []toolgate.Generation{{
 				Message: &toolgate.AssistantMessage{Text: "Let me check.", ToolCalls: []toolgate.ToolCall{
-					{Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
+					{Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
+					Parts: toolgate.Parts{
+						toolgate.ReasoningPart{Text: "planning", Provider: "gemini"},
+						toolgate.TextPart{Text: "Let me check."},
+						toolgate.ToolCallPart{Index: 0, Provider: "gemini", Signature: "c2ln"},
+					}},
 				FinishReason: toolgate.FinishToolCalls}},
 				Usage: toolgate.Usage{InputTokens: 5, OutputTokens: 7}}},
 		{"parallel calls, one with an id", `{"candidates":[{"content":{"role":"model","parts":[
@@ -265,6 +270,15 @@ var streamCalls = []string{
 	`{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":30,"thoughtsTokenCount":5},"modelVersion":"gemini-test-001","responseId":"resp_s"}`,
 }
 
+// streamCallsParts are the parts of the reply of streamCalls: the text
+// fragments joined, the first call with its signature.
+var streamCallsParts = toolgate.Parts{
+	toolgate.ReasoningPart{Text: "thinking...", Provider: "gemini"},
+	toolgate.TextPart{Text: "Checking both."},
+	toolgate.ToolCallPart{Index: 0, Provider: "gemini", Signature: "c2ln"},
+	toolgate.ToolCallPart{Index: 1},
+}
+
 func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
 	t.Helper()
 	var chunks []*toolgate.Chunk
@@ -285,10 +299,10 @@ func TestStreamChunks(t *testing.T) {
 	}
 	u := toolgate.Usage{InputTokens: 20, OutputTokens: 35, ReasoningTokens: 5}
 	want := []*toolgate.Chunk{
-		{ID: "resp_s", Model: "gemini-test-001", Text: "Checking "},
+		{ID: "resp_s", Model: "gemini-test-001", Text: "Checking ", Reasoning: "thinking..."},
 		{Text: "both.", ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 0, Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
 		{ToolCallDeltas: []toolgate.ToolCallDelta{{Index: 1, Name: "get_weather", Arguments: `{"city":"Rome"}`}}},
-		{FinishReason: toolgate.FinishToolCalls, Usage: &u},
+		{FinishReason: toolgate.FinishToolCalls, Usage: &u, Parts: streamCallsParts},
 	}
 	if diff := cmp.Diff(want, chunks); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
@@ -309,7 +323,7 @@ func TestStreamCollect(t *testing.T) {
 		Generations: []toolgate.Generation{{Message: &toolgate.AssistantMessage{Text: "Checking both.", ToolCalls: []toolgate.ToolCall{
 			{Name: "get_weather", Arguments: `{"city":"Oslo"}`},
 			{Name: "get_weather", Arguments: `{"city":"Rome"}`},
-		}}, FinishReason: toolgate.FinishToolCalls}},
+		}, Parts: streamCallsParts}, FinishReason: toolgate.FinishToolCalls}},
 		Usage: toolgate.Usage{InputTokens: 20, OutputTokens: 35, ReasoningTokens: 5}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
@@ -540,7 +554,7 @@ func TestResume(t *testing.T) {
 			}
 			wantReply := map[string]any{"role": "model", "parts": []any{
 				map[string]any{"text": "I will ship both."},
-				map[string]any{"functionCall": map[string]any{"name": "ship", "args": map[string]any{"box": 1.0}}, "thoughtSignature": signature},
+				map[string]any{"functionCall": map[string]any{"name": "ship", "args": map[string]any{"box": 1.0}}, "thoughtSignature": "c2ln"},
 				map[string]any{"functionCall": map[string]any{"name": "ship", "args": map[string]any{"box": 2.0}}},
 				map[string]any{"functionCall": map[string]any{"name": "get_weather", "args": map[string]any{"city": "Oslo"}}},
 			}}

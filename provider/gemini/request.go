@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 const rawArgumentsKey = "_raw"
 
 // skipSignature is the thought signature the API documents for function
-// calls whose real signature is not known: toolgate keeps no signatures,
-// and Gemini 3 models reject replayed calls without one.
+// calls whose real signature is not known (calls another model made):
+// Gemini 3 models reject a step whose first call comes back without one.
 var skipSignature = []byte("skip_thought_signature_validator")
 
 // request builds the model name, contents and config for p.
@@ -43,6 +44,7 @@ func (m *Model) request(p *toolgate.Prompt) (string, []*genai.Content, *genai.Ge
 		SystemInstruction: system,
 		MaxOutputTokens:   int32(min(opts.MaxOutputTokens, 1<<31-1)),
 		StopSequences:     opts.Stop,
+		ThinkingConfig:    m.thinking,
 	}
 	if opts.Temperature != nil {
 		config.Temperature = genai.Ptr(float32(*opts.Temperature))
@@ -63,6 +65,7 @@ func (m *Model) request(p *toolgate.Prompt) (string, []*genai.Content, *genai.Ge
 // or "model". Adjacent contents of the same role are merged into one.
 func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error) {
 	var system *genai.Content
+	var files inline
 	out := make([]*genai.Content, 0, len(msgs))
 	add := func(role string, parts []*genai.Part) {
 		if len(parts) == 0 {
@@ -91,21 +94,18 @@ func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error)
 			if msg == nil {
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
 			}
-			add(genai.RoleUser, []*genai.Part{{Text: msg.Text}})
+			parts, err := files.userParts(i, msg)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(genai.RoleUser, parts)
 		case *toolgate.AssistantMessage:
 			if msg == nil {
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
 			}
-			parts := make([]*genai.Part, 0, 1+len(msg.ToolCalls))
-			if msg.Text != "" {
-				parts = append(parts, &genai.Part{Text: msg.Text})
-			}
-			for j, call := range msg.ToolCalls {
-				part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: callArgs(call.Arguments)}}
-				if j == 0 {
-					part.ThoughtSignature = skipSignature
-				}
-				parts = append(parts, part)
+			parts, err := modelParts(msg)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
 			}
 			add(genai.RoleModel, parts)
 		case *toolgate.ToolMessage:
@@ -113,21 +113,113 @@ func contents(msgs []toolgate.Message) (*genai.Content, []*genai.Content, error)
 				return nil, nil, fmt.Errorf("gemini: message %d is nil", i)
 			}
 			parts := make([]*genai.Part, len(msg.Results))
+			var after []*genai.Part
 			for j, r := range msg.Results {
 				key := "output"
 				if r.Status == toolgate.ResultError {
 					key = "error"
 				}
-				parts[j] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-					ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content},
-				}}
+				fr := &genai.FunctionResponse{ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content}}
+				more, err := files.resultParts(i, fr, r.Parts)
+				if err != nil {
+					return nil, nil, err
+				}
+				parts[j] = &genai.Part{FunctionResponse: fr}
+				after = append(after, more...)
 			}
-			add(genai.RoleUser, parts)
+			add(genai.RoleUser, append(parts, after...))
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d: unsupported message %T", i, msg)
 		}
 	}
 	return system, out, nil
+}
+
+// modelParts converts a reply's content, in order (see
+// [toolgate.AssistantMessage.Content]). Parts this adapter read go back as
+// they came, each with its thoughtSignature byte for byte: thoughts as
+// thought parts, text as text parts, calls as functionCall parts. Parts of
+// other providers are dropped: their reasoning is left out, their text
+// goes as plain text, their calls as plain calls. A reply that carries no
+// signature of this adapter (another provider's, or one made without
+// thinking) sends its first call with the bypass value the API documents
+// for calls whose signature is not known; calls of a reply that has its
+// own signatures never get it. A text part without text (a signature that
+// came alone after a call, which a request part cannot carry without data)
+// and files are left out.
+func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
+	content := msg.Content()
+	own := false
+	for _, p := range content {
+		switch p := p.(type) {
+		case toolgate.TextPart:
+			own = own || p.Provider == provider && p.Signature != ""
+		case toolgate.ReasoningPart:
+			own = own || p.Provider == provider && p.Signature != ""
+		case toolgate.ToolCallPart:
+			own = own || p.Provider == provider && p.Signature != ""
+		}
+	}
+	parts := make([]*genai.Part, 0, len(content))
+	firstCall := true
+	for j, p := range content {
+		switch p := p.(type) {
+		case toolgate.TextPart:
+			if p.Text == "" {
+				continue
+			}
+			part := &genai.Part{Text: p.Text}
+			if p.Provider == provider && p.Signature != "" {
+				sig, err := decodeSignature(j, p.Signature)
+				if err != nil {
+					return nil, err
+				}
+				part.ThoughtSignature = sig
+			}
+			parts = append(parts, part)
+		case toolgate.ReasoningPart:
+			if p.Provider != provider || p.Text == "" && p.Signature == "" {
+				continue
+			}
+			part := &genai.Part{Text: p.Text, Thought: true}
+			if p.Signature != "" {
+				sig, err := decodeSignature(j, p.Signature)
+				if err != nil {
+					return nil, err
+				}
+				part.ThoughtSignature = sig
+			}
+			parts = append(parts, part)
+		case toolgate.ToolCallPart:
+			if p.Index < 0 || p.Index >= len(msg.ToolCalls) {
+				return nil, fmt.Errorf("%w: tool call part %d of %d calls", toolgate.ErrInvalidMessage, p.Index, len(msg.ToolCalls))
+			}
+			call := msg.ToolCalls[p.Index]
+			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: callArgs(call.Arguments)}}
+			switch {
+			case p.Provider == provider && p.Signature != "":
+				sig, err := decodeSignature(j, p.Signature)
+				if err != nil {
+					return nil, err
+				}
+				part.ThoughtSignature = sig
+			case firstCall && !own:
+				part.ThoughtSignature = skipSignature
+			}
+			firstCall = false
+			parts = append(parts, part)
+		}
+	}
+	return parts, nil
+}
+
+// decodeSignature returns the bytes of a kept thought signature.
+func decodeSignature(part int, sig string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil {
+		return nil, fmt.Errorf("%w: part %d: the thought signature is not base64", toolgate.ErrInvalidMessage, part)
+	}
+	return b, nil
 }
 
 // callArgs returns the args of a functionCall part for a call's arguments

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -197,7 +198,9 @@ func (f *signatureAPI) check(body []byte) error {
 			switch sig := p.ThoughtSignature; {
 			case sig == "":
 				return fmt.Errorf("Function call is missing a thought_signature in functionCall parts (contents[%d].parts[%d])", i, j)
-			case sig == string(skipSignature):
+			case sig == string(skipSignature) || sig == base64.StdEncoding.EncodeToString(skipSignature):
+				// The documented value, as written in JSON or as the SDKs
+				// send it when it is set on their bytes field.
 				if !f.bypass {
 					return fmt.Errorf("contents[%d].parts[%d]: the call was sent back with the bypass signature instead of its own", i, j)
 				}
@@ -283,7 +286,8 @@ func mutateFirstCall(t *testing.T, body []byte, mutate func(map[string]any)) []b
 
 // TestRecordedParallelCalls reads the recorded replies with two parallel
 // calls, complete and streamed: the calls in order with their ids, the
-// thinking tokens in the usage, and the same stored form either way.
+// first with the signature the recorded follow-up sends back, the thinking
+// tokens in the usage, and the same stored form either way.
 func TestRecordedParallelCalls(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -312,9 +316,20 @@ func TestRecordedParallelCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var next struct {
+				Contents []struct {
+					Parts []struct{ ThoughtSignature string }
+				}
+			}
+			if err := json.Unmarshal(rec[1].Request, &next); err != nil {
+				t.Fatal(err)
+			}
 			want := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{
 				{ID: tt.ids[0], Name: "add", Arguments: `{"a":2,"b":3}`},
 				{ID: tt.ids[1], Name: "multiply", Arguments: `{"a":2,"b":3}`},
+			}, Parts: toolgate.Parts{
+				toolgate.ToolCallPart{Index: 0, Provider: "gemini", Signature: next.Contents[1].Parts[0].ThoughtSignature},
+				toolgate.ToolCallPart{Index: 1},
 			}}
 			if diff := cmp.Diff(want, got.Message()); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
