@@ -31,6 +31,7 @@ type Memory struct {
 	byAgent   map[string]map[string]bool
 	approvals map[[2]string]*Approval // guarded by mu
 	grants    []*Grant                // guarded by mu: in the order added
+	keys      map[keyID]*RequestKey   // guarded by mu: idempotency keys (keys.go)
 }
 
 // NewMemory returns an empty [Memory].

@@ -83,6 +83,9 @@ type Store interface {
 	// the grant as it was. It fails with [ErrNotFound], and changes
 	// nothing, when the conversation has no such grant live at t.
 	RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*Grant, error)
+
+	// The records of idempotency keys (keys.go).
+	KeyStore
 }
 
 // Errors of a [Store]; implementations wrap them.

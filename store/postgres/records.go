@@ -82,12 +82,14 @@ var recordsMigrations = []string{
 	grantDigestMigration,
 	// 3: the index keeps the tools its pauses await.
 	pendingToolsMigration,
+	// 4: the idempotency keys of requests (keys.go).
+	requestKeysMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 3
+const RecordsSchemaVersion = 4
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (server_pending.tools), and a table of (agent, tool) rows,
@@ -132,6 +134,7 @@ type recordQueries struct {
 	upsertPending, deletePending, pendingCursor, listPending, listPendingScoped   string
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants, revokeGrant                                          string
+	keys                                                                          keyQueries
 }
 
 func newRecordQueries(schema string) recordQueries {
@@ -139,6 +142,7 @@ func newRecordQueries(schema string) recordQueries {
 	const conv = "SELECT id, agent, owner_id, owner, created_at FROM S.server_conversations "
 	const dec = "SELECT conversation_id, pause_id, outcome, record FROM S.server_decisions "
 	return recordQueries{
+		keys: newKeyQueries(r),
 		insertConversation: r.Replace(`INSERT INTO S.server_conversations (id, agent, owner_id, owner, created_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`),
 		selectConversation: r.Replace(conv + "WHERE id = $1"),

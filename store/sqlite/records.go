@@ -71,12 +71,14 @@ var recordsMigrations = []string{
 	grantDigestMigration,
 	// 3: the index keeps the tools its pauses await.
 	pendingToolsMigration,
+	// 4: the idempotency keys of requests (keys.go).
+	requestKeysMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 3
+const RecordsSchemaVersion = 4
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (a JSON array in server_pending.tools), and a table of
