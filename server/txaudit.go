@@ -204,6 +204,14 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		if kh := heldKey(ctx); kh != nil {
+			// The request's idempotency key says this write took effect
+			// exactly when it commits (idempotency.go). A record no
+			// longer held (settled before a late write) needs no mark.
+			if err := tx.MarkKey(kh.scope, kh.key, kh.token); err != nil && !errors.Is(err, records.ErrNotFound) {
+				return err
+			}
+		}
 		if w.Claim != nil && res != nil && res.begin != nil && w.PauseID == res.pauseID && n.begun == nil {
 			old, err := tx.Begin(res.begin)
 			if err != nil {
@@ -344,6 +352,10 @@ func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID stri
 		case own == nil || !sameDecision(rec, own):
 			// Claimed by another decision first.
 			return true, rec
+		case rec.Outcome.Resolves():
+			// The answer's commit went through, though its reply was
+			// lost: the decision stands as stored.
+			return false, nil
 		}
 	}
 	s.finishFailed(ctx, c, pauseID)
