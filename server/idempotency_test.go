@@ -38,7 +38,6 @@ func decodeBody(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
 	return out
 }
 
-
 var flightInput = `{"input":"` + flightdemo.Input + `"}`
 
 // TestIdempotentMessage: a message retried with its key is answered with
