@@ -289,6 +289,15 @@ func (s *Server) carriedOut(w http.ResponseWriter, r *http.Request, p *toolgate.
 	return true
 }
 
+// pruneKeys deletes the idempotency key records that have expired; the
+// recovery of claims calls it on each round. (A reservation replaces an
+// expired record of its key in any case: pruning only bounds the table.)
+func (s *Server) pruneKeys(ctx context.Context) {
+	if _, err := s.cfg.Records.PruneKeys(ctx, now()); err != nil && ctx.Err() == nil {
+		s.logger.ErrorContext(ctx, "server: deleting expired idempotency keys failed", "err", logcap.Error(err))
+	}
+}
+
 // cmpNil returns err, or alt when err is nil.
 func cmpNil(err, alt error) error {
 	if err != nil {
