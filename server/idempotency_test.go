@@ -136,7 +136,7 @@ func TestIdempotentDecisionMemory(t *testing.T) {
 // gate set, such an append waits for it to close before committing, and
 // reached is closed when one is waiting.
 type faultyAppends struct {
-	*sqlite.Store
+	txStore
 	pauses  bool
 	lost    bool
 	armed   atomic.Bool
@@ -144,23 +144,29 @@ type faultyAppends struct {
 	reached chan struct{}
 }
 
-func (s *faultyAppends) Unwrap() toolgate.ConversationStore { return s.Store }
+// txStore is a conversation store keeping the server's records too.
+type txStore interface {
+	toolgate.ConversationStore
+	Records(context.Context) (records.Store, error)
+}
+
+func (s *faultyAppends) Unwrap() toolgate.ConversationStore { return s.txStore }
 
 func (s *faultyAppends) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
 	last, _ := p.Messages[len(p.Messages)-1].(*toolgate.AssistantMessage)
 	match := last != nil && (p.Pause != nil) == s.pauses && (s.pauses || !last.HasToolCalls())
 	if !match {
-		return s.Store.Append(ctx, id, p)
+		return s.txStore.Append(ctx, id, p)
 	}
 	if s.gate != nil {
 		close(s.reached)
 		<-s.gate
 	}
 	if !s.armed.Swap(false) {
-		return s.Store.Append(ctx, id, p)
+		return s.txStore.Append(ctx, id, p)
 	}
 	if s.lost {
-		if err := s.Store.Append(ctx, id, p); err != nil {
+		if err := s.txStore.Append(ctx, id, p); err != nil {
 			return err
 		}
 	}
@@ -173,7 +179,7 @@ func newFaultyFixture(t *testing.T, fs *faultyAppends) (*fixture, records.Store)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	fs.Store = st
+	fs.txStore = st
 	return newFixtureWith(t, fs, flightdemo.Model(), nil), mustRecords(t, st)
 }
 
