@@ -37,6 +37,14 @@ type Tx interface {
 	MarkKey(scope, key, token string) error
 }
 
+// Notifier is implemented by the [Tx] of stores whose database carries
+// notifications (package store/postgres: NOTIFY): Notify sends payload on
+// channel when, and only when, the transaction commits, so that a
+// listener hears of a change exactly when the change is there to read.
+type Notifier interface {
+	Notify(channel string, payload []byte) error
+}
+
 // Write describes the write of a [toolgate.ConversationStore] in whose
 // transaction a [Hook] runs: exactly one of Append, Claim and Started is
 // set. Its values are the caller's; a hook must not modify them.

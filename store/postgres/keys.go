@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolgate/toolgate/internal/recordrows"
@@ -155,4 +156,20 @@ func (t *recordTx) MarkKey(scope, key, token string) error {
 		err = fmt.Errorf("request key %q held by %q: %w", key, token, records.ErrNotFound)
 	}
 	return recErr("mark key", err)
+}
+
+// Notify implements [records.Notifier]: pg_notify in the transaction,
+// delivered when it commits. It fails with an error wrapping [ErrPayload]
+// for a payload NOTIFY cannot carry.
+func (t *recordTx) Notify(channel string, payload []byte) error {
+	switch {
+	case len(payload) > maxPayload:
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrPayload, len(payload), maxPayload)
+	case !utf8.Valid(payload):
+		return fmt.Errorf("%w: invalid UTF-8", ErrPayload)
+	case strings.ContainsRune(string(payload), 0):
+		return fmt.Errorf("%w: a NUL byte", ErrPayload)
+	}
+	_, err := t.conn.Exec(t.ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
+	return recErr("notify", err)
 }
