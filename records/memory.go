@@ -32,6 +32,8 @@ type Memory struct {
 	approvals map[[2]string]*Approval // guarded by mu
 	grants    []*Grant                // guarded by mu: in the order added
 	keys      map[keyID]*RequestKey   // guarded by mu: idempotency keys (keys.go)
+	sessions  map[string]*Session     // guarded by mu: by id (sessions.go)
+	secrets   map[string][]byte       // guarded by mu: shared secrets by name
 }
 
 // NewMemory returns an empty [Memory].

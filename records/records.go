@@ -86,6 +86,8 @@ type Store interface {
 
 	// The records of idempotency keys (keys.go).
 	KeyStore
+	// The sessions of signed-in browsers (sessions.go).
+	SessionStore
 }
 
 // Errors of a [Store]; implementations wrap them.

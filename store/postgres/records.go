@@ -84,12 +84,15 @@ var recordsMigrations = []string{
 	pendingToolsMigration,
 	// 4: the idempotency keys of requests (keys.go).
 	requestKeysMigration,
+	// 5: the sessions of signed-in browsers, and shared secrets
+	// (sessions.go).
+	sessionsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 4
+const RecordsSchemaVersion = 5
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (server_pending.tools), and a table of (agent, tool) rows,
@@ -135,6 +138,7 @@ type recordQueries struct {
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants, revokeGrant                                          string
 	keys                                                                          keyQueries
+	sessions                                                                      sessionQueries
 }
 
 func newRecordQueries(schema string) recordQueries {
@@ -142,7 +146,8 @@ func newRecordQueries(schema string) recordQueries {
 	const conv = "SELECT id, agent, owner_id, owner, created_at FROM S.server_conversations "
 	const dec = "SELECT conversation_id, pause_id, outcome, record FROM S.server_decisions "
 	return recordQueries{
-		keys: newKeyQueries(r),
+		keys:     newKeyQueries(r),
+		sessions: newSessionQueries(r),
 		insertConversation: r.Replace(`INSERT INTO S.server_conversations (id, agent, owner_id, owner, created_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`),
 		selectConversation: r.Replace(conv + "WHERE id = $1"),

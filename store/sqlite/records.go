@@ -73,12 +73,15 @@ var recordsMigrations = []string{
 	pendingToolsMigration,
 	// 4: the idempotency keys of requests (keys.go).
 	requestKeysMigration,
+	// 5: the sessions of signed-in browsers, and shared secrets
+	// (sessions.go).
+	sessionsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 4
+const RecordsSchemaVersion = 5
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (a JSON array in server_pending.tools), and a table of
