@@ -55,8 +55,9 @@ type Config struct {
 	// 0: pauses never expire. It must not be negative.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// SessionTTL is how long a browser stays signed in to the web pages
-	// after signing in with an API key. Sessions are kept in memory: they
-	// end when the process exits, and one instance does not know another's.
+	// after signing in (with an API key or through OIDCLogin). Sessions
+	// are kept in [Config.Records]: with a SQLite or PostgreSQL store they
+	// survive restarts, and every instance on the database knows them.
 	// 0: [DefaultSessionTTL]. It must not be negative.
 	SessionTTL time.Duration `json:"session_ttl,omitempty" yaml:"session_ttl,omitempty"`
 	// IdempotencyTTL is how long the response to a request sent with an

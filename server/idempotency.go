@@ -289,12 +289,15 @@ func (s *Server) carriedOut(w http.ResponseWriter, r *http.Request, p *toolgate.
 	return true
 }
 
-// pruneKeys deletes the idempotency key records that have expired; the
-// recovery of claims calls it on each round. (A reservation replaces an
-// expired record of its key in any case: pruning only bounds the table.)
+// pruneKeys deletes the idempotency key records and the sessions that
+// have expired; the recovery of claims calls it on each round. (Expired
+// records are never answered in any case: pruning bounds the tables.)
 func (s *Server) pruneKeys(ctx context.Context) {
 	if _, err := s.cfg.Records.PruneKeys(ctx, now()); err != nil && ctx.Err() == nil {
 		s.logger.ErrorContext(ctx, "server: deleting expired idempotency keys failed", "err", logcap.Error(err))
+	}
+	if _, err := s.cfg.Records.PruneSessions(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		s.logger.ErrorContext(ctx, "server: deleting expired sessions failed", "err", logcap.Error(err))
 	}
 }
 
