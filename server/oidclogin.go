@@ -143,14 +143,14 @@ func (l *OIDCLogin) problems() []error {
 // oidcLogin runs the login flow. It is safe for concurrent use.
 type oidcLogin struct {
 	// fixed at creation
-	cfg    *OIDCLogin
-	name   string // on the sign-in button
-	hc     *http.Client
+	cfg  *OIDCLogin
+	name string // on the sign-in button
+	hc   *http.Client
 	// secret returns the key of the seal, shared by every instance on the
 	// store's database, so that a sign-in started on one instance ends on
 	// any other.
 	secret func(context.Context) ([]byte, error)
-	mapper *OIDC       // maps the ID token's claims; its key set is unused
+	mapper *OIDC // maps the ID token's claims; its key set is unused
 	now    func() time.Time
 	secure bool // the login cookie is Secure even without TLS
 	// signedIn is the page that leads a browser on after the callback.

@@ -88,4 +88,3 @@ func TestSessionsOnAnyInstancePostgres(t *testing.T) {
 		return s
 	})
 }
-
