@@ -71,7 +71,7 @@ func testRequestKeys(t *testing.T, s records.Store) {
 	}
 	again := requestKey("ada POST /x", "k1", "t6")
 	again.CreatedAt, again.ExpiresAt = fresh.CreatedAt, fresh.ExpiresAt
-	if prior, err := s.ReserveKey(ctx, again); err != nil || prior == nil || prior.Token != "t5" || prior.Done || prior.Body != nil && len(prior.Body) != 0 {
+	if prior, err := s.ReserveKey(ctx, again); err != nil || prior == nil || prior.Token != "t5" || prior.Done || len(prior.Body) != 0 {
 		t.Fatalf("ReserveKey of the renewed key: %+v, %v; want t5's record, not done", prior, err)
 	}
 
