@@ -224,6 +224,9 @@ func (m *Memory) Finish(ctx context.Context, conversationID, pauseID string, out
 	if d == nil {
 		return fmt.Errorf("records: decision of pause %q of %q: %w", pauseID, conversationID, ErrNotFound)
 	}
+	if d.Outcome.Resolves() {
+		return nil // final
+	}
 	if outcome == OutcomeNone {
 		delete(m.decisions, k)
 		delete(m.decSeq, k)

@@ -203,3 +203,35 @@ func testHookMarkKey(t *testing.T, open TxOpener) {
 	}
 
 }
+
+// testFinalOutcome: an outcome that resolves a pause is final: a later
+// Finish, of another outcome or of none, changes nothing.
+func testFinalOutcome(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	for _, final := range []records.Outcome{records.OutcomeDecided, records.OutcomeExpired, records.OutcomeRecovered} {
+		pause := "p_" + string(final)
+		if _, err := s.Begin(ctx, &records.Decision{ConversationID: "conv_1", PauseID: pause, Source: records.SourcePerson, DecidedBy: "bob",
+			DecidedAt: at, Outcome: records.OutcomeDeciding}); err != nil {
+			t.Fatal(err)
+		}
+		must(t, "Finish", s.Finish(ctx, "conv_1", pause, final))
+		for _, later := range []records.Outcome{records.OutcomeFailed, records.OutcomeDeciding, records.OutcomeRecovered, records.OutcomeDecided, records.OutcomeNone} {
+			must(t, fmt.Sprintf("Finish %q after %q", later, final), s.Finish(ctx, "conv_1", pause, later))
+			if d, err := s.Decision(ctx, "conv_1", pause); err != nil || d.Outcome != final {
+				t.Errorf("after Finish %q of a %q record: %+v, %v; want it %q", later, final, d, err, final)
+			}
+		}
+	}
+	// A failed one is not final.
+	if _, err := s.Begin(ctx, &records.Decision{ConversationID: "conv_1", PauseID: "p_f", Source: records.SourcePerson, DecidedBy: "bob",
+		DecidedAt: at, Outcome: records.OutcomeDeciding}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, "Finish failed", s.Finish(ctx, "conv_1", "p_f", records.OutcomeFailed))
+	must(t, "Finish recovered", s.Finish(ctx, "conv_1", "p_f", records.OutcomeRecovered))
+	if d, err := s.Decision(ctx, "conv_1", "p_f"); err != nil || d.Outcome != records.OutcomeRecovered {
+		t.Errorf("a failed record recovered: %+v, %v", d, err)
+	}
+	wantErr(t, "Finish of an unknown pause", s.Finish(ctx, "conv_1", "nope", records.OutcomeNone), records.ErrNotFound)
+	wantErr(t, "Finish of an unknown pause", s.Finish(ctx, "conv_1", "nope", records.OutcomeDecided), records.ErrNotFound)
+}
