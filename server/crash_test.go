@@ -589,7 +589,14 @@ func crashRun(t *testing.T, stop, concurrency int, mode crashMode) {
 	if err := json.Unmarshal(b, &shown); err != nil {
 		t.Fatal(err)
 	}
-	if len(shown.Decisions) != 1 || shown.Decisions[0].Outcome != want || shown.Decisions[0].DecidedBy != "bob" || len(shown.Decisions[0].Decisions) != len(crashCalls) {
+	outcomeOK := len(shown.Decisions) == 1 && shown.Decisions[0].Outcome == want
+	if mode == crashPostgresTwo && want == records.OutcomeRecovered && len(shown.Decisions) == 1 && shown.Decisions[0].Outcome == records.OutcomeDecided {
+		// One instance recovered the pause; the other, seeing it resolved
+		// before the recovery's answer set the outcome, may settle the
+		// record as decided first (the first resolving outcome is final).
+		outcomeOK = true
+	}
+	if !outcomeOK || shown.Decisions[0].DecidedBy != "bob" || len(shown.Decisions[0].Decisions) != len(crashCalls) {
 		t.Errorf("decision records %+v, want one by bob, outcome %q", shown.Decisions, want)
 	}
 	if len(shown.Messages) < 3 || shown.Messages[2].Role != "tool" || len(shown.Messages[2].Results) != len(crashCalls) {
