@@ -31,6 +31,9 @@ type Memory struct {
 	byAgent   map[string]map[string]bool
 	approvals map[[2]string]*Approval // guarded by mu
 	grants    []*Grant                // guarded by mu: in the order added
+	keys      map[keyID]*RequestKey   // guarded by mu: idempotency keys (keys.go)
+	sessions  map[string]*Session     // guarded by mu: by id (sessions.go)
+	secrets   map[string][]byte       // guarded by mu: shared secrets by name
 }
 
 // NewMemory returns an empty [Memory].
@@ -220,6 +223,9 @@ func (m *Memory) Finish(ctx context.Context, conversationID, pauseID string, out
 	d := m.decisions[k]
 	if d == nil {
 		return fmt.Errorf("records: decision of pause %q of %q: %w", pauseID, conversationID, ErrNotFound)
+	}
+	if d.Outcome.Resolves() {
+		return nil // final
 	}
 	if outcome == OutcomeNone {
 		delete(m.decisions, k)

@@ -44,8 +44,11 @@ type Store interface {
 	// the record instead, releasing the pause to be decided again. An
 	// outcome that resolves the pause ([Outcome.Resolves]) also removes the
 	// pause from the index, in the same atomic write, as [Store.RemovePending]
-	// would. It fails with [ErrNotFound] when the pause has no record, and
-	// then changes nothing.
+	// would. Such an outcome is final: Finish of a record that has one
+	// changes nothing and returns nil, so that of two writers settling one
+	// pause (two recoveries, say) the first one's outcome stands. It fails
+	// with [ErrNotFound] when the pause has no record, and then changes
+	// nothing.
 	Finish(ctx context.Context, conversationID, pauseID string, outcome Outcome) error
 	// Decision returns the record of a pause, or [ErrNotFound].
 	Decision(ctx context.Context, conversationID, pauseID string) (*Decision, error)
@@ -83,6 +86,11 @@ type Store interface {
 	// the grant as it was. It fails with [ErrNotFound], and changes
 	// nothing, when the conversation has no such grant live at t.
 	RevokeGrant(ctx context.Context, conversationID, id string, t time.Time) (*Grant, error)
+
+	// The records of idempotency keys (keys.go).
+	KeyStore
+	// The sessions of signed-in browsers (sessions.go).
+	SessionStore
 }
 
 // Errors of a [Store]; implementations wrap them.

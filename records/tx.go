@@ -29,6 +29,20 @@ type Tx interface {
 	// [audit.Log.Append] does; the chain stays locked until the
 	// transaction ends.
 	Audit(recs ...*audit.Record) error
+	// MarkKey counts the write as an effect of the request holding the
+	// idempotency key record (scope, key) with token ([RequestKey.Effects]),
+	// so that the record says the write took effect exactly when it
+	// committed. It fails with [ErrNotFound] when no record not done is
+	// held by token.
+	MarkKey(scope, key, token string) error
+}
+
+// Notifier is implemented by the [Tx] of stores whose database carries
+// notifications (package store/postgres: NOTIFY): Notify sends payload on
+// channel when, and only when, the transaction commits, so that a
+// listener hears of a change exactly when the change is there to read.
+type Notifier interface {
+	Notify(channel string, payload []byte) error
 }
 
 // Write describes the write of a [toolgate.ConversationStore] in whose

@@ -70,6 +70,10 @@ type FileConfig struct {
 	// PauseTTL is [server.Config.PauseTTL]: how long a pause waits for a
 	// decision, such as "30m". 0: pauses never expire.
 	PauseTTL time.Duration `yaml:"pause_ttl"`
+	// IdempotencyTTL is [server.Config.IdempotencyTTL]: how long the
+	// outcome of a request sent with an Idempotency-Key answers retries,
+	// such as "24h". 0: [server.DefaultIdempotencyTTL].
+	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
 	// Audit says where the audit log is kept and who may read it. Zero:
 	// beside the store, see [AuditSpec].
 	Audit AuditSpec `yaml:"audit"`
@@ -847,6 +851,9 @@ func (fc *FileConfig) check(d *decoder) {
 	if fc.PauseTTL < 0 {
 		bad("pause_ttl", "must not be negative (leave it out or 0: pauses never expire)")
 	}
+	if fc.IdempotencyTTL < 0 {
+		bad("idempotency_ttl", "must not be negative (leave it out or 0: a day)")
+	}
 	if k := fc.Audit.DigestKeyEnv; k != "" {
 		if v := os.Getenv(k); v == "" {
 			env("audit.digest_key_env", k)
@@ -1138,6 +1145,7 @@ func Build(ctx context.Context, fc *FileConfig, opts *BuildOptions) (*server.Con
 		MaxBodyBytes:        fc.MaxBodyBytes,
 		MaxFileBytes:        fc.MaxFileBytes,
 		PauseTTL:            fc.PauseTTL,
+		IdempotencyTTL:      fc.IdempotencyTTL,
 		Logger:              logger,
 		Audit:               auditLog,
 		AuditDigestKey:      digestKey,

@@ -325,7 +325,8 @@ func (s *Server) auditResolution(ctx context.Context, c *conversation, conv *too
 // When the store holds none and the pause was not claimed, the decision
 // did not run: its decided calls get a refused record saying why (another
 // decision took the pause first, or the resumption failed before running
-// them).
+// them; with the records in the store, whose claim would have written the
+// decided records, such a failure leaves none).
 func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolgate.Conversation, actor audit.Actor, decisions []toolgate.Decision, err error) {
 	a := s.audit
 	if a == nil {
@@ -363,8 +364,15 @@ func (s *Server) auditResolved(ctx context.Context, c *conversation, conv *toolg
 			return
 		}
 		var de *toolgate.DecisionError
-		if errors.As(err, &de) {
+		switch {
+		case errors.As(err, &de):
 			why = "the decision did not run: " + string(de.Problem)
+		case s.tx[c.Agent]:
+			// A claim that never committed, its decided records with
+			// it: the attempt left nothing to answer for, and the
+			// pause's one outcome per call comes with its resolution.
+			a.logger.WarnContext(ctx, "server: a decision failed before its claim committed; the pause stays open", "conversation", c.ID, "pause", pr.ID, "err", logcap.Error(err))
+			return
 		}
 	}
 	idx, keys, _ := decidedCalls(pr, reply, decisions)

@@ -64,10 +64,16 @@ type Config struct {
 	// 0: pauses never expire. It must not be negative.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// SessionTTL is how long a browser stays signed in to the web pages
-	// after signing in with an API key. Sessions are kept in memory: they
-	// end when the process exits, and one instance does not know another's.
+	// after signing in (with an API key or through OIDCLogin). Sessions
+	// are kept in [Config.Records]: with a SQLite or PostgreSQL store they
+	// survive restarts, and every instance on the database knows them.
 	// 0: [DefaultSessionTTL]. It must not be negative.
 	SessionTTL time.Duration `json:"session_ttl,omitempty" yaml:"session_ttl,omitempty"`
+	// IdempotencyTTL is how long the response to a request sent with an
+	// Idempotency-Key header is kept for retries with the same key (see
+	// idempotency.go); after that the key may name a new request. 0:
+	// [DefaultIdempotencyTTL]. It must not be negative.
+	IdempotencyTTL time.Duration `json:"idempotency_ttl,omitempty" yaml:"idempotency_ttl,omitempty"`
 	// ClaimLease is how long a decided pause may stay claimed by a
 	// resumption that has not stored its results before the server
 	// recovers it with [toolgate.Client.RecoverPause] (see recovery.go):
@@ -332,6 +338,9 @@ func (c *Config) validate() (*keyTable, error) {
 	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session_ttl %v is negative", c.SessionTTL))
+	}
+	if c.IdempotencyTTL < 0 {
+		errs = append(errs, fmt.Errorf("idempotency_ttl %v is negative", c.IdempotencyTTL))
 	}
 	keys, kerrs := newKeyTable(c.APIKeys, c.IdentitySources[APIKeysSource])
 	errs = append(errs, kerrs...)

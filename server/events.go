@@ -192,8 +192,12 @@ func (b *LocalBroker) Subscribe(deliver func(payload []byte)) (cancel func()) {
 // failure is logged: the event streams are a convenience, and the stored
 // conversation is the truth.
 func (s *Server) publish(ctx context.Context, convID string, kind EventKind, pauseID string) {
-	s.notify(ctx, Event{ConversationID: convID, Kind: kind, PauseID: pauseID})
-	payload, err := encodeEvent(Event{ConversationID: convID, Kind: kind, PauseID: pauseID})
+	e := Event{ConversationID: convID, Kind: kind, PauseID: pauseID}
+	s.notify(ctx, e)
+	if notifiedInTx(ctx, e) {
+		return // sent by the transaction that made it (txaudit.go)
+	}
+	payload, err := encodeEvent(e)
 	if err == nil {
 		err = s.events.broker.Publish(context.WithoutCancel(ctx), payload)
 	}

@@ -143,17 +143,21 @@ func (l *OIDCLogin) problems() []error {
 // oidcLogin runs the login flow. It is safe for concurrent use.
 type oidcLogin struct {
 	// fixed at creation
-	cfg    *OIDCLogin
-	name   string // on the sign-in button
-	hc     *http.Client
-	seal   cipher.AEAD // seals the login cookies
-	mapper *OIDC       // maps the ID token's claims; its key set is unused
+	cfg  *OIDCLogin
+	name string // on the sign-in button
+	hc   *http.Client
+	// secret returns the key of the seal, shared by every instance on the
+	// store's database, so that a sign-in started on one instance ends on
+	// any other.
+	secret func(context.Context) ([]byte, error)
+	mapper *OIDC // maps the ID token's claims; its key set is unused
 	now    func() time.Time
 	secure bool // the login cookie is Secure even without TLS
 	// signedIn is the page that leads a browser on after the callback.
 	signedIn *template.Template
 
 	mu       sync.Mutex
+	seal     cipher.AEAD           // guarded by mu: seals the login cookies; nil until [oidcLogin.ready]
 	provider *oidc.Provider        // guarded by mu; nil until discovered
 	verifier *oidc.IDTokenVerifier // guarded by mu
 	oauth    *oauth2.Config        // guarded by mu
@@ -178,8 +182,13 @@ func (s *Server) initOIDCLogin() {
 	if err != nil {
 		panic(fmt.Sprintf("server: OIDC login options checked by validate: %v", err))
 	}
-	l := &oidcLogin{cfg: cfg, name: cfg.ProviderName, hc: cfg.HTTPClient, seal: newLoginSeal(), mapper: mapper, now: cfg.Now,
+	l := &oidcLogin{cfg: cfg, name: cfg.ProviderName, hc: cfg.HTTPClient, mapper: mapper, now: cfg.Now,
 		secure: redirect.Scheme == "https"}
+	l.secret = func(ctx context.Context) ([]byte, error) {
+		fresh := make([]byte, 32)
+		_, _ = rand.Read(fresh) // never fails
+		return s.cfg.Records.SharedSecret(ctx, loginSealSecret, fresh)
+	}
 	if l.name == "" {
 		l.name = issuer.Host
 	}
@@ -195,11 +204,38 @@ func (s *Server) initOIDCLogin() {
 	s.page("GET "+loginCallbackPath, s.oidcCallback)
 }
 
-// newLoginSeal returns the AEAD that seals login cookies, under a new
-// random key: a login cookie is good only with the process that set it.
-func newLoginSeal() cipher.AEAD {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // never fails
+// loginSealSecret names the shared secret that keys the login cookies'
+// seal in the record store.
+const loginSealSecret = "oidc login cookie seal"
+
+// ready makes the seal of the login cookies, from the secret the store
+// keeps, the first time; an error is the store's.
+func (l *oidcLogin) ready(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seal != nil {
+		return nil
+	}
+	key, err := l.secret(ctx)
+	if err != nil {
+		return err
+	}
+	if len(key) != 32 {
+		return fmt.Errorf("server: the stored login seal key has %d bytes, not 32", len(key))
+	}
+	l.seal = aeadFor(key)
+	return nil
+}
+
+// aead returns the seal of the login cookies, nil before [oidcLogin.ready].
+func (l *oidcLogin) aead() cipher.AEAD {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seal
+}
+
+// aeadFor returns AES-256-GCM under key, 32 bytes.
+func aeadFor(key []byte) cipher.AEAD {
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		panic(err) // a 32-byte key is valid
@@ -209,6 +245,14 @@ func newLoginSeal() cipher.AEAD {
 		panic(err) // AES has a 16-byte block
 	}
 	return aead
+}
+
+// newLoginSeal returns the AEAD that seals login cookies, under a new
+// random key: a login cookie is good only with the process that set it.
+func newLoginSeal() cipher.AEAD {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails
+	return aeadFor(key)
 }
 
 // discover returns the OAuth 2 configuration and the ID token verifier of
@@ -256,10 +300,11 @@ var errLoginCookie = errors.New("server: invalid or expired login cookie")
 // sealCookie returns the login cookie's value for st: AES-GCM under the
 // process's key, bound to the cookie's name, base64url-encoded.
 func (l *oidcLogin) sealCookie(st *loginState) string {
+	seal := l.aead()
 	plain, _ := json.Marshal(st) // strings and a number
-	nonce := make([]byte, l.seal.NonceSize(), l.seal.NonceSize()+len(plain)+l.seal.Overhead())
+	nonce := make([]byte, seal.NonceSize(), seal.NonceSize()+len(plain)+seal.Overhead())
 	_, _ = rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(l.seal.Seal(nonce, nonce, plain, []byte(loginCookie)))
+	return base64.RawURLEncoding.EncodeToString(seal.Seal(nonce, nonce, plain, []byte(loginCookie)))
 }
 
 // openCookie returns the state sealed in a login cookie's value, or
@@ -270,12 +315,13 @@ func (l *oidcLogin) openCookie(value string) (*loginState, error) {
 	if len(value) > maxLoginCookie {
 		return nil, fmt.Errorf("%w: %d bytes", errLoginCookie, len(value))
 	}
+	seal := l.aead()
 	b, err := base64.RawURLEncoding.DecodeString(value)
-	if err != nil || len(b) < l.seal.NonceSize()+l.seal.Overhead() {
+	if err != nil || len(b) < seal.NonceSize()+seal.Overhead() {
 		return nil, fmt.Errorf("%w: malformed", errLoginCookie)
 	}
-	ns := l.seal.NonceSize()
-	plain, err := l.seal.Open(nil, b[:ns], b[ns:], []byte(loginCookie))
+	ns := seal.NonceSize()
+	plain, err := seal.Open(nil, b[:ns], b[ns:], []byte(loginCookie))
 	if err != nil {
 		return nil, fmt.Errorf("%w: not sealed by this server (or by an earlier run of it)", errLoginCookie)
 	}
@@ -331,6 +377,10 @@ func (s *Server) oidcSignIn(w http.ResponseWriter, r *http.Request) {
 			Error: l.name + " cannot be reached. Try again later, or sign in with an API key."})
 		return
 	}
+	if err := l.ready(r.Context()); err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	st := &loginState{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Next: next,
 		Expires: l.now().Add(loginTTL).Unix()}
 	l.setLoginCookie(w, r, l.sealCookie(st))
@@ -365,6 +415,10 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(loginCookie)
 	if err != nil {
 		refuse(http.StatusBadRequest, restart, "no login cookie", err)
+		return
+	}
+	if err := l.ready(r.Context()); err != nil {
+		s.internal(w, r, err)
 		return
 	}
 	st, err := l.openCookie(c.Value)
@@ -419,7 +473,9 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnauthorized, "The ID token of "+l.name+" is not valid. Sign in again.", "bad ID token claims", err)
 		return
 	}
-	s.startSession(w, r, s.fromSource(p), nil)
+	if !s.startSession(w, r, s.fromSource(p), nil) {
+		return
+	}
 	// Not a redirect: the browser came from the provider's site, and a
 	// redirect would carry that over to the next request, which browsers
 	// then send without the SameSite=Strict session cookie. The page's

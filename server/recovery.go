@@ -83,6 +83,7 @@ func (s *Server) recoveryLoop(ctx context.Context, sw *sweeper, lease time.Durat
 	defer close(sw.done)
 	for {
 		next := s.recoverClaims(ctx, lease)
+		s.pruneKeys(ctx)
 		if wake := time.Now().Add(lease); next.IsZero() || wake.Before(next) {
 			next = wake
 		}

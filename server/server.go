@@ -79,9 +79,9 @@ func New(cfg *Config) (*Server, error) {
 	s.handle("POST /v1/conversations", s.auth(s.createConversation))
 	s.handle("GET /v1/conversations", s.auth(s.listConversations))
 	s.handle("GET /v1/conversations/{id}", s.auth(s.getConversation))
-	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.postMessage))
+	s.handle("POST /v1/conversations/{id}/messages", s.auth(s.idempotent(s.postMessage)))
 	s.handle("GET /v1/inbox", s.auth(s.inbox))
-	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.decide))
+	s.handle("POST /v1/conversations/{id}/pauses/{pause}/decisions", s.auth(s.idempotent(s.decide)))
 	s.handle("GET /v1/conversations/{id}/audit", s.auth(s.conversationAudit))
 	s.handle("GET /v1/conversations/{id}/grants", s.auth(s.listGrants))
 	s.handle("POST /v1/conversations/{id}/grants/{grant}/revoke", s.auth(s.revokeGrant))
@@ -880,6 +880,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 	if err != nil {
 		if taken, prior := s.resumeFailed(ctx, c, pauseID, err); taken {
 			s.conflictOrNone(w, r, p, c, prior, conv)
+			return
+		}
+		if s.carriedOut(w, r, p, rec) {
 			return
 		}
 		s.decisionError(w, r, err)

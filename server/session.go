@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/records"
 )
 
 // DefaultSessionTTL is how long a browser stays signed in when
@@ -19,18 +22,22 @@ const DefaultSessionTTL = 12 * time.Hour
 // a key holder who signs in in a loop cannot grow the table without end.
 const maxSessionsPerPrincipal = 16
 
-// sessions maps the ids of the session cookies of signed-in browsers to
-// their principals. Ids are 128-bit random values, known only to the
-// server and the browser; a session ends when it expires, when the browser
-// signs out, or when the process exits (sessions are kept in memory).
+// sessions are the sessions of signed-in browsers, kept in the record
+// store ([records.SessionStore]) so that every instance on one database
+// knows them: a browser signed in through one instance is signed in on
+// all, and signing out on one ends the session on all. No load balancer
+// needs to send a browser back to the instance it signed in on.
+//
+// A session cookie's value is 128 random bits, known only to the browser;
+// the store keeps its SHA-256, so that reading the table gives no cookie.
+// A session ends when it expires, when the browser signs out, or, for a
+// sign-in with an API key, when the key is removed.
 //
 // A sessions is safe for concurrent use.
 type sessions struct {
 	// fixed at creation
 	ttl time.Duration
-
-	mu   sync.Mutex
-	byID map[string]*session // guarded by mu
+	rs  records.Store
 }
 
 type session struct {
@@ -42,91 +49,87 @@ type session struct {
 	expires time.Time
 }
 
-func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, byID: make(map[string]*session)}
+func newSessions(ttl time.Duration, rs records.Store) *sessions {
+	return &sessions{ttl: ttl, rs: rs}
+}
+
+// sessionID returns the id the store keeps for a session cookie's value.
+func sessionID(cookie string) string {
+	h := sha256.Sum256([]byte(cookie))
+	return hex.EncodeToString(h[:])
 }
 
 // create starts a session for p, signed in with the API key whose hash is
-// key (nil: an OIDC sign-in), and returns its id and expiry.
-func (ss *sessions) create(p *toolgate.Principal, key *[sha256.Size]byte) (id string, expires time.Time) {
-	now := time.Now()
-	id, expires = rand.Text(), now.Add(ss.ttl)
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var held int
-	var first string // the id of p's session that expires first
-	for k, s := range ss.byID {
-		switch {
-		case !now.Before(s.expires):
-			delete(ss.byID, k)
-		case s.principal.ID == p.ID:
-			held++
-			if first == "" || s.expires.Before(ss.byID[first].expires) {
-				first = k
-			}
-		}
+// key (nil: an OIDC sign-in), and returns its cookie's value and expiry.
+func (ss *sessions) create(ctx context.Context, p *toolgate.Principal, key *[sha256.Size]byte) (cookie string, expires time.Time, err error) {
+	t := time.Now()
+	cookie, expires = rand.Text(), t.Add(ss.ttl)
+	rec := &records.Session{ID: sessionID(cookie), Principal: *p, ExpiresAt: expires}
+	if key != nil {
+		rec.KeyHash = key[:]
 	}
-	if held >= maxSessionsPerPrincipal {
-		delete(ss.byID, first)
-	}
-	ss.byID[id] = &session{principal: p, key: key, expires: expires}
-	return id, expires
+	return cookie, expires, ss.rs.AddSession(ctx, rec, maxSessionsPerPrincipal, t)
 }
 
-// get returns the session id, or nil when there is no such session or it
-// has expired.
-func (ss *sessions) get(id string) *session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	s := ss.byID[id]
-	if s == nil {
-		return nil
+// get returns the session of a cookie's value, or nil when there is no
+// such session or it has expired; an error is the store's.
+func (ss *sessions) get(ctx context.Context, cookie string) (*session, error) {
+	rec, err := ss.rs.Session(ctx, sessionID(cookie), time.Now())
+	if errors.Is(err, records.ErrNotFound) {
+		return nil, nil
 	}
-	if !time.Now().Before(s.expires) {
-		delete(ss.byID, id)
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	return s
+	out := &session{principal: &rec.Principal, expires: rec.ExpiresAt}
+	if len(rec.KeyHash) == sha256.Size {
+		out.key = (*[sha256.Size]byte)(rec.KeyHash)
+	}
+	return out, nil
 }
 
-// sessionUser returns the principal the session id runs as now, or nil
-// when it ended: the current key table's principal for a session signed
-// in with an API key, the sign-in's principal otherwise (which then counts
-// as its holder's identity, see identity.go).
-func (s *Server) sessionUser(id string) *toolgate.Principal {
-	ses := s.web.sessions.get(id)
+// end ends the session of a cookie's value, if there is one.
+func (ss *sessions) end(ctx context.Context, cookie string) error {
+	return ss.rs.EndSession(ctx, sessionID(cookie))
+}
+
+// sessionUser returns the principal the session of a cookie's value runs
+// as now, or nil when it ended: the current key table's principal for a
+// session signed in with an API key, the sign-in's principal otherwise
+// (which then counts as its holder's identity, see identity.go). An error
+// is the store's.
+func (s *Server) sessionUser(ctx context.Context, cookie string) (*toolgate.Principal, error) {
+	ses, err := s.web.sessions.get(ctx, cookie)
 	switch {
-	case ses == nil:
-		return nil
+	case err != nil || ses == nil:
+		return nil, err
 	case ses.key != nil:
 		p := s.keys.Load().byHash[*ses.key]
 		if p == nil {
-			s.web.sessions.end(id)
+			return nil, s.web.sessions.end(context.WithoutCancel(ctx), cookie)
 		}
-		return p
+		return p, nil
 	}
 	s.seen.note(ses.principal, ses.expires)
-	return ses.principal
-}
-
-// end ends the session id, if there is one.
-func (ss *sessions) end(id string) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	delete(ss.byID, id)
+	return ses.principal, nil
 }
 
 // startSession signs the browser of r in as p, with the API key whose hash
 // is key (nil: an OIDC sign-in): it starts a session and sets its cookie,
-// SameSite=Strict so that no other site's page sends it.
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, key *[sha256.Size]byte) {
-	id, expires := s.web.sessions.create(p, key)
+// SameSite=Strict so that no other site's page sends it. It answers a
+// store failure itself and returns false then.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgate.Principal, key *[sha256.Size]byte) bool {
+	cookie, expires, err := s.web.sessions.create(r.Context(), p, key)
+	if err != nil {
+		s.internal(w, r, err)
+		return false
+	}
 	if key == nil {
 		s.seen.note(p, expires)
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
-		Value:    id,
+		Value:    cookie,
 		Path:     "/",
 		Expires:  expires,
 		MaxAge:   int(time.Until(expires).Seconds()),
@@ -134,4 +137,5 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, p *toolgat
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
 	})
+	return true
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/records"
 )
 
 // Server-sent events: the event streams of conversations and of the inbox
@@ -30,6 +31,9 @@ type eventsState struct {
 	broker      Broker
 	unsubscribe func()
 	heartbeat   time.Duration
+	// txChannel is the broker's channel when the store's transactions can
+	// notify it (txaudit.go); "" otherwise.
+	txChannel string
 }
 
 // startEvents subscribes the server's hub to its broker: the configured
@@ -41,6 +45,13 @@ func (s *Server) startEvents() {
 		s.events.broker = NewLocalBroker()
 	}
 	s.events.heartbeat = heartbeatInterval
+	if cf, ok := s.events.broker.(interface {
+		ChannelFor(records.Store) (string, bool)
+	}); ok && s.cfg.Records != nil {
+		if ch, ok := cf.ChannelFor(s.cfg.Records); ok {
+			s.events.txChannel = ch
+		}
+	}
 	s.events.unsubscribe = s.events.broker.Subscribe(s.events.hub.deliver)
 }
 

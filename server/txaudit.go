@@ -91,6 +91,7 @@ type txNotes struct {
 	paused   map[string]bool   // guarded by mu: pauses indexed and audited with their append
 	resolved string            // guarded by mu: the pause whose resolution's records were written with it
 	finished bool              // guarded by mu: the decision's outcome set with the answer
+	notified map[Event]bool    // guarded by mu: events notified in the transactions that made them
 }
 
 type txNotesKey struct{}
@@ -123,6 +124,38 @@ func resolvedInTx(ctx context.Context, pauseID string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.resolved != "" && n.resolved == pauseID
+}
+
+// notifiedInTx reports whether e was notified in the transaction of the
+// write it tells of.
+func notifiedInTx(ctx context.Context, e Event) bool {
+	n := notes(ctx)
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.notified[e]
+}
+
+// notifyInTx notifies e inside tx, the transaction of the write e tells
+// of, when the broker listens to the store's notifications; it notes e in
+// n (whose mu the caller holds), so that [Server.publish] does not send it
+// again after the commit.
+func (s *Server) notifyInTx(tx records.Tx, n *txNotes, e Event) error {
+	nt, ok := tx.(records.Notifier)
+	if !ok || s.events.txChannel == "" {
+		return nil
+	}
+	payload, err := encodeEvent(e)
+	if err != nil {
+		return err
+	}
+	if err := nt.Notify(s.events.txChannel, payload); err != nil {
+		return err
+	}
+	n.notified[e] = true
+	return nil
 }
 
 // finishedInTx reports whether the decision's outcome was set with the
@@ -190,7 +223,7 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 	if !s.tx[c.Agent] {
 		return ctx
 	}
-	n := &txNotes{paused: map[string]bool{}}
+	n := &txNotes{paused: map[string]bool{}, notified: map[Event]bool{}}
 	// A resumption inside a turn (a sticky one) tells the turn of the
 	// pauses it wrote too.
 	parent := notes(ctx)
@@ -204,6 +237,14 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		if kh := heldKey(ctx); kh != nil {
+			// The request's idempotency key says this write took effect
+			// exactly when it commits (idempotency.go). A record no
+			// longer held (settled before a late write) needs no mark.
+			if err := tx.MarkKey(kh.scope, kh.key, kh.token); err != nil && !errors.Is(err, records.ErrNotFound) {
+				return err
+			}
+		}
 		if w.Claim != nil && res != nil && res.begin != nil && w.PauseID == res.pauseID && n.begun == nil {
 			old, err := tx.Begin(res.begin)
 			if err != nil {
@@ -236,7 +277,19 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 			if err := tx.Finish(c.ID, res.pauseID, outcome); err != nil {
 				return err
 			}
+			kind := EventDecided
+			if outcome == outcomeExpired {
+				kind = EventExpired
+			}
+			if err := s.notifyInTx(tx, n, Event{ConversationID: c.ID, Kind: kind, PauseID: res.pauseID}); err != nil {
+				return err
+			}
 			n.finished = true
+		}
+		if answers(ap.Messages) {
+			if err := s.notifyInTx(tx, n, Event{ConversationID: c.ID, Kind: EventCompleted}); err != nil {
+				return err
+			}
 		}
 		if ap.Pause != nil {
 			if err := tx.AddPending(&records.Pending{ConversationID: c.ID, Agent: c.Agent, PauseID: ap.Pause.ID, CreatedAt: w.PauseCreatedAt,
@@ -247,6 +300,9 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 				if err := tx.Audit(s.requested(c, ap.Pause, ap.Messages[len(ap.Messages)-1])...); err != nil {
 					return err
 				}
+			}
+			if err := s.notifyInTx(tx, n, Event{ConversationID: c.ID, Kind: EventPaused, PauseID: ap.Pause.ID}); err != nil {
+				return err
 			}
 			n.paused[ap.Pause.ID] = true
 			if parent != nil {
@@ -315,6 +371,13 @@ func (s *Server) beginDecision(ctx context.Context, c *conversation, conv *toolg
 // [Server.finishFailed] when the decision was begun.
 func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID string, err error) (taken bool, prior *records.Decision) {
 	ctx = context.WithoutCancel(ctx)
+	if n := notes(ctx); n != nil {
+		// The failed write's events may have rolled back with it: the
+		// events published from now on are sent after their commits.
+		n.mu.Lock()
+		clear(n.notified)
+		n.mu.Unlock()
+	}
 	var de *decidedElsewhere
 	switch {
 	case errors.As(err, &de):
@@ -344,6 +407,10 @@ func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID stri
 		case own == nil || !sameDecision(rec, own):
 			// Claimed by another decision first.
 			return true, rec
+		case rec.Outcome.Resolves():
+			// The answer's commit went through, though its reply was
+			// lost: the decision stands as stored.
+			return false, nil
 		}
 	}
 	s.finishFailed(ctx, c, pauseID)

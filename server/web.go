@@ -62,7 +62,7 @@ func (s *Server) initWeb() {
 		ttl = DefaultSessionTTL
 	}
 	w := &s.web
-	w.sessions = newSessions(ttl)
+	w.sessions = newSessions(ttl, s.cfg.Records)
 	w.cop = http.NewCrossOriginProtection()
 	w.tmpl = make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
@@ -132,7 +132,11 @@ func (s *Server) cookieAuth(w http.ResponseWriter, r *http.Request, h func(http.
 	if err != nil {
 		return false
 	}
-	p := s.sessionUser(c.Value)
+	p, err := s.sessionUser(r.Context(), c.Value)
+	if err != nil {
+		s.internal(w, r, err)
+		return true
+	}
 	if p == nil {
 		writeError(w, http.StatusUnauthorized, codeUnauthorized, "the session has expired or ended; sign in again")
 		return true
@@ -141,20 +145,35 @@ func (s *Server) cookieAuth(w http.ResponseWriter, r *http.Request, h func(http.
 	return true
 }
 
-// sessionPrincipal returns the principal of r's session cookie, or nil.
+// sessionPrincipal returns the principal of r's session cookie, or nil;
+// a store failure is logged and counts as no session.
 func (s *Server) sessionPrincipal(r *http.Request) *toolgate.Principal {
+	p, err := s.cookiePrincipal(r)
+	if err != nil {
+		s.logger.ErrorContext(r.Context(), "server: reading a session failed", "err", logcap.Error(err))
+	}
+	return p
+}
+
+// cookiePrincipal returns the principal of r's session cookie, or nil;
+// an error is the store's.
+func (s *Server) cookiePrincipal(r *http.Request) (*toolgate.Principal, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return s.sessionUser(c.Value)
+	return s.sessionUser(r.Context(), c.Value)
 }
 
 // signedIn wraps a page for signed-in browsers: others are sent to the
 // sign-in page, which sends them back after signing in.
 func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *toolgate.Principal)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p := s.sessionPrincipal(r)
+		p, err := s.cookiePrincipal(r)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
 		if p == nil {
 			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -245,14 +264,19 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := sha256.Sum256([]byte(key))
-	s.startSession(w, r, p, &h)
+	if !s.startSession(w, r, p, &h) {
+		return
+	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // signOut ends the session and clears its cookie.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.web.sessions.end(c.Value)
+		if err := s.web.sessions.end(r.Context(), c.Value); err != nil {
+			s.internal(w, r, err)
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)

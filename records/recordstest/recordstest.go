@@ -33,6 +33,10 @@ func Run(t *testing.T, newStore func(t *testing.T) records.Store) {
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, newStore(t)) })
 	t.Run("Grants", func(t *testing.T) { testGrants(t, newStore(t)) })
 	t.Run("Canceled", func(t *testing.T) { testCanceled(t, newStore(t)) })
+	t.Run("RequestKeys", func(t *testing.T) { testRequestKeys(t, newStore(t)) })
+	t.Run("ConcurrentReserve", func(t *testing.T) { testConcurrentReserve(t, newStore(t)) })
+	t.Run("Sessions", func(t *testing.T) { testSessions(t, newStore(t)) })
+	t.Run("FinalOutcome", func(t *testing.T) { testFinalOutcome(t, newStore(t)) })
 }
 
 // at is a fixed instant with nanoseconds, which stores must keep.

@@ -31,6 +31,7 @@ func RunTx(t *testing.T, newDB func(t *testing.T) TxOpener) {
 	t.Run("RefusedWriteRunsNoHook", func(t *testing.T) { testHookRefused(t, newDB(t)) })
 	t.Run("OtherStoresHook", func(t *testing.T) { testHookOther(t, newDB(t)) })
 	t.Run("ConcurrentInstances", func(t *testing.T) { testHookConcurrent(t, newDB(t)) })
+	t.Run("MarkKey", func(t *testing.T) { testHookMarkKey(t, newDB(t)) })
 }
 
 // pausedAppend returns the append of a turn that pauses on one call.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolgate/toolgate/records"
 )
 
 // ErrPayload is wrapped by the errors of [Broker.Publish] for a payload
@@ -150,6 +151,27 @@ func (s *Store) NewBroker(ctx context.Context, opts *BrokerOptions) (*Broker, er
 		o.Channel = schemaChannel(s.schema)
 	}
 	return NewBroker(ctx, s.pool, &o)
+}
+
+// ChannelFor returns the broker's channel and true when rs is the record
+// store of a [Store] on the broker's pool (as when the broker came from
+// that Store's [Store.NewBroker]), or a store wrapping one through an
+// Unwrap() records.Store method: a notification sent inside a transaction
+// of that store ([records.Notifier]) reaches the broker's subscribers,
+// on every instance, when the transaction commits. The server sends the
+// events of a step inside the step's transaction when this holds.
+func (b *Broker) ChannelFor(rs records.Store) (string, bool) {
+	for range 16 {
+		if r, ok := rs.(*recordStore); ok {
+			return b.channel, r.s.pool == b.pool
+		}
+		u, ok := rs.(interface{ Unwrap() records.Store })
+		if !ok {
+			break
+		}
+		rs = u.Unwrap()
+	}
+	return "", false
 }
 
 // schemaChannel returns the default channel of the stores of a schema.

@@ -82,12 +82,17 @@ var recordsMigrations = []string{
 	grantDigestMigration,
 	// 3: the index keeps the tools its pauses await.
 	pendingToolsMigration,
+	// 4: the idempotency keys of requests (keys.go).
+	requestKeysMigration,
+	// 5: the sessions of signed-in browsers, and shared secrets
+	// (sessions.go).
+	sessionsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 3
+const RecordsSchemaVersion = 5
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (server_pending.tools), and a table of (agent, tool) rows,
@@ -132,6 +137,8 @@ type recordQueries struct {
 	upsertPending, deletePending, pendingCursor, listPending, listPendingScoped   string
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants, revokeGrant                                          string
+	keys                                                                          keyQueries
+	sessions                                                                      sessionQueries
 }
 
 func newRecordQueries(schema string) recordQueries {
@@ -139,6 +146,8 @@ func newRecordQueries(schema string) recordQueries {
 	const conv = "SELECT id, agent, owner_id, owner, created_at FROM S.server_conversations "
 	const dec = "SELECT conversation_id, pause_id, outcome, record FROM S.server_decisions "
 	return recordQueries{
+		keys:     newKeyQueries(r),
+		sessions: newSessionQueries(r),
 		insertConversation: r.Replace(`INSERT INTO S.server_conversations (id, agent, owner_id, owner, created_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`),
 		selectConversation: r.Replace(conv + "WHERE id = $1"),
@@ -147,13 +156,16 @@ func newRecordQueries(schema string) recordQueries {
 		insertDecision: r.Replace(`INSERT INTO S.server_decisions (conversation_id, pause_id, outcome, record)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),
 		selectDecision: r.Replace(dec + "WHERE conversation_id = $1 AND pause_id = $2"),
-		deleteDecision: r.Replace("DELETE FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2"),
-		updateDecision: r.Replace("UPDATE S.server_decisions SET outcome = $3 WHERE conversation_id = $1 AND pause_id = $2"),
+		// A resolving outcome is final (records.Store.Finish): the
+		// delete skips such a record, the updates keep it.
+		deleteDecision: r.Replace("DELETE FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2 AND outcome NOT IN ('decided', 'expired', 'recovered')"),
+		updateDecision: r.Replace("UPDATE S.server_decisions SET outcome = CASE WHEN outcome IN ('decided', 'expired', 'recovered') THEN outcome ELSE $3 END WHERE conversation_id = $1 AND pause_id = $2"),
 		// One statement, so one atomic round trip: the pending entry goes
 		// only when the decision's row exists (a data-modifying CTE runs
 		// whether or not the main statement uses it, hence the guard).
 		resolveDecision: r.Replace(`WITH d AS (
-			UPDATE S.server_decisions SET outcome = $3 WHERE conversation_id = $1 AND pause_id = $2 RETURNING 1
+			UPDATE S.server_decisions SET outcome = CASE WHEN outcome IN ('decided', 'expired', 'recovered') THEN outcome ELSE $3 END
+				WHERE conversation_id = $1 AND pause_id = $2 RETURNING 1
 		), p AS (
 			DELETE FROM S.server_pending WHERE conversation_id = $1 AND pause_id = $2 AND EXISTS (SELECT 1 FROM S.server_decisions WHERE conversation_id = $1 AND pause_id = $2)
 		)
@@ -548,6 +560,14 @@ func (r *recordStore) finish(ctx context.Context, q querier, conversationID, pau
 	}
 	if err != nil {
 		return recErr("finish", err)
+	}
+	if n == 0 && outcome == records.OutcomeNone {
+		// Not deleted: absent, or resolved for good.
+		if _, err := scanDecision(q.QueryRow(ctx, r.s.rq.selectDecision, conversationID, pauseID)); err == nil {
+			return nil
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return recErr("finish", err)
+		}
 	}
 	if n == 0 {
 		return recErr("finish", fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))

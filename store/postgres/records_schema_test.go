@@ -65,7 +65,7 @@ func TestOpenCreatesNoRecords(t *testing.T) {
 	}
 	rs := recs(t, s)
 	want := []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
-		"server_grants", "server_pending", "server_pending_tools", "server_schema_version", "toolgate_schema_version", "vaults"}
+		"server_grants", "server_pending", "server_pending_tools", "server_request_keys", "server_schema_version", "server_secrets", "server_sessions", "toolgate_schema_version", "vaults"}
 	if got := tables(t, schema); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)
 	}
@@ -113,7 +113,7 @@ func undoPendingTools(t *testing.T, db *pgx.Conn) {
 	t.Helper()
 	for _, q := range []string{
 		"DROP TRIGGER server_pending_tools_sync ON server_pending", "DROP FUNCTION server_pending_tools_sync()",
-		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools",
+		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools", "DROP TABLE server_request_keys", "DROP TABLE server_sessions", "DROP TABLE server_secrets",
 	} {
 		mustExec(t, db, q)
 	}

@@ -71,12 +71,17 @@ var recordsMigrations = []string{
 	grantDigestMigration,
 	// 3: the index keeps the tools its pauses await.
 	pendingToolsMigration,
+	// 4: the idempotency keys of requests (keys.go).
+	requestKeysMigration,
+	// 5: the sessions of signed-in browsers, and shared secrets
+	// (sessions.go).
+	sessionsMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 3
+const RecordsSchemaVersion = 5
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (a JSON array in server_pending.tools), and a table of
@@ -136,8 +141,10 @@ const (
 	selectDecisionOfSQL = selectDecisionSQL + " WHERE conversation_id = ? AND pause_id = ?"
 	insertDecisionSQL   = `INSERT INTO server_decisions (conversation_id, pause_id, outcome, record)
 		VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, pause_id) DO NOTHING`
-	deleteDecisionSQL = "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ?"
-	finishDecisionSQL = "UPDATE server_decisions SET outcome = ? WHERE conversation_id = ? AND pause_id = ?"
+	// A resolving outcome is final (records.Store.Finish): the delete
+	// skips such a record, the update keeps it.
+	deleteDecisionSQL = "DELETE FROM server_decisions WHERE conversation_id = ? AND pause_id = ? AND outcome NOT IN ('decided', 'expired', 'recovered')"
+	finishDecisionSQL = "UPDATE server_decisions SET outcome = CASE WHEN outcome IN ('decided', 'expired', 'recovered') THEN outcome ELSE ? END WHERE conversation_id = ? AND pause_id = ?"
 	addPendingSQL     = `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at, tools) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent, pause_id = excluded.pause_id, created_at = excluded.created_at, tools = excluded.tools`
 	removePendingSQL = "DELETE FROM server_pending WHERE conversation_id = ? AND pause_id = ?"
@@ -509,7 +516,17 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 && outcome == records.OutcomeNone {
+		// Not deleted: absent, or resolved for good.
+		switch err = tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, conversationID, pauseID).Scan(new(string), new(string), new(string), new([]byte)); {
+		case err == nil:
+			return nil
+		case errors.Is(err, sql.ErrNoRows):
+			err = nil
+		}
+	}
+	if err != nil || n == 0 {
 		return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
 	}
 	if outcome.Resolves() {

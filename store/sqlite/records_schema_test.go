@@ -54,7 +54,7 @@ func recordsVersions(t *testing.T, path string) []int {
 	return vs
 }
 
-var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_pending_tools", "server_schema_version"}
+var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_pending_tools", "server_request_keys", "server_schema_version", "server_secrets", "server_sessions"}
 
 // TestOpenCreatesNoRecords checks that a store used for conversations only
 // has no tables of the approval service (only those of the conversations
@@ -116,12 +116,12 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 }
 
 // undoPendingTools takes the records of the file db has open back to
-// version 2: an index without tools.
+// version 2: an index without tools, and no idempotency keys.
 func undoPendingTools(t *testing.T, db *sql.DB) {
 	t.Helper()
 	for _, q := range []string{
 		"DROP TRIGGER server_pending_tools_insert", "DROP TRIGGER server_pending_tools_update", "DROP TRIGGER server_pending_tools_delete",
-		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools",
+		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools", "DROP TABLE server_request_keys", "DROP TABLE server_sessions", "DROP TABLE server_secrets",
 	} {
 		mustExec(t, db, q)
 	}

@@ -663,13 +663,20 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 }
 
 // dbErr marks SQLite's reports of a damaged file or of a file that is not
-// a database as [toolgate.ErrCorrupt]; other errors are returned as they are.
+// a database as [toolgate.ErrCorrupt], and those of a lock held past
+// [Options.BusyTimeout] (SQLITE_BUSY, SQLITE_LOCKED) as
+// [context.DeadlineExceeded]: the wait for the lock had a deadline and
+// outlived it, as a statement of a stalled server does, so callers answer
+// it as a store that is unavailable for now; other errors are returned as
+// they are.
 func dbErr(err error) error {
 	var e *msqlite.Error
 	if errors.As(err, &e) {
 		switch e.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%w: the database is locked: %w", context.DeadlineExceeded, err)
 		}
 	}
 	return err

@@ -1,0 +1,146 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
+	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/postgres"
+)
+
+// terminating is a PostgreSQL store that, once armed, ends every
+// connection of the instances under test (pg_terminate_backend, from a
+// connection of its own) right before its next claim or its next append
+// of the model's answer, as a database administrator or a failover would.
+type terminating struct {
+	*postgres.Store
+	t       *testing.T
+	url     string // of the terminating connection
+	app     string // the application_name of the instances' connections
+	atClaim bool
+	armed   atomic.Bool
+}
+
+func (s *terminating) Unwrap() toolgate.ConversationStore { return s.Store }
+
+func (s *terminating) terminate() {
+	conn, err := pgx.Connect(context.Background(), s.url)
+	if err != nil {
+		s.t.Error(err)
+		return
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1 AND pid <> pg_backend_pid()`, s.app).Scan(&n); err != nil || n == 0 {
+		s.t.Errorf("pg_terminate_backend: %d connections, %v; want some", n, err)
+	}
+}
+
+func (s *terminating) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.Claim) error {
+	if s.atClaim && s.armed.Swap(false) {
+		s.terminate()
+	}
+	return s.Store.ClaimPause(ctx, id, pauseID, c)
+}
+
+func (s *terminating) Append(ctx context.Context, id string, p *toolgate.AppendParams) error {
+	last, _ := p.Messages[len(p.Messages)-1].(*toolgate.AssistantMessage)
+	if !s.atClaim && last != nil && !last.HasToolCalls() && s.armed.Swap(false) {
+		s.terminate()
+	}
+	return s.Store.Append(ctx, id, p)
+}
+
+// TestFaultTerminatedBackendsPostgres runs two instances on one PostgreSQL
+// schema and ends every connection of theirs in the middle of decisions
+// on the first: before the claim, and before the answer. Each decision's
+// retry with its Idempotency-Key on the other instance is answered with
+// the outcome the store holds; no pause is lost or decided twice,
+// bookFlight runs once per pause, each call has one decided and one
+// executed record, and the one audit chain verifies.
+func TestFaultTerminatedBackendsPostgres(t *testing.T) {
+	for _, atClaim := range []bool{true, false} {
+		name := map[bool]string{true: "before the claim", false: "before the answer"}[atClaim]
+		t.Run(name, func(t *testing.T) {
+			base, schema := pgtest.Schema(t, "toolgate_fault_test_")
+			app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
+			sep := "?"
+			if strings.Contains(base, "?") {
+				sep = "&"
+			}
+			url := base + sep + "application_name=" + app
+			open := func() *postgres.Store {
+				st, err := postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				return st
+			}
+			ts := &terminating{Store: open(), t: t, url: base, app: app, atClaim: atClaim}
+			withAudit := func(st *postgres.Store) func(*server.Config) {
+				return func(c *server.Config) { c.Audit = st.AuditLog() }
+			}
+			a := newFixtureWith(t, ts, flightdemo.Model(), withAudit(ts.Store))
+			other := open()
+			b := newFixtureWith(t, other, flightdemo.Model(), withAudit(other))
+
+			pauses := map[string]string{}
+			for range 2 {
+				conv, pause := a.pause(travellerKey)
+				pauses[conv] = pause
+			}
+			var fives int
+			for conv, pause := range pauses {
+				ts.armed.Store(true)
+				first := a.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "decide-"+conv, allowBook)
+				if first.Code >= 500 {
+					fives++
+				}
+				// A client retries a 5xx with the same key; the other
+				// instance's own connections were ended too, and its
+				// first use of one may fail as well.
+				var retry *httptest.ResponseRecorder
+				for range 4 {
+					retry = b.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "decide-"+conv, allowBook)
+					if retry.Code < 500 {
+						break
+					}
+				}
+				out := decodeBody(t, retry)
+				if retry.Code != http.StatusOK {
+					t.Fatalf("retry on the other instance: %d %s (the first answered %d %s)", retry.Code, retry.Body, first.Code, first.Body)
+				}
+				if first.Code == http.StatusOK && retry.Body.String() != first.Body.String() {
+					t.Errorf("retry: %s, want the first answer %s", retry.Body, first.Body)
+				}
+				rec, err := mustRecords(t, other).Decision(t.Context(), conv, pause)
+				if d, _ := out["decision"].(map[string]any); err != nil || d["outcome"] != string(rec.Outcome) {
+					t.Errorf("retry's decision %v; the store holds %+v, %v", out["decision"], rec, err)
+				}
+			}
+			if atClaim && fives == 0 {
+				t.Errorf("no decision failed: the connections were not ended mid-decision")
+			}
+			outcome := records.OutcomeDecided
+			if !atClaim {
+				outcome = "" // decided, or failed until the recovery takes it
+			}
+			booked := a.tools.Book.Load() + b.tools.Book.Load()
+			if booked != int32(len(pauses)) {
+				t.Errorf("bookFlight ran %d times in all, want %d", booked, len(pauses))
+			}
+			faultHistoryOutcome(t, a, mustRecords(t, other), other.AuditLog(), pauses, a.tools.Book.Load(), outcome)
+		})
+	}
+}
