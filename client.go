@@ -193,6 +193,7 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		ErrorHandler:        opts.ErrorHandler,
 		Logger:              opts.Logger,
 	})
+	c.manager.maxFile = c.maxFile
 	if c.store == nil {
 		c.store = newMemoryStore()
 	}

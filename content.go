@@ -9,11 +9,13 @@ import (
 	"strings"
 )
 
-// FileTooLargeError reports a file of a user's input larger than the
-// client's limit ([ClientOptions.MaxFileSize]). Nothing of the turn was
-// stored.
+// FileTooLargeError reports a file of a user's input, or one a tool
+// attaches ([ToolRequest.AttachFile]), larger than the client's limit
+// ([ClientOptions.MaxFileSize]). For a user's input nothing of the turn was
+// stored; a tool's file is not attached.
 type FileTooLargeError struct {
-	// Part is the index of the file in [CallParams.Parts].
+	// Part is the index of the file in [CallParams.Parts], or among the
+	// files the tool attached.
 	Part int
 	// Size is the file's size in bytes; Limit is the limit.
 	Size, Limit int

@@ -26,6 +26,7 @@ type manager struct {
 	concurrency int
 	onError     errorHandler
 	logger      *slog.Logger
+	maxFile     int // the limit of a file a tool attaches; negative: none
 }
 
 // managerOptions configure a [manager]. A nil *managerOptions means all
@@ -89,6 +90,7 @@ func newManager(opts *managerOptions) *manager {
 		concurrency: max(opts.Concurrency, 1),
 		onError:     opts.ErrorHandler,
 		logger:      opts.Logger,
+		maxFile:     defaultMaxFileSize,
 	}
 	if len(opts.Limits.MaxCallsPerTool) > 0 {
 		m.limits.MaxCallsPerTool = make(map[string]int, len(opts.Limits.MaxCallsPerTool))
@@ -507,6 +509,9 @@ func (b *batch) run(ctx context.Context, i int) error {
 		return err
 	}
 	b.results[i].Content, b.results[i].Status = content, status
+	if status == ResultOK {
+		b.results[i].Parts = b.reqs[i].files
+	}
 	return nil
 }
 
@@ -518,7 +523,7 @@ func (m *manager) callOne(ctx context.Context, p *Prompt, call ToolCall, key, co
 	if t == nil {
 		err = fmt.Errorf("%w: no tool named %q is available", ErrUnknownTool, call.Name)
 	} else {
-		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal}
+		*req = ToolRequest{Call: call, Key: key, ConversationID: convID, Principal: principal, maxFile: m.maxFile}
 		content, err = m.safeCall(ctx, t, req, start)
 	}
 	if err == nil {

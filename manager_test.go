@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/toolgate/toolgate"
 )
 
@@ -1133,7 +1134,7 @@ func TestToolRequest(t *testing.T) {
 			if _, err := m.Run(context.Background(), &toolgate.RunParams{Prompt: p, Reply: replyWith(calls[:3]...), ConversationID: "conv-42", Principal: principal}); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(toolgate.ToolRequest{})); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 			if got["solo"].Principal != principal {
@@ -1159,7 +1160,7 @@ func TestToolRequest(t *testing.T) {
 			"solo": {Call: calls[2], Key: "solo", ConversationID: "conv-7", Principal: principal, Arguments: json.RawMessage(`{"b":2}`)},
 			"#3":   {Call: calls[3], Key: "#3", ConversationID: "conv-7", Principal: principal, Arguments: json.RawMessage(`{}`)},
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(toolgate.ToolRequest{})); diff != "" {
 			t.Errorf("requests (-want +got):\n%s", diff)
 		}
 	})

@@ -80,6 +80,31 @@ type ToolRequest struct {
 	// Idempotency-Key header, say) so that the service it calls applies the
 	// effect once. "" for calls that did not pause.
 	IdempotencyKey string
+
+	files   Parts // attached by the tool, see AttachFile
+	maxFile int   // the client's MaxFileSize; 0: its default; negative: no limit
+}
+
+// AttachFile adds a file (an image, a PDF) to the call's result: when the
+// call succeeds, its [ToolResult] holds the files in Parts, after the
+// content, for the providers whose APIs take files in tool results. A file
+// that is not a valid [FilePart] is an error wrapping [ErrInvalidMessage],
+// one larger than the client's [ClientOptions.MaxFileSize] a
+// [*FileTooLargeError]; the file is not attached either way. Files of a
+// call that fails are dropped with its content.
+func (r *ToolRequest) AttachFile(f FilePart) error {
+	if err := checkPart(f); err != nil {
+		return fmt.Errorf("%w: tool %q: %v", ErrInvalidMessage, r.Call.Name, err)
+	}
+	limit := r.maxFile
+	if limit == 0 {
+		limit = defaultMaxFileSize // a request made outside a client
+	}
+	if limit > 0 && len(f.Data) > limit {
+		return &FileTooLargeError{Part: len(r.files), Size: len(f.Data), Limit: limit}
+	}
+	r.files = append(r.files, cloneParts(Parts{f})...)
+	return nil
 }
 
 // ToolFunc runs a tool call and returns the content the model reads. It is

@@ -358,7 +358,7 @@ func (s *Server) tool(t *mcp.Tool, seen map[string]bool) (*toolgate.Tool, error)
 	meta := toolgate.ToolMetadata{RequiresConfirmation: s.needsConfirmation(def.Name, t.Annotations)}
 	remote, name := t.Name, def.Name
 	return toolgate.NewTool(def, meta, func(ctx context.Context, req *toolgate.ToolRequest) (string, error) {
-		return s.call(ctx, name, remote, req.Arguments)
+		return s.call(ctx, name, remote, req)
 	}), nil
 }
 
@@ -391,7 +391,8 @@ func (s *Server) matches(name string) bool {
 }
 
 // call runs the server's tool remote for the model's tool name.
-func (s *Server) call(ctx context.Context, name, remote string, args json.RawMessage) (string, error) {
+func (s *Server) call(ctx context.Context, name, remote string, req *toolgate.ToolRequest) (string, error) {
+	args := req.Arguments
 	s.mu.Lock()
 	cs, closed := s.session, s.closed
 	s.mu.Unlock()
@@ -415,6 +416,7 @@ func (s *Server) call(ctx context.Context, name, remote string, args json.RawMes
 	if res.IsError {
 		return "", &ToolError{Tool: name, Content: text}
 	}
+	attachImages(req, res)
 	return text, nil
 }
 

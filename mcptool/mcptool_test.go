@@ -647,3 +647,36 @@ func TestConnectErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestResultImagesAttached: a result's images reach the call's result as
+// files (besides their description); audio and invalid images do not.
+func TestResultImagesAttached(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "images"}, nil)
+	s.AddTool(&mcp.Tool{Name: "draw", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a chart"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("png-bytes")},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("wav")},
+				&mcp.ImageContent{MIMEType: "not a type", Data: []byte("x")},
+			}}, nil
+		})
+	srv := connect(t, s, nil)
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "draw", Arguments: "{}"}}},
+		scripted.Reply{Text: "done"},
+	)
+	c := toolgate.NewClient(model, srv.Tools(), nil)
+	if _, err := c.Call(t.Context(), &toolgate.CallParams{Input: "draw"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := model.Prompts()[1].Messages
+	res := msgs[len(msgs)-1].(*toolgate.ToolMessage).Results[0]
+	want := toolgate.Parts{toolgate.FilePart{MediaType: "image/png", Data: []byte("png-bytes")}}
+	if diff := cmp.Diff(want, res.Parts); diff != "" {
+		t.Errorf("attached files (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(res.Content, "[image: image/png, 9 bytes]") {
+		t.Errorf("content %q lost the image's description", res.Content)
+	}
+}

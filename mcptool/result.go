@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate"
 )
 
 // ToolError is the error a tool returns when the server answered the call
@@ -91,6 +93,19 @@ func resultText(res *mcp.CallToolResult) string {
 		add(string(structured))
 	}
 	return sb.String()
+}
+
+// attachImages attaches the result's images to the call's result, for
+// the models that read images in tool results; the text keeps describing
+// them. An image the client refuses (too large, no valid media type) stays
+// a description only. Audio and other binary content are not attached:
+// few models' APIs take them in tool results.
+func attachImages(req *toolgate.ToolRequest, res *mcp.CallToolResult) {
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok && len(img.Data) > 0 && strings.HasPrefix(img.MIMEType, "image/") {
+			_ = req.AttachFile(toolgate.FilePart{MediaType: img.MIMEType, Data: img.Data})
+		}
+	}
 }
 
 func orUnknown(s string) string {
