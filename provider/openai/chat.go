@@ -171,6 +171,7 @@ func chatResponse(cc *sdk.ChatCompletion) (*toolgate.Response, error) {
 			})
 		}
 		msg.Parts = chatParts(extraString(ch.Message.JSON.ExtraFields, reasoningField), msg.Text, len(msg.ToolCalls))
+		validUTF8(msg)
 		resp.Generations[i] = toolgate.Generation{Message: msg, FinishReason: chatFinish(ch.FinishReason, msg.HasToolCalls(), refused)}
 	}
 	return resp, nil

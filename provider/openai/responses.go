@@ -132,6 +132,7 @@ func responsesResponse(r *responses.Response) (*toolgate.Response, error) {
 		return nil, errMalformed("the response has no output")
 	}
 	msg, refused := outputReply(r.Output)
+	validUTF8(msg)
 	finish, err := responsesFinish(r, msg.HasToolCalls())
 	if err != nil {
 		return nil, err
