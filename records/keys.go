@@ -168,12 +168,18 @@ func (m *Memory) PruneKeys(ctx context.Context, t time.Time) (int, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return pruneExpired(m.keys, t, func(k *RequestKey) time.Time { return k.ExpiresAt }), nil
+}
+
+// pruneExpired deletes the entries of m that expire at or before t and
+// returns how many it deleted.
+func pruneExpired[K comparable, V any](m map[K]V, t time.Time, expiresAt func(V) time.Time) int {
 	n := 0
-	for id, rec := range m.keys {
-		if !rec.ExpiresAt.After(t) {
-			delete(m.keys, id)
+	for id, v := range m {
+		if !expiresAt(v).After(t) {
+			delete(m, id)
 			n++
 		}
 	}
-	return n, nil
+	return n
 }

@@ -144,14 +144,7 @@ func (m *Memory) PruneSessions(ctx context.Context, t time.Time) (int, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for id, s := range m.sessions {
-		if !s.ExpiresAt.After(t) {
-			delete(m.sessions, id)
-			n++
-		}
-	}
-	return n, nil
+	return pruneExpired(m.sessions, t, func(s *Session) time.Time { return s.ExpiresAt }), nil
 }
 
 func (m *Memory) SharedSecret(ctx context.Context, name string, fresh []byte) ([]byte, error) {
