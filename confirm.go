@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// ToolCallKeys returns the keys of a reply's calls, in call order.
+// CallKeys returns the keys of the reply's calls, in call order.
 //
 // A call's key is its id when the id is non-empty, does not start with '#',
 // and no other call of the reply has the same id. Otherwise the key is '#'
@@ -18,11 +18,11 @@ import (
 //
 // Positional keys depend on order: store and resume a reply with its calls
 // in their original order.
-func ToolCallKeys(reply *AssistantMessage) []string {
-	if reply == nil || len(reply.ToolCalls) == 0 {
+func (m *AssistantMessage) CallKeys() []string {
+	if m == nil || len(m.ToolCalls) == 0 {
 		return nil
 	}
-	return appendToolCallKeys(make([]string, 0, len(reply.ToolCalls)), reply)
+	return appendToolCallKeys(make([]string, 0, len(m.ToolCalls)), m)
 }
 
 // appendToolCallKeys appends the keys of reply's calls to dst.
@@ -139,8 +139,7 @@ const (
 )
 
 // Decision is a person's decision on one call of a paused reply, named by
-// the call's key. Build one with [Allow], [AllowWithArguments], [Deny] or
-// [DenyWithMessage].
+// the call's key. Build one with [Allow], [AllowWithArguments] or [Deny].
 //
 // JSON: {"key":"...","verdict":"allow"},
 // {"key":"...","verdict":"allow","arguments":{...}} or
@@ -164,14 +163,8 @@ type Decision struct {
 func Allow(key string) Decision { return Decision{Key: key, Verdict: VerdictAllow} }
 
 // Deny returns a decision that refuses the call with this key; the model
-// reads [DefaultDenyMessage] as its result.
-func Deny(key string) Decision {
-	return Decision{Key: key, Verdict: VerdictDeny, Message: DefaultDenyMessage}
-}
-
-// DenyWithMessage returns a decision that refuses the call with this key;
-// the model reads message as its result (DefaultDenyMessage when empty).
-func DenyWithMessage(key, message string) Decision {
+// reads message as its result ([DefaultDenyMessage] when empty).
+func Deny(key, message string) Decision {
 	if message == "" {
 		message = DefaultDenyMessage
 	}
@@ -200,10 +193,10 @@ func AllowWithArguments(key string, args json.RawMessage) Decision {
 // DenyAll returns a denial with message for every call of reply, for
 // resolving an abandoned pause ("The user moved on.").
 func DenyAll(reply *AssistantMessage, message string) []Decision {
-	keys := ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	ds := make([]Decision, len(keys))
 	for i, k := range keys {
-		ds[i] = DenyWithMessage(k, message)
+		ds[i] = Deny(k, message)
 	}
 	return ds
 }
@@ -403,7 +396,7 @@ func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision, to
 	if !reply.HasToolCalls() {
 		return nil, nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	keys = ToolCallKeys(reply)
+	keys = reply.CallKeys()
 	which = make([]int, len(keys))
 	for i := range which {
 		which[i] = -1

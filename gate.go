@@ -94,13 +94,14 @@ func known(p *Principal) *Principal {
 	return p
 }
 
-// MisleadingCallIDs returns, in call order, the keys of the calls of reply
+// MisleadingCallIDs returns, in call order, the keys of the reply's calls
 // whose id is the key of another call of the reply ("#1" on the call at
 // position 0, say), or nil when there are none. A program that decides by
 // call id instead of key would decide the wrong call of such a reply:
 // pages should show each call's key and warn. Decisions name keys, which
 // stay distinct and unambiguous.
-func MisleadingCallIDs(reply *AssistantMessage) []string {
+func (m *AssistantMessage) MisleadingCallIDs() []string {
+	reply := m
 	if reply == nil {
 		return nil
 	}
@@ -109,7 +110,7 @@ func MisleadingCallIDs(reply *AssistantMessage) []string {
 	if !slices.ContainsFunc(reply.ToolCalls, func(c ToolCall) bool { return c.ID != "" && c.ID[0] == '#' }) {
 		return nil
 	}
-	keys := ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var out []string
 	for i, c := range reply.ToolCalls {
 		if c.ID != "" && c.ID != keys[i] && slices.Contains(keys, c.ID) {

@@ -82,7 +82,7 @@ type ToolMessage struct {
 // ToolCall is one tool call of a reply, exactly as the model produced it.
 //
 // ID may be empty (some providers give none) and need not be unique;
-// [ToolCallKeys] derives the keys that decisions use. Arguments is the raw
+// [AssistantMessage.CallKeys] derives the keys that decisions use. Arguments is the raw
 // JSON text of the arguments; it is kept verbatim, even when it is not valid
 // JSON, so that a stored reply is the reply the model made.
 //

@@ -180,7 +180,7 @@ type Response struct {
 	// turn paused.
 	PauseID string `json:"pause_id,omitempty"`
 	// MisleadingIDs lists, in call order, the keys of the paused reply's
-	// calls whose id is the key of another call (see [MisleadingCallIDs]):
+	// calls whose id is the key of another call (see [AssistantMessage.MisleadingCallIDs]):
 	// a page should warn that ids cannot be trusted to name calls. Empty
 	// for most pauses and for turns that did not pause.
 	MisleadingIDs []string `json:"misleading_ids,omitempty"`
@@ -337,20 +337,4 @@ func (e *ModelError) Is(target error) bool {
 		return e.Kind == ModelErrServer
 	}
 	return false
-}
-
-// ModelErrorKindForStatus returns the kind for an HTTP status code, for
-// provider adapters.
-func ModelErrorKindForStatus(code int) ModelErrorKind {
-	switch {
-	case code == 429:
-		return ModelErrRateLimit
-	case code == 401 || code == 403:
-		return ModelErrAuth
-	case code >= 500:
-		return ModelErrServer
-	case code >= 400:
-		return ModelErrBadRequest
-	}
-	return ModelErrOther
 }

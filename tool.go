@@ -65,7 +65,7 @@ type ToolRequest struct {
 	// a person's edit when the call was allowed with
 	// [AllowWithArguments].
 	Call ToolCall
-	// Key is the call's key in its reply (see [ToolCallKeys]).
+	// Key is the call's key in its reply (see [AssistantMessage.CallKeys]).
 	Key string
 	// ConversationID is "" outside a conversation.
 	ConversationID string

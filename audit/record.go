@@ -132,7 +132,7 @@ type Record struct {
 	// Time is when the event happened; years 1 to 9999.
 	Time time.Time
 	// ConversationID, PauseID and CallKey name the call (see
-	// toolgate.ToolCallKeys); "" when not applicable.
+	// toolgate.AssistantMessage.CallKeys); "" when not applicable.
 	ConversationID string
 	PauseID        string
 	CallKey        string

@@ -16,6 +16,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
@@ -276,12 +277,12 @@ func modelError(ctx context.Context, err error) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		code := apiErr.StatusCode
-		kind := toolgate.ModelErrorKindForStatus(code)
+		kind := modelerr.KindForStatus(code)
 		if code < 400 {
 			// An error event inside a stream that began with 200: its
 			// type says what went wrong.
 			code = 0
-			kind = toolgate.ModelErrorKindForStatus(statusForErrorType(string(apiErr.Type())))
+			kind = modelerr.KindForStatus(statusForErrorType(string(apiErr.Type())))
 		}
 		msg := apiErr.Message
 		if msg == "" {

@@ -31,7 +31,7 @@
 // Gemini usually sends function calls without ids. Such calls become
 // [toolgate.ToolCall] values with an empty ID, so that toolgate keys them by
 // position: decisions on the calls of a paused reply use the keys "#0",
-// "#1", … (see [toolgate.ToolCallKeys]). An id the API does give is kept and
+// "#1", … (see [toolgate.AssistantMessage.CallKeys]). An id the API does give is kept and
 // sent back with the call and its result.
 //
 // # How toolgate messages are sent

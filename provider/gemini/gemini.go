@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
@@ -238,7 +239,7 @@ func modelError(ctx context.Context, err error, note *retryNote) error {
 	}
 	return &toolgate.ModelError{
 		Provider:   provider,
-		Kind:       toolgate.ModelErrorKindForStatus(apiErr.Code),
+		Kind:       modelerr.KindForStatus(apiErr.Code),
 		StatusCode: apiErr.Code,
 		Message:    msg,
 		Err:        err,

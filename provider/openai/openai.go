@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/schemacache"
+	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
@@ -333,7 +334,7 @@ func wrapErr(ctx context.Context, err error) error {
 		}
 		return &toolgate.ModelError{
 			Provider:   "openai",
-			Kind:       toolgate.ModelErrorKindForStatus(apiErr.StatusCode),
+			Kind:       modelerr.KindForStatus(apiErr.StatusCode),
 			StatusCode: apiErr.StatusCode,
 			Message:    apiErr.Message,
 			Err:        err,
