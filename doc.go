@@ -5,8 +5,8 @@
 // When a model reply holds such a call, the whole reply pauses: none of its
 // calls runs, the caller gets the reply back with the keys of the calls that
 // await a decision, a person allows, denies or edits every call, and the
-// turn resumes from the stored conversation, once. The package example
-// (Example) is a complete program.
+// turn resumes from the stored conversation, once. The example of
+// [Client.Resume] is a complete program.
 //
 //   - [Client] runs whole turns (model, tools, model, …), blocking
 //     ([Client.Call]) or streaming ([Client.Stream]), and resumes a paused

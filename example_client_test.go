@@ -13,40 +13,6 @@ type flightNumber struct {
 	Flight string `json:"flight" jsonschema:"the flight number"`
 }
 
-// A call that needs confirmation pauses the turn; nothing of the reply runs
-// until a person allows it.
-func Example() {
-	ctx := context.Background()
-	book := toolgate.NewToolFor("bookFlight", "Book a flight",
-		func(_ context.Context, _ *toolgate.ToolRequest, in flightNumber) (string, error) {
-			return "Booked " + in.Flight, nil
-		}, &toolgate.ToolOptions{Metadata: toolgate.ToolMetadata{RequiresConfirmation: true}})
-	model := scripted.New(
-		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}},
-		scripted.Reply{Text: "Your seat is booked."},
-	)
-	client := toolgate.NewClient(model, []*toolgate.Tool{book}, nil)
-
-	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: "Book VX205"})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.Paused(), resp.Awaiting)
-
-	resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{
-		ConversationID: "c",
-		PauseID:        resp.PauseID,
-		Decisions:      []toolgate.Decision{toolgate.Allow("c1")},
-	})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.Text())
-	// Output:
-	// true [c1]
-	// Your seat is booked.
-}
-
 // A turn pauses on a gated call; a person's decisions resume it from the
 // store.
 func ExampleClient_Resume() {
