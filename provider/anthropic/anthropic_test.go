@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -56,7 +56,7 @@ func TestFromEnv(t *testing.T) {
 	}
 	f := newFakeAPI(t, jsonAnswer(simpleMessage))
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
-	t.Setenv("ANTHROPIC_BASE_URL", f.srv.URL)
+	t.Setenv("ANTHROPIC_BASE_URL", f.URL)
 	m, err := FromEnv("claude-env")
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +64,10 @@ func TestFromEnv(t *testing.T) {
 	if _, err := m.Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.headers[0].Get("Authorization"); got != "Bearer env-key" {
+	if got := f.Header(0).Get("Authorization"); got != "Bearer env-key" {
 		t.Errorf("authorization: got %q, want %q", got, "Bearer env-key")
 	}
-	if got := f.request(0)["model"]; got != "claude-env" {
+	if got := f.JSON(0)["model"]; got != "claude-env" {
 		t.Errorf("model: got %v, want claude-env", got)
 	}
 	if _, err := FromEnv(""); err == nil {
@@ -133,10 +133,10 @@ func TestRequestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.paths[0]; got != "/v1/messages" {
+			if got := f.Path(0); got != "/v1/messages" {
 				t.Errorf("path: got %q, want /v1/messages", got)
 			}
-			checkGolden(t, tt.name, tt.comment, f.request(0))
+			checkGolden(t, tt.name, tt.comment, f.JSON(0))
 		})
 	}
 }
@@ -166,7 +166,7 @@ func TestToolChoice(t *testing.T) {
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := f.request(0)["tool_choice"]
+		got, ok := f.JSON(0)["tool_choice"]
 		if tt.want == nil && ok {
 			t.Errorf("choice %q parallel %v: got tool_choice %v, want none", tt.choice, tt.parallel, got)
 		} else if diff := cmp.Diff(tt.want, got); tt.want != nil && diff != "" {
@@ -179,14 +179,14 @@ func TestToolChoice(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := f.request(0)["tool_choice"]; ok {
+	if got, ok := f.JSON(0)["tool_choice"]; ok {
 		t.Errorf("no tools: got tool_choice %v, want none", got)
 	}
 }
 
 func TestMaxTokensDefault(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleMessage), jsonAnswer(simpleMessage))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m", MaxOutputTokens: 1000, MaxRetries: -1})
+	m, err := New(&Options{BaseURL: f.URL, Model: "m", MaxOutputTokens: 1000, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,11 +199,11 @@ func TestMaxTokensDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []float64{1000, 20} {
-		if got := f.request(i)["max_tokens"]; got != want {
+		if got := f.JSON(i)["max_tokens"]; got != want {
 			t.Errorf("request %d: max_tokens %v, want %v", i, got, want)
 		}
 	}
-	if got := f.headers[0].Get("Authorization") + f.headers[0].Get("X-Api-Key"); got != "" {
+	if got := f.Header(0).Get("Authorization") + f.Header(0).Get("X-Api-Key"); got != "" {
 		t.Errorf("no API key configured: got credentials %q", got)
 	}
 }
@@ -452,7 +452,7 @@ func TestStreamMalformed(t *testing.T) {
 
 // TestStreamCut cuts the connection in the middle of a stream.
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
+	f := newFakeAPI(t, answer{Handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, sse(streamCalls[:14]...))
 		w.(http.Flusher).Flush()
@@ -477,88 +477,31 @@ func TestStreamCut(t *testing.T) {
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
-	closed := make(chan struct{})
-	stop := make(chan struct{}) // ends the handler if the test gave up
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamText[:8]...))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done(): // the client went away
-			close(closed)
-		case <-stop:
-		}
-	}})
-	t.Cleanup(func() { close(stop) }) // before the server's Close
-	for ch, err := range f.model(t).Stream(t.Context(), hi) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch.Text != "" {
-			break
-		}
-	}
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
-	}
+	fakeapi.CheckStreamStop(t, hi, sse(streamText[:8]...), func(a answer) toolgate.Model {
+		return newFakeAPI(t, a).model(t)
+	})
 }
 
 func TestContextCanceled(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleMessage), jsonAnswer(simpleMessage))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	m := f.model(t)
-	if _, err := m.Generate(ctx, hi); !errors.Is(err, context.Canceled) {
-		t.Errorf("Generate: got %v, want context.Canceled", err)
-	}
-	if _, err := toolgate.Collect(m.Stream(ctx, hi)); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stream: got %v, want context.Canceled", err)
-	}
+	fakeapi.CheckCanceled(t, f.model(t), hi)
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		status   int
-		typ, msg string
-		kind     toolgate.ModelErrorKind
-		sentinel error
-	}{
-		{429, "rate_limit_error", "Number of request tokens has exceeded your rate limit.", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited},
-		{500, "api_error", "Internal server error", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{529, "overloaded_error", "Overloaded", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{401, "authentication_error", "invalid x-api-key", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{400, "invalid_request_error", "messages: at least one message is required", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
+	kind := func(status int, typ, msg string, kind toolgate.ModelErrorKind, sentinel error) fakeapi.ErrorCase {
+		return fakeapi.ErrorCase{Answer: errorAnswer(status, typ, msg), Sentinel: sentinel,
+			Want: toolgate.ModelError{Provider: "anthropic", Kind: kind, StatusCode: status, Message: msg}}
 	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			f := newFakeAPI(t, errorAnswer(tt.status, tt.typ, tt.msg))
-			m := f.model(t)
-			var err error
-			if stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				_, err = m.Generate(t.Context(), hi)
-			}
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.status, stream, err)
-			}
-			want := toolgate.ModelError{Provider: "anthropic", Kind: tt.kind, StatusCode: tt.status, Message: tt.msg}
-			got := *me
-			got.Err = nil
-			if got != want {
-				t.Errorf("%d stream=%v: got %+v, want %+v", tt.status, stream, got, want)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("%d stream=%v: errors.Is(%v) is false", tt.status, stream, tt.sentinel)
-			}
-			if f.count() != 1 {
-				t.Errorf("%d stream=%v: %d requests with retries off, want 1", tt.status, stream, f.count())
-			}
-		}
-	}
+	fakeapi.CheckErrors(t, hi, []fakeapi.ErrorCase{
+		kind(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit.", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited),
+		kind(500, "api_error", "Internal server error", toolgate.ModelErrServer, toolgate.ErrModelServer),
+		kind(529, "overloaded_error", "Overloaded", toolgate.ModelErrServer, toolgate.ErrModelServer),
+		kind(401, "authentication_error", "invalid x-api-key", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
+		kind(400, "invalid_request_error", "messages: at least one message is required", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest),
+	}, func(a answer) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, a)
+		return f.model(t), f.Server
+	})
 }
 
 func TestStreamErrorEvent(t *testing.T) {
@@ -587,10 +530,10 @@ func TestMalformedBody(t *testing.T) {
 func TestRetry(t *testing.T) {
 	retryNow := map[string]string{"retry-after-ms": "0"}
 	f := newFakeAPI(t,
-		answer{status: 500, header: retryNow, body: `{"type":"error","error":{"type":"api_error","message":"boom"}}`},
-		answer{status: 429, header: retryNow, body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`},
+		answer{Status: 500, Header: retryNow, Body: `{"type":"error","error":{"type":"api_error","message":"boom"}}`},
+		answer{Status: 429, Header: retryNow, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`},
 		jsonAnswer(simpleMessage))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"}) // default retries
+	m, err := New(&Options{BaseURL: f.URL, Model: "m"}) // default retries
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,8 +541,8 @@ func TestRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text() != "Hi." || f.count() != 3 {
-		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.count())
+	if resp.Text() != "Hi." || f.Count() != 3 {
+		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.Count())
 	}
 }
 
@@ -650,7 +593,7 @@ func TestResume(t *testing.T) {
 			if resp.Text() != "Shipped box 1." {
 				t.Errorf("final text %q", resp.Text())
 			}
-			req := f.request(1)
+			req := f.JSON(1)
 			msgs := req["messages"].([]any)
 			if len(msgs) != 3 {
 				t.Fatalf("second request has %d messages, want 3 (user, reply, results):\n%v", len(msgs), msgs)
@@ -756,7 +699,7 @@ func TestMalformedArgumentsThroughClient(t *testing.T) {
 	if resp.Text() != "Hello." {
 		t.Errorf("text %q", resp.Text())
 	}
-	msgs := f.request(1)["messages"].([]any)
+	msgs := f.JSON(1)["messages"].([]any)
 	call := msgs[1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	if diff := cmp.Diff(map[string]any{"_raw": `{"city": Oslo`}, call["input"]); diff != "" {
 		t.Errorf("replayed input (-want +got):\n%s", diff)
@@ -776,7 +719,7 @@ func TestSchemaWithoutType(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	got := f.request(0)["tools"].([]any)[0].(map[string]any)["input_schema"]
+	got := f.JSON(0)["tools"].([]any)[0].(map[string]any)["input_schema"]
 	want := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("input_schema (-want +got):\n%s", diff)

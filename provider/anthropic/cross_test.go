@@ -63,15 +63,13 @@ func TestReplyFromGemini(t *testing.T) {
 	}}
 	resp, err := f.model(t).Generate(t.Context(), prompt)
 	if err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 	if resp.Text() == "" {
 		t.Error("no answer")
 	}
 	var req map[string]any
-	f.mu.Lock()
-	err = json.Unmarshal(f.requests[0], &req)
-	f.mu.Unlock()
+	err = json.Unmarshal(f.Body(0), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +116,7 @@ func TestForeignPartsDropped(t *testing.T) {
 		map[string]any{"type": "text", "text": "Checking."},
 		map[string]any{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": map[string]any{"location": "Oslo"}},
 	}
-	got := f.request(0)["messages"].([]any)[1].(map[string]any)["content"]
+	got := f.JSON(0)["messages"].([]any)[1].(map[string]any)["content"]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("assistant content (-want +got):\n%s", diff)
 	}
@@ -131,7 +129,7 @@ func TestBadParts(t *testing.T) {
 	f := newFakeAPI(t)
 	reply := &toolgate.AssistantMessage{Parts: toolgate.Parts{toolgate.ToolCallPart{Index: 1}}}
 	_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
-	if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
-		t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
+	if !errors.Is(err, toolgate.ErrInvalidMessage) || f.Count() != 0 {
+		t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.Count())
 	}
 }

@@ -78,7 +78,7 @@ func (c *replayCase) openClient(t *testing.T, f *thinkingAPI, path string, req [
 	t.Cleanup(func() { store.Close() })
 	m := f.model(t)
 	if !c.thinking {
-		if m, err = New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1}); err != nil {
+		if m, err = New(&Options{APIKey: "k", BaseURL: f.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,17 +148,15 @@ func TestThinkingPauseResume(t *testing.T) {
 				resp, err = second.Resume(t.Context(), params)
 			}
 			if err != nil {
-				t.Fatalf("resume: %v (rejected: %q)", err, f.rejected())
+				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
-			if got := f.rejected(); len(got) != 0 {
+			if got := f.Rejected(); len(got) != 0 {
 				t.Fatalf("rejected: %q", got)
 			}
 			if resp.Text() == "" {
 				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
 			}
-			f.mu.Lock()
-			sent := f.requests[1]
-			f.mu.Unlock()
+			sent := f.Body(1)
 			var got, want any
 			if err := json.Unmarshal(sent, &got); err != nil {
 				t.Fatal(err)
@@ -199,6 +197,6 @@ func TestRedactedThinkingThroughAdapter(t *testing.T) {
 	}
 	prompt.Messages = append(prompt.Messages, resp.Message(), &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "toolu_r", Name: "weather", Content: "4 C"}}})
 	if _, err := m.Generate(t.Context(), prompt); err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 }

@@ -62,12 +62,10 @@ func TestReplyFromClaude(t *testing.T) {
 		&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: reply.ToolCalls[0].ID, Name: "weather", Content: "40 C"}}},
 	}}
 	if _, err := f.model(t).Generate(t.Context(), prompt); err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 	var req struct{ Contents []any }
-	f.mu.Lock()
-	err := json.Unmarshal(f.requests[0], &req)
-	f.mu.Unlock()
+	err := json.Unmarshal(f.Body(0), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +112,7 @@ func TestForeignPartsDropped(t *testing.T) {
 		map[string]any{"functionCall": map[string]any{"id": "a", "name": "add", "args": map[string]any{"a": 1.0}}},
 		map[string]any{"functionCall": map[string]any{"id": "b", "name": "add", "args": map[string]any{"a": 2.0}}},
 	}}
-	if diff := cmp.Diff(want, f.request(0)["contents"].([]any)[1]); diff != "" {
+	if diff := cmp.Diff(want, f.JSON(0)["contents"].([]any)[1]); diff != "" {
 		t.Errorf("model content (-want +got):\n%s", diff)
 	}
 }
@@ -133,8 +131,8 @@ func TestBadParts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeAPI(t)
 			_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
-			if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
-				t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
+			if !errors.Is(err, toolgate.ErrInvalidMessage) || f.Count() != 0 {
+				t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.Count())
 			}
 		})
 	}

@@ -30,9 +30,7 @@ func TestEditNoteReachesModel(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	body := string(f.requests[0])
-	f.mu.Unlock()
+	body := string(f.Body(0))
 	if !strings.Contains(body, note) {
 		t.Errorf("the request does not carry the edit note %q:\n%s", note, body)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
@@ -69,7 +70,7 @@ func TestFromEnv(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			f := newFakeAPI(t, jsonAnswer(simpleResponse))
 			t.Setenv(v, "env-key")
-			t.Setenv("GEMINI_BASE_URL", f.srv.URL)
+			t.Setenv("GEMINI_BASE_URL", f.URL)
 			m, err := FromEnv("gemini-env")
 			if err != nil {
 				t.Fatal(err)
@@ -77,10 +78,10 @@ func TestFromEnv(t *testing.T) {
 			if _, err := m.Generate(t.Context(), hi); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.headers[0].Get("X-Goog-Api-Key"); got != "env-key" {
+			if got := f.Header(0).Get("X-Goog-Api-Key"); got != "env-key" {
 				t.Errorf("x-goog-api-key: got %q, want env-key", got)
 			}
-			if got, want := f.paths[0], "/v1beta/models/gemini-env:generateContent"; got != want {
+			if got, want := f.URI(0), "/v1beta/models/gemini-env:generateContent"; got != want {
 				t.Errorf("path: got %q, want %q", got, want)
 			}
 		})
@@ -147,10 +148,10 @@ func TestRequestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.paths[0]; got != tt.path {
+			if got := f.URI(0); got != tt.path {
 				t.Errorf("path: got %q, want %q", got, tt.path)
 			}
-			checkGolden(t, tt.name, tt.comment, f.request(0))
+			checkGolden(t, tt.name, tt.comment, f.JSON(0))
 		})
 	}
 }
@@ -172,7 +173,7 @@ func TestToolConfig(t *testing.T) {
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := f.request(0)["toolConfig"]
+		got, ok := f.JSON(0)["toolConfig"]
 		if tt.want == nil {
 			if ok {
 				t.Errorf("choice %q: got toolConfig %v, want none", tt.choice, got)
@@ -345,8 +346,8 @@ func TestStreamMalformed(t *testing.T) {
 		{"no finish reason", sseAnswer(streamCalls[:3]...)},
 		{"empty stream", sseAnswer()},
 		{"call without a name", sseAnswer(`{"candidates":[{"content":{"parts":[{"functionCall":{"args":{}}}]},"finishReason":"STOP"}]}`)},
-		{"not JSON", answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: "data: {\"candidates\":[\r\n\r\n"}},
-		{"error chunk", answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: sse(streamCalls[0]) + "data: {\"error\":{\"code\":500,\"message\":\"Internal error\",\"status\":\"INTERNAL\"}}\r\n\r\n"}},
+		{"not JSON", answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: "data: {\"candidates\":[\r\n\r\n"}},
+		{"error chunk", answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: sse(streamCalls[0]) + "data: {\"error\":{\"code\":500,\"message\":\"Internal error\",\"status\":\"INTERNAL\"}}\r\n\r\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -364,7 +365,7 @@ func TestStreamMalformed(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
+	f := newFakeAPI(t, answer{Handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, sse(streamCalls[:2]...))
 		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"te`)
@@ -387,89 +388,32 @@ func TestStreamCut(t *testing.T) {
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
-	closed := make(chan struct{})
-	stop := make(chan struct{}) // ends the handler if the test gave up
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[0]))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done(): // the client went away
-			close(closed)
-		case <-stop:
-		}
-	}})
-	t.Cleanup(func() { close(stop) }) // before the server's Close
-	for ch, err := range f.model(t).Stream(t.Context(), hi) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch.Text != "" {
-			break
-		}
-	}
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
-	}
+	fakeapi.CheckStreamStop(t, hi, sse(streamCalls[0]), func(a answer) toolgate.Model {
+		return newFakeAPI(t, a).model(t)
+	})
 }
 
 func TestContextCanceled(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleResponse), jsonAnswer(simpleResponse))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	m := f.model(t)
-	if _, err := m.Generate(ctx, hi); !errors.Is(err, context.Canceled) {
-		t.Errorf("Generate: got %v, want context.Canceled", err)
-	}
-	if _, err := toolgate.Collect(m.Stream(ctx, hi)); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stream: got %v, want context.Canceled", err)
-	}
+	fakeapi.CheckCanceled(t, f.model(t), hi)
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		status   int
-		st, msg  string
-		kind     toolgate.ModelErrorKind
-		sentinel error
-	}{
-		{429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited},
-		{500, "INTERNAL", "An internal error has occurred.", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{503, "UNAVAILABLE", "The model is overloaded.", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{401, "UNAUTHENTICATED", "API key not valid.", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{403, "PERMISSION_DENIED", "Permission denied.", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{400, "INVALID_ARGUMENT", "Request contains an invalid argument.", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
+	kind := func(status int, st, msg string, kind toolgate.ModelErrorKind, sentinel error) fakeapi.ErrorCase {
+		return fakeapi.ErrorCase{Answer: errorAnswer(status, st, msg), Sentinel: sentinel,
+			Want: toolgate.ModelError{Provider: "gemini", Kind: kind, StatusCode: status, Message: msg}}
 	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			f := newFakeAPI(t, errorAnswer(tt.status, tt.st, tt.msg))
-			m := f.model(t)
-			var err error
-			if stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				_, err = m.Generate(t.Context(), hi)
-			}
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.status, stream, err)
-			}
-			want := toolgate.ModelError{Provider: "gemini", Kind: tt.kind, StatusCode: tt.status, Message: tt.msg}
-			got := *me
-			got.Err = nil
-			if got != want {
-				t.Errorf("%d stream=%v: got %+v, want %+v", tt.status, stream, got, want)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("%d stream=%v: errors.Is(%v) is false", tt.status, stream, tt.sentinel)
-			}
-			if f.count() != 1 {
-				t.Errorf("%d stream=%v: %d requests with retries off, want 1", tt.status, stream, f.count())
-			}
-		}
-	}
+	fakeapi.CheckErrors(t, hi, []fakeapi.ErrorCase{
+		kind(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited),
+		kind(500, "INTERNAL", "An internal error has occurred.", toolgate.ModelErrServer, toolgate.ErrModelServer),
+		kind(503, "UNAVAILABLE", "The model is overloaded.", toolgate.ModelErrServer, toolgate.ErrModelServer),
+		kind(401, "UNAUTHENTICATED", "API key not valid.", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
+		kind(403, "PERMISSION_DENIED", "Permission denied.", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
+		kind(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest),
+	}, func(a answer) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, a)
+		return f.model(t), f.Server
+	})
 }
 
 func TestMalformedBody(t *testing.T) {
@@ -486,7 +430,7 @@ func TestRetry(t *testing.T) {
 		errorAnswer(500, "INTERNAL", "boom"),
 		errorAnswer(429, "RESOURCE_EXHAUSTED", "slow down"),
 		jsonAnswer(simpleResponse))
-	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "m", MaxRetries: 2, RetryDelay: time.Millisecond})
+	m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "m", MaxRetries: 2, RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,8 +438,8 @@ func TestRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text() != "Hi." || f.count() != 3 {
-		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.count())
+	if resp.Text() != "Hi." || f.Count() != 3 {
+		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.Count())
 	}
 }
 
@@ -547,7 +491,7 @@ func TestResume(t *testing.T) {
 			if resp.Text() != "Shipped box 1." {
 				t.Errorf("final text %q", resp.Text())
 			}
-			req := f.request(1)
+			req := f.JSON(1)
 			contents := req["contents"].([]any)
 			if len(contents) != 3 {
 				t.Fatalf("second request has %d contents, want 3 (user, reply, results):\n%v", len(contents), contents)
@@ -598,7 +542,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
-	parts := f.request(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)
+	parts := f.JSON(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)
 	want := []any{
 		map[string]any{"functionResponse": map[string]any{"id": "same", "name": "ship", "response": map[string]any{"output": toolgate.DefaultDenyMessage}}},
 		map[string]any{"functionResponse": map[string]any{"id": "same", "name": "ship", "response": map[string]any{"output": `{"done":{"box":2}}`}}},
@@ -620,7 +564,7 @@ func TestMalformedArguments(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	contents := f.request(0)["contents"].([]any)
+	contents := f.JSON(0)["contents"].([]any)
 	want := []any{
 		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}},
 		map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{"name": "ship", "args": map[string]any{"_raw": `{"box": one}`}}, "thoughtSignature": signature}}},
@@ -640,7 +584,7 @@ func TestSchemaWithoutType(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	decl := f.request(0)["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[0].(map[string]any)
+	decl := f.JSON(0)["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[0].(map[string]any)
 	want := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
 	if diff := cmp.Diff(want, decl["parametersJsonSchema"]); diff != "" {
 		t.Errorf("parametersJsonSchema (-want +got):\n%s", diff)

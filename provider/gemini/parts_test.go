@@ -161,17 +161,15 @@ func TestSignaturePauseResume(t *testing.T) {
 				resp, err = second.Resume(t.Context(), params)
 			}
 			if err != nil {
-				t.Fatalf("resume: %v (rejected: %q)", err, f.rejected())
+				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
-			if got := f.rejected(); len(got) != 0 {
+			if got := f.Rejected(); len(got) != 0 {
 				t.Fatalf("rejected: %q", got)
 			}
 			if resp.Text() == "" {
 				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
 			}
-			f.mu.Lock()
-			sent := f.requests[1]
-			f.mu.Unlock()
+			sent := f.Body(1)
 			// The calls go back as recorded, thought summaries (which the
 			// recording's client left out) before them. (The recording's
 			// client sent results as {"result": ...}; toolgate sends
@@ -304,7 +302,7 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 	// The recorded streamed answer sends its signature on a last fragment
 	// without text: it belongs to the text before it.
 	rec = recording.Load(t, "parallel_calls_stream")
-	f := newFakeAPI(t, answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: string(rec[1].Response)})
+	f := newFakeAPI(t, answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: string(rec[1].Response)})
 	got, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +322,7 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newSignatureAPI(t, rec...)
-			m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "gemini-3-pro-preview", IncludeThoughts: true, ThinkingLevel: "high"})
+			m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "gemini-3-pro-preview", IncludeThoughts: true, ThinkingLevel: "high"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,9 +343,7 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got, want map[string]any
-			f.mu.Lock()
-			err = json.Unmarshal(f.requests[0], &got)
-			f.mu.Unlock()
+			err = json.Unmarshal(f.Body(0), &got)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,141 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate"
+)
+
+// CheckStreamStop checks that a consumer that stops reading a stream ends
+// the request: the server sends prefix, an event stream holding at least
+// one chunk of text, and holds the connection open; the consumer breaks
+// out of the loop at the first text, and the server must see the client
+// go away. start returns a model talking to a server answering with a.
+func CheckStreamStop(t *testing.T, p *toolgate.Prompt, prefix string, start func(a Answer) toolgate.Model) {
+	t.Helper()
+	closed := make(chan struct{})
+	stop := make(chan struct{}) // ends the handler if the test gave up
+	m := start(Answer{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, prefix)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done(): // the client went away
+			close(closed)
+		case <-stop:
+		}
+	}})
+	t.Cleanup(func() { close(stop) }) // runs before the server's Close
+	for ch, err := range m.Stream(t.Context(), p) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Text != "" {
+			break
+		}
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
+	}
+}
+
+// CheckCanceled checks that a call and a stream with a cancelled context
+// return [context.Canceled].
+func CheckCanceled(t *testing.T, m toolgate.Model, p *toolgate.Prompt) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := m.Generate(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Errorf("Generate: got %v, want context.Canceled", err)
+	}
+	if _, err := toolgate.Collect(m.Stream(ctx, p)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stream: got %v, want context.Canceled", err)
+	}
+}
+
+// ErrorCase is one error answer of an API and the error an adapter must
+// return for it.
+type ErrorCase struct {
+	Answer   Answer              // the API's error answer
+	Want     toolgate.ModelError // the error returned, its Err field aside
+	Sentinel error               // a sentinel the error must match
+}
+
+// CheckErrors checks that each case's answer, to a call and to a stream,
+// makes the adapter return the case's error after one request (start must
+// turn retries off). start returns a model talking to a new server that
+// answers with a.
+func CheckErrors(t *testing.T, p *toolgate.Prompt, cases []ErrorCase, start func(a Answer) (toolgate.Model, *Server)) {
+	t.Helper()
+	for _, tt := range cases {
+		for _, stream := range []bool{false, true} {
+			m, s := start(tt.Answer)
+			var err error
+			if stream {
+				_, err = toolgate.Collect(m.Stream(t.Context(), p))
+			} else {
+				_, err = m.Generate(t.Context(), p)
+			}
+			status := tt.Want.StatusCode
+			var me *toolgate.ModelError
+			if !errors.As(err, &me) {
+				t.Fatalf("%d stream=%v: got %v, want a ModelError", status, stream, err)
+			}
+			got := *me
+			got.Err = nil
+			if got != tt.Want {
+				t.Errorf("%d stream=%v: got %+v, want %+v", status, stream, got, tt.Want)
+			}
+			if !errors.Is(err, tt.Sentinel) {
+				t.Errorf("%d stream=%v: errors.Is(%v) is false", status, stream, tt.Sentinel)
+			}
+			if s.Count() != 1 {
+				t.Errorf("%d stream=%v: %d requests with retries off, want 1", status, stream, s.Count())
+			}
+		}
+	}
+}
+
+// LiveTurn runs a turn with a tool call through m, a model talking to a
+// real API, as a call and as a stream, and checks that the tool ran and
+// its result reached the answer.
+func LiveTurn(t *testing.T, m toolgate.Model) {
+	t.Helper()
+	type in struct {
+		City string `json:"city"`
+	}
+	called := 0
+	tool := toolgate.NewToolFor("get_weather", "The current weather in a city.",
+		func(_ context.Context, _ *toolgate.ToolRequest, v in) (string, error) {
+			called++
+			return "It is 21 degrees and sunny in " + v.City + ".", nil
+		}, nil)
+	client := toolgate.NewClient(m, []*toolgate.Tool{tool}, nil)
+	for _, stream := range []bool{false, true} {
+		p := &toolgate.CallParams{Input: "What is the weather in Oslo? Use the tool, then answer in one sentence."}
+		var resp *toolgate.Response
+		var err error
+		if stream {
+			resp, err = toolgate.Collect(client.Stream(t.Context(), p))
+		} else {
+			resp, err = client.Call(t.Context(), p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(resp.Text(), "21") || resp.Usage.InputTokens == 0 {
+			t.Errorf("stream=%v: answer %q, usage %+v", stream, resp.Text(), resp.Usage)
+		}
+	}
+	if called < 2 {
+		t.Errorf("the tool ran %d times, want 2", called)
+	}
+}
