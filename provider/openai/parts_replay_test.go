@@ -149,7 +149,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 	if _, err := m.Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.rejected(); len(got) != 0 {
+	if got := f.Rejected(); len(got) != 0 {
 		t.Fatalf("rejected: %q", got)
 	}
 	want := []any{
@@ -161,7 +161,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 		map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
 	}
 	var body map[string]any
-	json.Unmarshal(f.request(1), &body)
+	json.Unmarshal(f.Body(1), &body)
 	if diff := cmp.Diff(want, body["input"]); diff != "" {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
@@ -169,7 +169,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 	// The same request with the phase dropped is refused.
 	input := body["input"].([]any)
 	delete(input[2].(map[string]any), "phase")
-	recording.Post(t, f.srv.URL+"/v1/responses", compactJSON(t, body), http.StatusBadRequest)
+	recording.Post(t, f.URL+"/v1/responses", compactJSON(t, body), http.StatusBadRequest)
 }
 
 // foreignReply is a reply read by another provider's adapter: signed
@@ -374,7 +374,7 @@ func TestFileErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t)
-			m, err := openai.New(&openai.Options{Model: "m", API: tt.api, BaseURL: s.srv.URL, MaxFileBytes: tt.limit, MaxRetries: openai.NoRetries})
+			m, err := openai.New(&openai.Options{Model: "m", API: tt.api, BaseURL: s.URL, MaxFileBytes: tt.limit, MaxRetries: openai.NoRetries})
 			if err != nil {
 				t.Fatal(err)
 			}

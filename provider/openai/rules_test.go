@@ -6,33 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
-
-// recordedReply answers with a recorded response.
-func recordedReply(e recording.Exchange) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if e.Stream {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(e.Status)
-		w.Write(e.Response)
-	}
-}
 
 // reasoningAPI is a fake OpenAI-compatible Chat Completions server in
 // thinking mode that answers with recorded replies, in order, and enforces
@@ -52,69 +37,41 @@ func recordedReply(e recording.Exchange) reply {
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [reasoningAPI.model]) the recording's tools,
-// run the turn and check f.rejected().
+// run the turn and check f.Rejected().
 type reasoningAPI struct {
-	t   *testing.T
-	srv *httptest.Server
+	*fakeapi.Referee
 
-	mu       sync.Mutex
-	replies  []recording.Exchange
-	requests [][]byte
-	served   map[string]string // first tool call id: the reasoning served with it
-	refusals []string
+	// guarded by the referee's lock (see [fakeapi.Rule])
+	served map[string]string // first tool call id: the reasoning served with it
 }
 
 func newReasoningAPI(t *testing.T, replies ...recording.Exchange) *reasoningAPI {
 	t.Helper()
-	f := &reasoningAPI{t: t, replies: replies, served: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &reasoningAPI{served: map[string]string{}}
+	refuse := func(reason string) fakeapi.Answer {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": reason, "type": "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
+		return fakeapi.Answer{Status: http.StatusBadRequest, Body: string(b)}
+	}
+	f.Referee = fakeapi.NewReferee(t, f, refuse, &fakeapi.Options{NoAnswer: noReplyLeft}, replies...)
 	return f
 }
+
+// noReplyLeft is the answer of the rule-enforcing fakes to a request
+// that finds no recorded reply left.
+const noReplyLeft = `{"error":{"message":"no reply left in the test"}}`
 
 // model returns a Chat Completions model talking to the fake.
 func (f *reasoningAPI) model(t *testing.T) *openai.Model {
 	t.Helper()
-	m, err := openai.New(&openai.Options{Model: "glm-4.7-flash", BaseURL: f.srv.URL + "/v1", HTTPClient: f.srv.Client(), MaxRetries: openai.NoRetries})
+	m, err := openai.New(&openai.Options{Model: "glm-4.7-flash", BaseURL: f.URL + "/v1", HTTPClient: f.Client(), MaxRetries: openai.NoRetries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func (f *reasoningAPI) rejected() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refusals...)
-}
-
-func (f *reasoningAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = append(f.requests, body)
-	if err := f.check(body); err != nil {
-		f.refusals = append(f.refusals, err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
-		w.Write(b)
-		return
-	}
-	if len(f.replies) == 0 {
-		http.Error(w, `{"error":{"message":"no reply left in the test"}}`, http.StatusTeapot)
-		return
-	}
-	e := f.replies[0]
-	f.replies = f.replies[1:]
-	if err := f.learn(e); err != nil {
-		f.t.Errorf("recorded reply: %v", err)
-	}
-	recordedReply(e)(w, r)
-}
-
-// learn records the reasoning served with tool calls.
-func (f *reasoningAPI) learn(e recording.Exchange) error {
+// Learn records the reasoning served with tool calls.
+func (f *reasoningAPI) Learn(e recording.Exchange) error {
 	if e.Status != http.StatusOK {
 		return nil
 	}
@@ -176,8 +133,8 @@ func (f *reasoningAPI) learn(e recording.Exchange) error {
 	return nil
 }
 
-// check applies the rule to a request body.
-func (f *reasoningAPI) check(body []byte) error {
+// Check applies the rule to a request body.
+func (f *reasoningAPI) Check(body []byte) error {
 	var req struct {
 		Messages []struct {
 			Role             string
@@ -223,12 +180,12 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 			} {
 				t.Run(tt.what, func(t *testing.T) {
 					f := newReasoningAPI(t, rec...)
-					recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+					recording.Post(t, f.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 					body := rec[1].Request
 					if tt.mutate != nil {
 						body = mutateAssistantMessage(t, body, tt.mutate)
 					}
-					recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+					recording.Post(t, f.URL+"/v1/chat/completions", body, tt.want)
 				})
 			}
 		})
@@ -249,7 +206,7 @@ func TestReasoningAPIPastTurns(t *testing.T) {
 	} {
 		t.Run(tt.what, func(t *testing.T) {
 			f := newReasoningAPI(t, rec...)
-			recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+			recording.Post(t, f.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 			body := rec[1].Request
 			if tt.mutate != nil {
 				body = mutateAssistantMessage(t, body, tt.mutate)
@@ -258,7 +215,7 @@ func TestReasoningAPIPastTurns(t *testing.T) {
 			json.Unmarshal(body, &req)
 			req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
 			body, _ = json.Marshal(req)
-			recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+			recording.Post(t, f.URL+"/v1/chat/completions", body, tt.want)
 		})
 	}
 }
@@ -382,15 +339,13 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.rejected(); len(got) != 0 {
+			if got := f.Rejected(); len(got) != 0 {
 				t.Fatalf("rejected: %q", got)
 			}
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}
-			f.mu.Lock()
-			sent := f.requests[0]
-			f.mu.Unlock()
+			sent := f.Body(0)
 			var got map[string]any
 			if err := json.Unmarshal(sent, &got); err != nil {
 				t.Fatal(err)

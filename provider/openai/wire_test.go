@@ -22,7 +22,7 @@ func TestResponsesStoreOff(t *testing.T) {
 	for _, store := range []bool{false, true} {
 		for _, stream := range []bool{false, true} {
 			s := newServer(t)
-			m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.srv.URL + "/v1", HTTPClient: s.srv.Client(),
+			m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.URL + "/v1", HTTPClient: s.Client(),
 				MaxRetries: openai.NoRetries, API: openai.Responses, StoreResponses: store})
 			if err != nil {
 				t.Fatal(err)

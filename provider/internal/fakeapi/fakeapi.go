@@ -134,7 +134,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.judge != nil {
 		if a, rejected := s.judge(body); rejected {
 			s.mu.Unlock()
-			a.write(w, r)
+			a.ServeHTTP(w, r)
 			return
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if s.opts.FailUnanswered {
 			s.tb.Errorf("unexpected request %s %s: no answer left", r.Method, r.URL.Path)
 		}
-		Answer{Status: http.StatusTeapot, Body: s.opts.NoAnswer}.write(w, r)
+		Answer{Status: http.StatusTeapot, Body: s.opts.NoAnswer}.ServeHTTP(w, r)
 		return
 	}
 	a := s.answers[0]
@@ -154,10 +154,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	a.write(w, r)
+	a.ServeHTTP(w, r)
 }
 
-func (a Answer) write(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers r with a, as a [Server] does.
+func (a Answer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.Handler != nil {
 		a.Handler(w, r)
 		return
@@ -235,3 +236,7 @@ func (s *Server) Header(i int) http.Header {
 	s.tb.Helper()
 	return s.Request(i).Header
 }
+
+// Close shuts the server down before the test ends, as a way to make
+// requests to [Server.URL] fail.
+func (s *Server) Close() { s.srv.Close() }
