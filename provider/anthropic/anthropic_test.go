@@ -125,11 +125,7 @@ func TestRequestGolden(t *testing.T) {
 			f := newFakeAPI(t, a)
 			m := f.model(t)
 			var err error
-			if tt.stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), tt.prompt))
-			} else {
-				_, err = m.Generate(t.Context(), tt.prompt)
-			}
+			_, err = fakeapi.Generate(t.Context(), m, tt.prompt, tt.stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -566,13 +562,7 @@ func TestResume(t *testing.T) {
 			gated := rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
 			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, weatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
 			ctx := t.Context()
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(client.Stream(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}))
-			} else {
-				resp, err = client.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."})
-			}
+			resp, err := fakeapi.Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -582,11 +572,7 @@ func TestResume(t *testing.T) {
 			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
 				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
 			}}
-			if stream {
-				resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
-			} else {
-				resp, err = client.Resume(ctx, rp)
-			}
+			resp, err = fakeapi.Resume(ctx, client, rp, stream)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
@@ -109,13 +110,7 @@ func TestThinkingPauseResume(t *testing.T) {
 			stream := rec[0].Stream
 
 			first := c.openClient(t, f, path, rec[0].Request)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input}))
-			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input})
-			}
+			resp, err := fakeapi.Call(t.Context(), first, &toolgate.CallParams{ConversationID: "trip", Input: c.input}, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,11 +137,7 @@ func TestThinkingPauseResume(t *testing.T) {
 				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
 			params := &toolgate.ResumeTurnParams{ConversationID: "trip", PauseID: toolgatetest.OpenPauseID(t, second, "trip"), Decisions: decisions}
-			if stream {
-				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
-			} else {
-				resp, err = second.Resume(t.Context(), params)
-			}
+			resp, err = fakeapi.Resume(t.Context(), second, params, stream)
 			if err != nil {
 				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
@@ -156,17 +147,7 @@ func TestThinkingPauseResume(t *testing.T) {
 			if resp.Text() == "" {
 				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
 			}
-			sent := f.Body(1)
-			var got, want any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(rec[1].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("resumed request differs from the recorded one (-recorded +adapter):\n%s", diff)
-			}
+			fakeapi.SameRequest(t, "resumed request", rec[1].Request, f.Body(1))
 		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
@@ -359,13 +358,7 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newThinkingAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,17 +368,7 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 			if calls := resp.Message().ToolCalls; len(calls) != 1 || calls[0].Name != "weather" {
 				t.Errorf("got calls %+v, want the recorded weather call", calls)
 			}
-			var want, got any
-			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			sent := f.Body(0)
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("request differs from the recorded one (-recorded +adapter):\n%s", diff)
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
@@ -123,13 +124,7 @@ func TestSignaturePauseResume(t *testing.T) {
 			stream := rec[0].Stream
 
 			first := c.openClient(t, f.model(t), path, rec[0].Request)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input}))
-			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input})
-			}
+			resp, err := fakeapi.Call(t.Context(), first, &toolgate.CallParams{ConversationID: "c", Input: c.input}, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,11 +150,7 @@ func TestSignaturePauseResume(t *testing.T) {
 				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
 			params := &toolgate.ResumeTurnParams{ConversationID: "c", PauseID: toolgatetest.OpenPauseID(t, second, "c"), Decisions: decisions}
-			if stream {
-				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
-			} else {
-				resp, err = second.Resume(t.Context(), params)
-			}
+			resp, err = fakeapi.Resume(t.Context(), second, params, stream)
 			if err != nil {
 				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
@@ -334,27 +325,11 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 				Tools:   confirmedWeather(t),
 				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
 			}
-			if rec[0].Stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				_, err = m.Generate(t.Context(), prompt)
-			}
+			_, err = fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want map[string]any
-			err = json.Unmarshal(f.Body(0), &got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "contents", "systemInstruction", "generationConfig", "toolConfig")
 		})
 	}
 	if _, err := New(&Options{APIKey: "k", Model: "m", ThinkingLevel: "extreme"}); err == nil {

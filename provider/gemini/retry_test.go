@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
 // quotaAnswer is a 429 whose body carries a google.rpc.RetryInfo detail, in
@@ -65,13 +66,7 @@ func TestRetryDelayHonoured(t *testing.T) {
 			}
 			f := newFakeAPI(t, quotaAnswer("3s"), busy, errorAnswer(500, "INTERNAL", "boom"), ok)
 			m, w := retryModel(t, f, 3)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				resp, err = m.Generate(t.Context(), hi)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, hi, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,11 +105,7 @@ func TestRetryAfterSurfaced(t *testing.T) {
 				f := newFakeAPI(t, tt.a, tt.a, tt.a)
 				m, w := retryModel(t, f, tt.retries)
 				var err error
-				if stream {
-					_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-				} else {
-					_, err = m.Generate(t.Context(), hi)
-				}
+				_, err = fakeapi.Generate(t.Context(), m, hi, stream)
 				var me *toolgate.ModelError
 				if !errors.As(err, &me) {
 					t.Fatalf("got %v, want a ModelError", err)

@@ -264,13 +264,7 @@ func TestRecordedParallelCalls(t *testing.T) {
 			rec := recording.Load(t, tt.name)
 			f := newFakeAPI(t, fakeapi.Recorded(rec[0]))
 			m := f.model(t)
-			var got *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				got, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				got, err = m.Generate(t.Context(), hi)
-			}
+			got, err := fakeapi.Generate(t.Context(), m, hi, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,13 +326,7 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 			}
 			f := newSignatureAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,16 +336,7 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}
-			sent := f.Body(0)
-			var got map[string]any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "contents", "systemInstruction", "generationConfig", "toolConfig")
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
@@ -381,11 +382,7 @@ func TestFileErrors(t *testing.T) {
 			for _, stream := range []bool{false, true} {
 				p := &toolgate.Prompt{Messages: tt.msgs}
 				var err error
-				if stream {
-					_, err = toolgate.Collect(m.Stream(t.Context(), p))
-				} else {
-					_, err = m.Generate(t.Context(), p)
-				}
+				_, err = fakeapi.Generate(t.Context(), m, p, stream)
 				if !errors.Is(err, tt.want) {
 					t.Errorf("stream %v: got %v, want %v", stream, err, tt.want)
 				}

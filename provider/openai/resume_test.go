@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -86,13 +87,7 @@ func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.
 
 	client, store := open()
 	p := &toolgate.CallParams{ConversationID: "conv", Input: user}
-	var resp *toolgate.Response
-	var err error
-	if rec[0].Stream {
-		resp, err = toolgate.Collect(client.Stream(ctx, p))
-	} else {
-		resp, err = client.Call(ctx, p)
-	}
+	resp, err := fakeapi.Call(ctx, client, p, rec[0].Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +123,7 @@ func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.
 		decisions = append(decisions, toolgate.Allow(k))
 	}
 	rp := &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: conv.Pause.ID, Decisions: decisions}
-	if rec[1].Stream {
-		resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
-	} else {
-		resp, err = client.Resume(ctx, rp)
-	}
+	resp, err = fakeapi.Resume(ctx, client, rp, rec[1].Stream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,13 +277,7 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			rec := recording.Load(t, tt.name)
 			s := newServer(t, recordedReply(rec[0]))
 			m := s.model(tt.api)
-			var got *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				got, err = toolgate.Collect(m.Stream(t.Context(), hiPrompt))
-			} else {
-				got, err = m.Generate(t.Context(), hiPrompt)
-			}
+			got, err := fakeapi.Generate(t.Context(), m, hiPrompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,13 +323,7 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 			}
 			f := newReasoningAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,16 +333,7 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}
-			sent := f.Body(0)
-			var got map[string]any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"messages", "model", "tool_choice"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "messages", "model", "tool_choice")
 		})
 	}
 }

@@ -78,12 +78,7 @@ func CheckErrors(t *testing.T, p *toolgate.Prompt, cases []ErrorCase, start func
 	for _, tt := range cases {
 		for _, stream := range []bool{false, true} {
 			m, s := start(tt.Answer)
-			var err error
-			if stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), p))
-			} else {
-				_, err = m.Generate(t.Context(), p)
-			}
+			_, err := Generate(t.Context(), m, p, stream)
 			status := tt.Want.StatusCode
 			var me *toolgate.ModelError
 			if !errors.As(err, &me) {
@@ -121,13 +116,7 @@ func LiveTurn(t *testing.T, m toolgate.Model) {
 	client := toolgate.NewClient(m, []*toolgate.Tool{tool}, nil)
 	for _, stream := range []bool{false, true} {
 		p := &toolgate.CallParams{Input: "What is the weather in Oslo? Use the tool, then answer in one sentence."}
-		var resp *toolgate.Response
-		var err error
-		if stream {
-			resp, err = toolgate.Collect(client.Stream(t.Context(), p))
-		} else {
-			resp, err = client.Call(t.Context(), p)
-		}
+		resp, err := Call(t.Context(), client, p, stream)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -268,3 +268,24 @@ func TestGolden(t *testing.T) {
 		t.Errorf("written file:\n%s\nwant:\n%s", data, want)
 	}
 }
+
+func TestSameRequest(t *testing.T) {
+	recorded := []byte(`{"model":"m","messages":[{"role":"user"}],"stream":true}`)
+	for _, tt := range []struct {
+		name  string
+		sent  string
+		keys  []string
+		fails int
+	}{
+		{"same", `{"stream":true,"messages":[{"role":"user"}],"model":"m"}`, nil, 0},
+		{"other field", `{"model":"m","messages":[{"role":"user"}],"stream":false}`, nil, 1},
+		{"other field not compared", `{"model":"m","messages":[{"role":"user"}],"stream":false}`, []string{"model", "messages"}, 0},
+		{"compared fields differ", `{"model":"n","messages":[],"stream":true}`, []string{"model", "messages"}, 2},
+		{"not JSON", `{`, nil, 1},
+	} {
+		got := failures(t, func(tb testing.TB) { SameRequest(tb, "request", recorded, []byte(tt.sent), tt.keys...) })
+		if len(got) != tt.fails {
+			t.Errorf("%s: got failures %q, want %d", tt.name, got, tt.fails)
+		}
+	}
+}
