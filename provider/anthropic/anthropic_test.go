@@ -18,24 +18,6 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-type weatherIn struct {
-	City string `json:"city" jsonschema:"the city"`
-}
-
-func weatherTool() *toolgate.Tool {
-	return toolgate.NewToolFor("get_weather", "Current weather in a city.",
-		func(_ context.Context, _ *toolgate.ToolRequest, in weatherIn) (string, error) {
-			return "sunny in " + in.City, nil
-		}, nil)
-}
-
-func rawTool(name string, meta toolgate.ToolMetadata) *toolgate.Tool {
-	return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: "Runs " + name + "."}, meta,
-		func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
-			return `{"done":` + string(req.Arguments) + `}`, nil
-		})
-}
-
 const simpleMessage = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test-1","content":[{"type":"text","text":"Hi."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":3,"cache_read_input_tokens":4,"cache_creation_input_tokens":1}}`
 
 func TestNew(t *testing.T) {
@@ -94,7 +76,7 @@ func fullPrompt() *toolgate.Prompt {
 			&toolgate.SystemMessage{Text: "Answer in English."},
 			&toolgate.UserMessage{Text: "Well?"},
 		},
-		Tools: []*toolgate.Tool{weatherTool(), rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
+		Tools: []*toolgate.Tool{fakeapi.WeatherTool(), fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
 		Options: &toolgate.ModelOptions{
 			Model:             "claude-other",
 			Temperature:       ptr(0.25),
@@ -114,7 +96,7 @@ func TestRequestGolden(t *testing.T) {
 	}{
 		{"request_full", "Generate: system messages in the system field; a reply with text and three calls (valid, invalid and blank arguments, one without an id) as tool_use blocks; its results grouped in one user message in call order (ok, is_error, denied as text); typed and raw tools; every model option.", fullPrompt(), false},
 		{"request_minimal", "Generate: one user message, no tools, no options: the default model and max_tokens 4096, no tool_choice.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}}, false},
-		{"request_stream", "Stream: the same body as Generate plus \"stream\": true.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}, Tools: []*toolgate.Tool{weatherTool()}}, true},
+		{"request_stream", "Stream: the same body as Generate plus \"stream\": true.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +138,7 @@ func TestToolChoice(t *testing.T) {
 		f := newFakeAPI(t, jsonAnswer(simpleMessage))
 		p := &toolgate.Prompt{
 			Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}},
-			Tools:    []*toolgate.Tool{weatherTool()},
+			Tools:    []*toolgate.Tool{fakeapi.WeatherTool()},
 			Options:  &toolgate.ModelOptions{ToolChoice: tt.choice, ParallelToolCalls: tt.parallel},
 		}
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
@@ -559,8 +541,8 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(messageAsEvents(pausedReply)...), sseAnswer(messageAsEvents(final)...)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, weatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
+			gated := fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
+			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, fakeapi.WeatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
 			ctx := t.Context()
 			resp, err := fakeapi.Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
 			if err != nil {
@@ -677,7 +659,7 @@ func TestMalformedArgumentsThroughClient(t *testing.T) {
 		"message_stop", `{"type":"message_stop"}`,
 	}
 	f := newFakeAPI(t, sseAnswer(bad...), sseAnswer(streamText...))
-	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{weatherTool()}, nil)
+	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{fakeapi.WeatherTool()}, nil)
 	resp, err := toolgate.Collect(client.Stream(t.Context(), &toolgate.CallParams{Input: "weather?"}))
 	if err != nil {
 		t.Fatal(err)

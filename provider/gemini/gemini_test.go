@@ -20,24 +20,6 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-type weatherIn struct {
-	City string `json:"city" jsonschema:"the city"`
-}
-
-func weatherTool() *toolgate.Tool {
-	return toolgate.NewToolFor("get_weather", "Current weather in a city.",
-		func(_ context.Context, _ *toolgate.ToolRequest, in weatherIn) (string, error) {
-			return "sunny in " + in.City, nil
-		}, nil)
-}
-
-func rawTool(name string, meta toolgate.ToolMetadata) *toolgate.Tool {
-	return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: "Runs " + name + "."}, meta,
-		func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
-			return `{"done":` + string(req.Arguments) + `}`, nil
-		})
-}
-
 const simpleResponse = `{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi."}]},"finishReason":"STOP","index":0}],
 	"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"cachedContentTokenCount":4,"thoughtsTokenCount":2,"totalTokenCount":15},
 	"modelVersion":"gemini-test-001","responseId":"resp_1"}`
@@ -106,7 +88,7 @@ func fullPrompt() *toolgate.Prompt {
 			&toolgate.SystemMessage{Text: "Answer in English."},
 			&toolgate.UserMessage{Text: "Well?"},
 		},
-		Tools: []*toolgate.Tool{weatherTool(), rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
+		Tools: []*toolgate.Tool{fakeapi.WeatherTool(), fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
 		Options: &toolgate.ModelOptions{
 			Model:             "gemini-other",
 			Temperature:       ptr(0.25),
@@ -129,7 +111,7 @@ func TestRequestGolden(t *testing.T) {
 	}{
 		{"request_full", "Generate: system messages as the system instruction; a reply with text and three calls (two without ids; valid, invalid and blank arguments) as functionCall parts, the first with the placeholder thought signature; its results as functionResponse parts of one user content in call order (output, error, denied as output), merged with the next user message; typed and raw tools as parametersJsonSchema; every model option. The SDK sends numbers through float64, so the integer 12345678901234567 of the arguments arrives rounded.", fullPrompt(), false, "/v1beta/models/gemini-other:generateContent"},
 		{"request_minimal", "Generate: one user message, no tools, no options: no generation settings, no tools, no tool config.", hi, false, "/v1beta/models/gemini-test:generateContent"},
-		{"request_stream", "Stream: the same body as Generate, sent to streamGenerateContent with alt=sse.", &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{weatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: "required"}}, true, "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"},
+		{"request_stream", "Stream: the same body as Generate, sent to streamGenerateContent with alt=sse.", &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: "required"}}, true, "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +147,7 @@ func TestToolConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := newFakeAPI(t, jsonAnswer(simpleResponse))
-		p := &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{weatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: tt.choice}}
+		p := &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: tt.choice}}
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -457,8 +439,8 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(pausedReply), sseAnswer(final)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, weatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
+			gated := fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
+			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, fakeapi.WeatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
 			ctx := t.Context()
 			resp, err := fakeapi.Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
 			if err != nil {
@@ -517,7 +499,7 @@ func TestDuplicateIDs(t *testing.T) {
 		{"functionCall":{"id":"same","name":"ship","args":{"box":1}}},
 		{"functionCall":{"id":"same","name":"ship","args":{"box":2}}}]},"finishReason":"STOP"}]}`
 	f := newFakeAPI(t, jsonAnswer(reply), jsonAnswer(simpleResponse))
-	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})}, nil)
+	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})}, nil)
 	resp, err := client.Call(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
