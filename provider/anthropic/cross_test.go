@@ -3,8 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/gemini"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -19,24 +18,9 @@ import (
 // the first signed, as the Gemini adapter reads it.
 func geminiReply(t *testing.T) *toolgate.AssistantMessage {
 	t.Helper()
-	f, err := recording.Read(filepath.Join("..", "gemini", "testdata", "recorded", "parallel_calls.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(f.Exchanges[0].Response)
-	}))
-	t.Cleanup(srv.Close)
-	m, err := gemini.New(&gemini.Options{APIKey: "k", BaseURL: srv.URL, Model: "gemini-3-pro-preview"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := m.Generate(t.Context(), hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := resp.Message()
+	reply := fakeapi.RecordedReply(t, filepath.Join("..", "gemini", "testdata", "recorded", "parallel_calls.txtar"), func(url string) (toolgate.Model, error) {
+		return gemini.New(&gemini.Options{APIKey: "k", BaseURL: url, Model: "gemini-3-pro-preview"})
+	})
 	if p, ok := reply.Parts[0].(toolgate.ToolCallPart); !ok || p.Provider != "gemini" || p.Signature == "" {
 		t.Fatalf("the Gemini reply has no signed call: %+v", reply.Parts)
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/anthropic"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -20,24 +19,9 @@ import (
 // block and a tool call, as the Anthropic adapter reads it.
 func claudeReply(t *testing.T) *toolgate.AssistantMessage {
 	t.Helper()
-	f, err := recording.Read(filepath.Join("..", "anthropic", "testdata", "recorded", "thinking_tool.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(f.Exchanges[0].Response)
-	}))
-	t.Cleanup(srv.Close)
-	m, err := anthropic.New(&anthropic.Options{APIKey: "k", BaseURL: srv.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := m.Generate(t.Context(), hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := resp.Message()
+	reply := fakeapi.RecordedReply(t, filepath.Join("..", "anthropic", "testdata", "recorded", "thinking_tool.txtar"), func(url string) (toolgate.Model, error) {
+		return anthropic.New(&anthropic.Options{APIKey: "k", BaseURL: url, Model: "claude-sonnet-4-20250514", MaxRetries: -1})
+	})
 	if p, ok := reply.Parts[0].(toolgate.ReasoningPart); !ok || p.Provider != "anthropic" || p.Signature == "" {
 		t.Fatalf("the Claude reply has no signed thinking: %+v", reply.Parts)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
 // Generate answers p with m: one call, or with stream a stream collected
@@ -61,4 +62,27 @@ func SameRequest(tb testing.TB, what string, recorded, sent []byte, keys ...stri
 			tb.Errorf("%s: %s differs from the recorded one (-recorded +adapter):\n%s", what, k, diff)
 		}
 	}
+}
+
+// RecordedReply returns the message an adapter makes of the first reply
+// of the recording at path, a complete JSON answer: a server answers with
+// it, model returns the adapter's model for the server's base URL, and
+// the model answers a one-line prompt. It lets one adapter's tests start
+// from a reply as another adapter reads it.
+func RecordedReply(t *testing.T, path string, model func(baseURL string) (toolgate.Model, error)) *toolgate.AssistantMessage {
+	t.Helper()
+	f, err := recording.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(t, nil, JSON(string(f.Exchanges[0].Response)))
+	m, err := model(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Message()
 }
