@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -316,23 +314,11 @@ var streamCallsParts = toolgate.Parts{
 	toolgate.ToolCallPart{Index: 1},
 }
 
-func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
-	t.Helper()
-	var chunks []*toolgate.Chunk
-	for ch, err := range m.Stream(t.Context(), p) {
-		if err != nil {
-			return chunks, err
-		}
-		chunks = append(chunks, ch)
-	}
-	return chunks, nil
-}
-
 var hi = &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}
 
 func TestStreamChunks(t *testing.T) {
 	f := newFakeAPI(t, sseAnswer(streamCalls...))
-	chunks, err := collectChunks(t, f.model(t), hi)
+	chunks, err := fakeapi.Chunks(t.Context(), f.model(t), hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,28 +416,7 @@ func TestStreamMalformed(t *testing.T) {
 
 // TestStreamCut cuts the connection in the middle of a stream.
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{Handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[:14]...))
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler) // drops the connection
-	}})
-	chunks, err := collectChunks(t, f.model(t), hi)
-	if err == nil {
-		t.Fatal("got no error for a cut stream")
-	}
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("got %T %v, want a ModelError", err, err)
-	}
-	if len(chunks) == 0 {
-		t.Error("got no chunk before the cut")
-	}
-	for _, ch := range chunks {
-		if ch.FinishReason != "" {
-			t.Errorf("a cut stream yielded a finish reason %q", ch.FinishReason)
-		}
-	}
+	fakeapi.CheckStreamCut(t, hi, sse(streamCalls[:14]...), func(a answer) toolgate.Model { return newFakeAPI(t, a).model(t) })
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
@@ -466,18 +431,14 @@ func TestContextCanceled(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	kind := func(status int, typ, msg string, kind toolgate.ModelErrorKind, sentinel error) fakeapi.ErrorCase {
-		return fakeapi.ErrorCase{Answer: errorAnswer(status, typ, msg), Sentinel: sentinel,
-			Want: toolgate.ModelError{Provider: "anthropic", Kind: kind, StatusCode: status, Message: msg}}
-	}
-	fakeapi.CheckErrors(t, hi, []fakeapi.ErrorCase{
-		kind(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit.", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited),
-		kind(500, "api_error", "Internal server error", toolgate.ModelErrServer, toolgate.ErrModelServer),
-		kind(529, "overloaded_error", "Overloaded", toolgate.ModelErrServer, toolgate.ErrModelServer),
-		kind(401, "authentication_error", "invalid x-api-key", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
-		kind(400, "invalid_request_error", "messages: at least one message is required", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest),
-	}, func(a answer) (toolgate.Model, *fakeapi.Server) {
-		f := newFakeAPI(t, a)
+	fakeapi.CheckErrors(t, hi, "anthropic", []fakeapi.ErrorCase{
+		{Status: 429, Type: "rate_limit_error", Message: "Number of request tokens has exceeded your rate limit.", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
+		{Status: 500, Type: "api_error", Message: "Internal server error", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 529, Type: "overloaded_error", Message: "Overloaded", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 400, Type: "invalid_request_error", Message: "messages: at least one message is required", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
 		return f.model(t), f.Server
 	})
 }

@@ -93,7 +93,7 @@ func TestStreamOverloadedRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, err := collectChunks(t, noWait(m), hi)
+		chunks, err := fakeapi.Chunks(t.Context(), noWait(m), hi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestStreamOverloadedRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, err := collectChunks(t, noWait(m), hi)
+		chunks, err := fakeapi.Chunks(t.Context(), noWait(m), hi)
 		if !errors.Is(err, toolgate.ErrModelServer) {
 			t.Errorf("got %v, want a server ModelError: a reply already partly yielded is not retried", err)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -258,21 +256,9 @@ var streamCallsParts = toolgate.Parts{
 	toolgate.ToolCallPart{Index: 1},
 }
 
-func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
-	t.Helper()
-	var chunks []*toolgate.Chunk
-	for ch, err := range m.Stream(t.Context(), p) {
-		if err != nil {
-			return chunks, err
-		}
-		chunks = append(chunks, ch)
-	}
-	return chunks, nil
-}
-
 func TestStreamChunks(t *testing.T) {
 	f := newFakeAPI(t, sseAnswer(streamCalls...))
-	chunks, err := collectChunks(t, f.model(t), hi)
+	chunks, err := fakeapi.Chunks(t.Context(), f.model(t), hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,26 +329,8 @@ func TestStreamMalformed(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{Handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[:2]...))
-		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"te`)
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler) // drops the connection
-	}})
-	chunks, err := collectChunks(t, f.model(t), hi)
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("got %v, want a ModelError", err)
-	}
-	if len(chunks) == 0 {
-		t.Error("got no chunk before the cut")
-	}
-	for _, ch := range chunks {
-		if ch.FinishReason != "" {
-			t.Errorf("a cut stream yielded a finish reason %q", ch.FinishReason)
-		}
-	}
+	body := sse(streamCalls[:2]...) + `data: {"candidates":[{"content":{"parts":[{"te`
+	fakeapi.CheckStreamCut(t, hi, body, func(a answer) toolgate.Model { return newFakeAPI(t, a).model(t) })
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
@@ -377,19 +345,15 @@ func TestContextCanceled(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	kind := func(status int, st, msg string, kind toolgate.ModelErrorKind, sentinel error) fakeapi.ErrorCase {
-		return fakeapi.ErrorCase{Answer: errorAnswer(status, st, msg), Sentinel: sentinel,
-			Want: toolgate.ModelError{Provider: "gemini", Kind: kind, StatusCode: status, Message: msg}}
-	}
-	fakeapi.CheckErrors(t, hi, []fakeapi.ErrorCase{
-		kind(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited),
-		kind(500, "INTERNAL", "An internal error has occurred.", toolgate.ModelErrServer, toolgate.ErrModelServer),
-		kind(503, "UNAVAILABLE", "The model is overloaded.", toolgate.ModelErrServer, toolgate.ErrModelServer),
-		kind(401, "UNAUTHENTICATED", "API key not valid.", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
-		kind(403, "PERMISSION_DENIED", "Permission denied.", toolgate.ModelErrAuth, toolgate.ErrModelAuth),
-		kind(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest),
-	}, func(a answer) (toolgate.Model, *fakeapi.Server) {
-		f := newFakeAPI(t, a)
+	fakeapi.CheckErrors(t, hi, "gemini", []fakeapi.ErrorCase{
+		{Status: 429, Type: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota).", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
+		{Status: 500, Type: "INTERNAL", Message: "An internal error has occurred.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 503, Type: "UNAVAILABLE", Message: "The model is overloaded.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 401, Type: "UNAUTHENTICATED", Message: "API key not valid.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 403, Type: "PERMISSION_DENIED", Message: "Permission denied.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 400, Type: "INVALID_ARGUMENT", Message: "Request contains an invalid argument.", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
 		return f.model(t), f.Server
 	})
 }

@@ -61,40 +61,87 @@ func CheckCanceled(t *testing.T, m toolgate.Model, p *toolgate.Prompt) {
 	}
 }
 
-// ErrorCase is one error answer of an API and the error an adapter must
+// ErrorCase is an error answer of an API and the error an adapter must
 // return for it.
 type ErrorCase struct {
-	Answer   Answer              // the API's error answer
-	Want     toolgate.ModelError // the error returned, its Err field aside
-	Sentinel error               // a sentinel the error must match
+	Status   int                     // the HTTP status
+	Type     string                  // the API's name for the error (its type, status or code)
+	Message  string                  // the error's message
+	Kind     toolgate.ModelErrorKind // the kind the adapter must report
+	Sentinel error                   // a sentinel the error must match
 }
 
 // CheckErrors checks that each case's answer, to a call and to a stream,
-// makes the adapter return the case's error after one request (start must
-// turn retries off). start returns a model talking to a new server that
-// answers with a.
-func CheckErrors(t *testing.T, p *toolgate.Prompt, cases []ErrorCase, start func(a Answer) (toolgate.Model, *Server)) {
+// makes the adapter return a [toolgate.ModelError] of provider with the
+// case's kind, status and message, matching its sentinel, after one
+// request. start returns a model, with retries off, talking to a new
+// server that answers with the API's error answer for c.
+func CheckErrors(t *testing.T, p *toolgate.Prompt, provider string, cases []ErrorCase, start func(c ErrorCase) (toolgate.Model, *Server)) {
 	t.Helper()
 	for _, tt := range cases {
 		for _, stream := range []bool{false, true} {
-			m, s := start(tt.Answer)
+			m, s := start(tt)
 			_, err := Generate(t.Context(), m, p, stream)
-			status := tt.Want.StatusCode
 			var me *toolgate.ModelError
 			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", status, stream, err)
+				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.Status, stream, err)
 			}
 			got := *me
 			got.Err = nil
-			if got != tt.Want {
-				t.Errorf("%d stream=%v: got %+v, want %+v", status, stream, got, tt.Want)
+			want := toolgate.ModelError{Provider: provider, Kind: tt.Kind, StatusCode: tt.Status, Message: tt.Message}
+			if got != want {
+				t.Errorf("%d stream=%v: got %+v, want %+v", tt.Status, stream, got, want)
 			}
 			if !errors.Is(err, tt.Sentinel) {
-				t.Errorf("%d stream=%v: errors.Is(%v) is false", status, stream, tt.Sentinel)
+				t.Errorf("%d stream=%v: errors.Is(%v) is false", tt.Status, stream, tt.Sentinel)
 			}
 			if s.Count() != 1 {
-				t.Errorf("%d stream=%v: %d requests with retries off, want 1", status, stream, s.Count())
+				t.Errorf("%d stream=%v: %d requests with retries off, want 1", tt.Status, stream, s.Count())
 			}
+		}
+	}
+}
+
+// Chunks reads a stream of m to its end, returning the chunks and the
+// error that ended it.
+func Chunks(ctx context.Context, m toolgate.Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
+	var chunks []*toolgate.Chunk
+	for ch, err := range m.Stream(ctx, p) {
+		if err != nil {
+			return chunks, err
+		}
+		chunks = append(chunks, ch)
+	}
+	return chunks, nil
+}
+
+// CheckStreamCut checks a stream whose connection breaks in the middle:
+// the server sends body, the start of an event stream, and drops the
+// connection. The chunks before the cut arrive, none with a finish reason,
+// and the stream ends with a [toolgate.ModelError]. start returns a model
+// talking to a server answering with a.
+func CheckStreamCut(t *testing.T, p *toolgate.Prompt, body string, start func(a Answer) toolgate.Model) {
+	t.Helper()
+	m := start(Answer{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // drops the connection
+	}})
+	chunks, err := Chunks(t.Context(), m, p)
+	if err == nil {
+		t.Fatal("got no error for a cut stream")
+	}
+	var me *toolgate.ModelError
+	if !errors.As(err, &me) {
+		t.Fatalf("got %T %v, want a ModelError", err, err)
+	}
+	if len(chunks) == 0 {
+		t.Error("got no chunk before the cut")
+	}
+	for _, ch := range chunks {
+		if ch.FinishReason != "" {
+			t.Errorf("a cut stream yielded a finish reason %q", ch.FinishReason)
 		}
 	}
 }
