@@ -17,7 +17,7 @@ import (
 // one chunk of text, and holds the connection open; the consumer breaks
 // out of the loop at the first text, and the server must see the client
 // go away. start returns a model talking to a server answering with a.
-func CheckStreamStop(t *testing.T, p *toolgate.Prompt, prefix string, start func(a Answer) toolgate.Model) {
+func CheckStreamStop(t testing.TB, p *toolgate.Prompt, prefix string, start func(a Answer) toolgate.Model) {
 	t.Helper()
 	closed := make(chan struct{})
 	stop := make(chan struct{}) // ends the handler if the test gave up
@@ -49,7 +49,7 @@ func CheckStreamStop(t *testing.T, p *toolgate.Prompt, prefix string, start func
 
 // CheckCanceled checks that a call and a stream with a cancelled context
 // return [context.Canceled].
-func CheckCanceled(t *testing.T, m toolgate.Model, p *toolgate.Prompt) {
+func CheckCanceled(t testing.TB, m toolgate.Model, p *toolgate.Prompt) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -76,7 +76,7 @@ type ErrorCase struct {
 // case's kind, status and message, matching its sentinel, after one
 // request. start returns a model, with retries off, talking to a new
 // server that answers with the API's error answer for c.
-func CheckErrors(t *testing.T, p *toolgate.Prompt, provider string, cases []ErrorCase, start func(c ErrorCase) (toolgate.Model, *Server)) {
+func CheckErrors(t testing.TB, p *toolgate.Prompt, provider string, cases []ErrorCase, start func(c ErrorCase) (toolgate.Model, *Server)) {
 	t.Helper()
 	for _, tt := range cases {
 		for _, stream := range []bool{false, true} {
@@ -120,7 +120,7 @@ func Chunks(ctx context.Context, m toolgate.Model, p *toolgate.Prompt) ([]*toolg
 // connection. The chunks before the cut arrive, none with a finish reason,
 // and the stream ends with a [toolgate.ModelError]. start returns a model
 // talking to a server answering with a.
-func CheckStreamCut(t *testing.T, p *toolgate.Prompt, body string, start func(a Answer) toolgate.Model) {
+func CheckStreamCut(t testing.TB, p *toolgate.Prompt, body string, start func(a Answer) toolgate.Model) {
 	t.Helper()
 	m := start(Answer{Handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -149,7 +149,7 @@ func CheckStreamCut(t *testing.T, p *toolgate.Prompt, body string, start func(a 
 // LiveTurn runs a turn with a tool call through m, a model talking to a
 // real API, as a call and as a stream, and checks that the tool ran and
 // its result reached the answer.
-func LiveTurn(t *testing.T, m toolgate.Model) {
+func LiveTurn(t testing.TB, m toolgate.Model) {
 	t.Helper()
 	type in struct {
 		City string `json:"city"`

@@ -1,9 +1,11 @@
 package fakeapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -287,5 +290,58 @@ func TestSameRequest(t *testing.T) {
 		if len(got) != tt.fails {
 			t.Errorf("%s: got failures %q, want %d", tt.name, got, tt.fails)
 		}
+	}
+}
+
+// errModel answers every call and stream with err.
+type errModel struct{ err error }
+
+func (m errModel) Generate(context.Context, *toolgate.Prompt) (*toolgate.Response, error) {
+	return nil, m.err
+}
+
+func (m errModel) Stream(context.Context, *toolgate.Prompt) iter.Seq2[*toolgate.Chunk, error] {
+	return func(yield func(*toolgate.Chunk, error) bool) { yield(nil, m.err) }
+}
+
+var hi = &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}
+
+// The shared checks fail an adapter that gets them wrong.
+func TestChecksFail(t *testing.T) {
+	wrongKind := &toolgate.ModelError{Provider: "p", Kind: toolgate.ModelErrServer, StatusCode: 429, Message: "slow"}
+	for name, fn := range map[string]func(tb testing.TB){
+		"CheckCanceled, no error": func(tb testing.TB) { CheckCanceled(tb, errModel{}, hi) },
+		"CheckCanceled, other error": func(tb testing.TB) {
+			CheckCanceled(tb, errModel{errors.New("boom")}, hi)
+		},
+		"CheckErrors, other kind": func(tb testing.TB) {
+			CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited}},
+				func(ErrorCase) (toolgate.Model, *Server) { return errModel{wrongKind}, New(t, nil) })
+		},
+		"CheckErrors, no ModelError": func(tb testing.TB) {
+			CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429}}, func(ErrorCase) (toolgate.Model, *Server) { return errModel{errors.New("x")}, New(t, nil) })
+		},
+		"CheckStreamCut, no error": func(tb testing.TB) {
+			CheckStreamCut(tb, hi, "", func(Answer) toolgate.Model { return errModel{} })
+		},
+	} {
+		if got := failures(t, fn); len(got) == 0 {
+			t.Errorf("%s: the check passed", name)
+		}
+	}
+	// A model that does it right passes.
+	right := &toolgate.ModelError{Provider: "p", Kind: toolgate.ModelErrRateLimit, StatusCode: 429, Message: "slow", Err: toolgate.ErrRateLimited}
+	if got := failures(t, func(tb testing.TB) {
+		CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited}},
+			func(ErrorCase) (toolgate.Model, *Server) {
+				s := New(t, nil)
+				do(t, "POST", s.URL, "{}", nil) // the one request
+				return errModel{right}, s
+			})
+	}); len(got) != 0 {
+		t.Errorf("CheckErrors failed a right model: %q", got)
+	}
+	if got := failures(t, func(tb testing.TB) { CheckCanceled(tb, errModel{context.Canceled}, hi) }); len(got) != 0 {
+		t.Errorf("CheckCanceled failed a right model: %q", got)
 	}
 }

@@ -50,7 +50,7 @@ func editedPrompt() (*toolgate.Prompt, string) {
 // approver edited reaches the model as part of the tool result: m, a
 // model talking to s, sends a prompt holding such a result, and the
 // request s receives must carry the note as the API's JSON writes it.
-func CheckEditNote(t *testing.T, m toolgate.Model, s *Server) {
+func CheckEditNote(t testing.TB, m toolgate.Model, s *Server) {
 	t.Helper()
 	p, note := editedPrompt()
 	if _, err := m.Generate(t.Context(), p); err != nil {
