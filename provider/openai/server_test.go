@@ -133,6 +133,41 @@ func checkGolden(t *testing.T, name, what string, body []byte) {
 	fakeapi.Golden(t, name, what, body)
 }
 
+// requestCase is a request pinned by a golden file: a prompt sent as a
+// call or as a stream.
+type requestCase struct {
+	name, what string // the golden file's name and what it pins
+	prompt     *toolgate.Prompt
+	stream     bool
+}
+
+// checkRequests sends each case's prompt through a model of api, answered
+// with complete or stream, and checks the request: a POST to path whose
+// body is the case's golden file, and what check (when not nil) says.
+func checkRequests(t *testing.T, api openai.API, path string, complete, stream reply, tests []requestCase, check func(t *testing.T, req request)) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answer := complete
+			if tt.stream {
+				answer = stream
+			}
+			s := newServer(t, answer)
+			if _, err := fakeapi.Generate(t.Context(), s.model(api), tt.prompt, tt.stream); err != nil {
+				t.Fatal(err)
+			}
+			req := s.received()[0]
+			if req.Method != http.MethodPost || req.Path != path {
+				t.Errorf("got %s %s, want POST %s", req.Method, req.Path, path)
+			}
+			if check != nil {
+				check(t, req)
+			}
+			checkGolden(t, tt.name, tt.what, req.Body)
+		})
+	}
+}
+
 // collect reads a model stream to its end, returning the chunks and the
 // error that ended it.
 func collect(seq func(func(*toolgate.Chunk, error) bool)) ([]*toolgate.Chunk, error) {
