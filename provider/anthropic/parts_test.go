@@ -1,13 +1,11 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
@@ -16,51 +14,24 @@ import (
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// confirmedWeather is the thinking recordings' weather tool; it needs a
-// person's confirmation, so that a turn that calls it pauses.
-func confirmedWeather(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
-		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
-}
-
-// arithmetic is the parallel recordings' add and multiply tools; multiply
-// needs a person's confirmation.
-func arithmetic(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
-	}
-	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
-}
-
 // replayCase is a recorded turn replayed through a client.
 type replayCase struct {
 	name     string // the recording
 	thinking bool   // extended thinking on, as recorded
-	tools    func(*testing.T) []*toolgate.Tool
+	tools    func() []*toolgate.Tool
 	input    string
 	options  *toolgate.ModelOptions
 	parts    int // the parts the paused reply keeps (0: a plain reply)
 }
 
 var replayCases = []replayCase{
-	{"thinking_tool", true, confirmedWeather, "What's the weather in Florence, Italy?",
+	{"thinking_tool", true, fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
-	{"thinking_tool_stream", true, confirmedWeather, "What's the weather in Florence, Italy?",
+	{"thinking_tool_stream", true, fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
-	{"parallel_calls", false, arithmetic, "Add and multiply the number 2 and 3",
+	{"parallel_calls", false, fakeapi.Arithmetic, "Add and multiply the number 2 and 3",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
-	{"parallel_calls_stream", false, arithmetic, "Add and multiply the number 2 and 3",
+	{"parallel_calls_stream", false, fakeapi.Arithmetic, "Add and multiply the number 2 and 3",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
 }
 
@@ -83,7 +54,7 @@ func (c *replayCase) openClient(t *testing.T, f *thinkingAPI, path string, req [
 			t.Fatal(err)
 		}
 	}
-	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{Store: store, SystemPrompt: recorded.System[0].Text, ModelOptions: c.options})
+	return toolgate.NewClient(m, c.tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: recorded.System[0].Text, ModelOptions: c.options})
 }
 
 // TestThinkingPauseResume replays recorded turns, complete and streamed,

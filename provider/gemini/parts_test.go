@@ -1,14 +1,12 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
@@ -17,47 +15,20 @@ import (
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// arithmeticTools are the recordings' add and multiply tools; multiply
-// needs a person's confirmation, so that a turn that calls it pauses.
-func arithmeticTools(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
-	}
-	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
-}
-
-// confirmedWeather is the thinking recordings' weather tool; it needs a
-// person's confirmation.
-func confirmedWeather(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
-		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
-}
-
 // replayCase is a recorded turn replayed through a client.
 type replayCase struct {
 	name    string // the recording
-	tools   func(*testing.T) []*toolgate.Tool
+	tools   func() []*toolgate.Tool
 	input   string
 	options *toolgate.ModelOptions
 	parts   []string // the kinds of the paused reply's parts: "thought", "signed call", "call"
 }
 
 var replayCases = []replayCase{
-	{"parallel_calls", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
-	{"parallel_calls_stream", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
-	{"thinking_tool", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"thought", "signed call"}},
-	{"thinking_tool_stream", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"signed call"}},
+	{"parallel_calls", fakeapi.Arithmetic, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"parallel_calls_stream", fakeapi.Arithmetic, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"thinking_tool", fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"thought", "signed call"}},
+	{"thinking_tool_stream", fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"signed call"}},
 }
 
 // openClient returns a client for the case on the SQLite database at path,
@@ -75,7 +46,7 @@ func (c *replayCase) openClient(t *testing.T, m toolgate.Model, path string, req
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{
+	return toolgate.NewClient(m, c.tools(), &toolgate.ClientOptions{
 		Store:        store,
 		SystemPrompt: recorded.SystemInstruction.Parts[0].Text,
 		ModelOptions: c.options,
@@ -322,7 +293,7 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: "You are a helpful assistant"},
 					&toolgate.UserMessage{Text: "What's the weather in Florence, Italy?"},
 				},
-				Tools:   confirmedWeather(t),
+				Tools:   fakeapi.ConfirmedWeather(),
 				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
 			}
 			_, err = fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)

@@ -3,7 +3,6 @@ package gemini
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
@@ -300,14 +298,6 @@ func TestRecordedParallelCalls(t *testing.T) {
 // fake serves them. (The second round needs the signatures kept in the
 // conversation; see signatureAPI.)
 func TestSignatureAPIThroughAdapter(t *testing.T) {
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc string) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
-	}
 	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
@@ -321,7 +311,7 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: system},
 					&toolgate.UserMessage{Text: "Add and multiply the number 2 and 3"},
 				},
-				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Tools:   []*toolgate.Tool{fakeapi.NumberTool("add", "Add two numbers", "5", false), fakeapi.NumberTool("multiply", "Multiply two numbers", "5", false)},
 				Options: &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"},
 			}
 			f := newSignatureAPI(t, rec...)

@@ -3,7 +3,6 @@ package openai_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
@@ -297,14 +295,6 @@ func TestRecordedReasoningReplies(t *testing.T) {
 // ones, and the fake serves them. (The second round, with the reasoning
 // sent back, is in TestChatReasoningPauseResume.)
 func TestReasoningAPIThroughAdapter(t *testing.T) {
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc string) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
-	}
 	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
@@ -318,7 +308,7 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: msgs[0].(map[string]any)["content"].(string)},
 					&toolgate.UserMessage{Text: msgs[1].(map[string]any)["content"].(string)},
 				},
-				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Tools:   []*toolgate.Tool{fakeapi.NumberTool("add", "Add two numbers", "5", false), fakeapi.NumberTool("multiply", "Multiply two numbers", "5", false)},
 				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
 			}
 			f := newReasoningAPI(t, rec...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/toolgate/toolgate"
 )
 
@@ -59,4 +61,39 @@ func CheckEditNote(t testing.TB, m toolgate.Model, s *Server) {
 	if body := string(s.Body(s.Count() - 1)); !strings.Contains(body, note) {
 		t.Errorf("the request does not carry the edit note %q:\n%s", note, body)
 	}
+}
+
+// numbers is the input schema of the recordings' add and multiply tools.
+var numbers = func() *jsonschema.Schema {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &s); err != nil {
+		panic(err)
+	}
+	return &s
+}()
+
+// NumberTool returns a raw tool taking two integers a and b, declared as
+// the recordings' add and multiply tools declare them, that answers
+// result. With confirm, its calls need a person's decision.
+func NumberTool(name, description, result string, confirm bool) *toolgate.Tool {
+	return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: description, InputSchema: numbers}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
+		func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
+}
+
+// Arithmetic returns the parallel-call recordings' tools: add, answering
+// 5, and multiply, answering 6, whose calls need a person's decision, so
+// that a turn calling both pauses.
+func Arithmetic() []*toolgate.Tool {
+	return []*toolgate.Tool{NumberTool("add", "Add two numbers", "5", false), NumberTool("multiply", "Multiply two numbers", "6", true)}
+}
+
+// ConfirmedWeather returns the thinking recordings' weather tool, taking a
+// location and answering "40 C"; its calls need a person's decision.
+func ConfirmedWeather() []*toolgate.Tool {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &s); err != nil {
+		panic(err)
+	}
+	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &s},
+		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
 }
