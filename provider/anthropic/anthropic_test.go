@@ -502,26 +502,7 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(messageAsEvents(pausedReply)...), sseAnswer(messageAsEvents(final)...)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, fakeapi.WeatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
-			ctx := t.Context()
-			resp, err := fakeapi.Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
-				t.Fatalf("awaiting (-want +got):\n%s", diff)
-			}
-			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
-			}}
-			resp, err = fakeapi.Resume(ctx, client, rp, stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Text() != "Shipped box 1." {
-				t.Errorf("final text %q", resp.Text())
-			}
+			fakeapi.PauseAndResume(t, f.model(t), stream, "toolu_w")
 			req := f.JSON(1)
 			msgs := req["messages"].([]any)
 			if len(msgs) != 3 {

@@ -403,26 +403,7 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(pausedReply), sseAnswer(final)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, fakeapi.WeatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
-			ctx := t.Context()
-			resp, err := fakeapi.Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
-				t.Fatalf("awaiting (-want +got):\n%s", diff)
-			}
-			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("#2"),
-			}}
-			resp, err = fakeapi.Resume(ctx, client, rp, stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Text() != "Shipped box 1." {
-				t.Errorf("final text %q", resp.Text())
-			}
+			fakeapi.PauseAndResume(t, f.model(t), stream, "#2")
 			req := f.JSON(1)
 			contents := req["contents"].([]any)
 			if len(contents) != 3 {

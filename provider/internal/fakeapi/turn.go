@@ -86,3 +86,38 @@ func RecordedReply(t *testing.T, path string, model func(baseURL string) (toolga
 	}
 	return resp.Message()
 }
+
+// PauseAndResume runs the turn the adapters' resume tests share, through
+// a client of m, as calls or with stream as streams. The model's first
+// reply, which the test's server gives, has the text "I will ship both."
+// and three calls: ship {"box":1} and ship {"box":2}, with no id of their
+// own or the same id, and get_weather {"city":"Oslo"} with the id
+// weatherID. ship needs a person's decision ([RawTool]); get_weather is
+// [WeatherTool]. The turn must pause on the ship calls, as "#0" and "#1";
+// it resumes allowing "#0", denying "#1" with "Box 2 stays." and allowing
+// weatherID, and must end with the second reply's text, "Shipped box 1.".
+// The client's system prompt is "Be careful.". The test then checks the
+// second request, which the adapter built from the stored turn.
+func PauseAndResume(t testing.TB, m toolgate.Model, stream bool, weatherID string) {
+	t.Helper()
+	gated := RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
+	client := toolgate.NewClient(m, []*toolgate.Tool{gated, WeatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
+	ctx := t.Context()
+	resp, err := Call(ctx, client, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
+		t.Fatalf("awaiting (-want +got):\n%s", diff)
+	}
+	rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
+		toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow(weatherID),
+	}}
+	resp, err = Resume(ctx, client, rp, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text() != "Shipped box 1." {
+		t.Errorf("final text %q", resp.Text())
+	}
+}
