@@ -121,3 +121,27 @@ func PauseAndResume(t testing.TB, m toolgate.Model, stream bool, weatherID strin
 		t.Errorf("final text %q", resp.Text())
 	}
 }
+
+// Collect collects chunks, as a stream would yield them, into a response.
+func Collect(chunks []*toolgate.Chunk) (*toolgate.Response, error) {
+	return toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
+		for _, ch := range chunks {
+			if !yield(ch, nil) {
+				return
+			}
+		}
+	})
+}
+
+// CheckStored fails tb unless reply, a reply an adapter read from its
+// API, marshals as a stored message and reads back.
+func CheckStored(tb testing.TB, reply *toolgate.AssistantMessage) {
+	tb.Helper()
+	b, err := json.Marshal(reply)
+	if err != nil {
+		tb.Fatalf("the reply does not marshal: %v", err)
+	}
+	if _, err := toolgate.UnmarshalMessage(b); err != nil {
+		tb.Fatalf("the stored reply does not read back: %v\n%s", err, b)
+	}
+}
