@@ -362,9 +362,7 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.Rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if calls := resp.Message().ToolCalls; len(calls) != 1 || calls[0].Name != "weather" {
 				t.Errorf("got calls %+v, want the recorded weather call", calls)
 			}

@@ -320,9 +320,7 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.Rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}

@@ -150,9 +150,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 	if _, err := m.Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Rejected(); len(got) != 0 {
-		t.Fatalf("rejected: %q", got)
-	}
+	f.CheckAccepted(t)
 	want := []any{
 		map[string]any{"role": "user", "content": "Weather in Oslo?"},
 		map[string]any{"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAAAenc", "summary": []any{map[string]any{"type": "summary_text", "text": "Plan."}}},

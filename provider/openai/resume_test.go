@@ -199,9 +199,7 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 				}
 			}
 			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, tt.results, thanks)
-			if got := f.Rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if len(paused.Parts) == 0 {
 				t.Fatal("the paused reply kept no parts")
 			}
@@ -276,9 +274,7 @@ func TestChatReasoningPauseResume(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newReasoningAPI(t, rec...)
 			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, map[string]string{"add": "5", "multiply": "6"}, nil)
-			if got := f.Rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if len(paused.Parts) == 0 {
 				t.Fatal("the paused reply kept no parts")
 			}

@@ -208,6 +208,12 @@ func TestReferee(t *testing.T) {
 	if f.Count() != 4 {
 		t.Errorf("Count: got %d, want 4", f.Count())
 	}
+	if got := failures(t, f.CheckAccepted); len(got) != 1 {
+		t.Errorf("CheckAccepted after a rejection: got failures %q, want one", got)
+	}
+	if got := failures(t, NewReferee(t, rule, refuse, nil).CheckAccepted); len(got) != 0 {
+		t.Errorf("CheckAccepted with no rejection: got failures %q", got)
+	}
 	f.AddReplies(recording.Exchange{Status: 200, Response: []byte(`{"b":2}`)})
 	if status, _, body := do(t, "POST", f.URL, "gh", nil); status != 200 || body != `{"b":2}` {
 		t.Errorf("added reply: got %d %s", status, body)

@@ -63,3 +63,11 @@ func (r *Referee) Rejected() []string {
 	defer r.mu.Unlock()
 	return append([]string(nil), r.refusals...)
 }
+
+// CheckAccepted stops the test unless every request so far was accepted.
+func (r *Referee) CheckAccepted(tb testing.TB) {
+	tb.Helper()
+	if got := r.Rejected(); len(got) != 0 {
+		tb.Fatalf("rejected: %q", got)
+	}
+}
