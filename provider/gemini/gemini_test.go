@@ -452,7 +452,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 		t.Fatalf("awaiting (-want +got):\n%s", diff)
 	}
-	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
+	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0", ""), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
 	parts := f.JSON(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)

@@ -111,7 +111,7 @@ func PauseAndResume(t testing.TB, m toolgate.Model, stream bool, weatherID strin
 		t.Fatalf("awaiting (-want +got):\n%s", diff)
 	}
 	rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-		toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow(weatherID),
+		toolgate.Allow("#0"), toolgate.Deny("#1", "Box 2 stays."), toolgate.Allow(weatherID),
 	}}
 	resp, err = Resume(ctx, client, rp, stream)
 	if err != nil {
