@@ -4,37 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
 func ptr[T any](v T) *T { return &v }
-
-type weatherIn struct {
-	City string `json:"city" jsonschema:"the city"`
-}
-
-func weatherTool() *toolgate.Tool {
-	return toolgate.NewToolFor("get_weather", "Current weather in a city.",
-		func(_ context.Context, _ *toolgate.ToolRequest, in weatherIn) (string, error) {
-			return "sunny in " + in.City, nil
-		}, nil)
-}
-
-func rawTool(name string, meta toolgate.ToolMetadata) *toolgate.Tool {
-	return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: "Runs " + name + "."}, meta,
-		func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
-			return `{"done":` + string(req.Arguments) + `}`, nil
-		})
-}
 
 const simpleMessage = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test-1","content":[{"type":"text","text":"Hi."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":3,"cache_read_input_tokens":4,"cache_creation_input_tokens":1}}`
 
@@ -56,7 +36,7 @@ func TestFromEnv(t *testing.T) {
 	}
 	f := newFakeAPI(t, jsonAnswer(simpleMessage))
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
-	t.Setenv("ANTHROPIC_BASE_URL", f.srv.URL)
+	t.Setenv("ANTHROPIC_BASE_URL", f.URL)
 	m, err := FromEnv("claude-env")
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +44,10 @@ func TestFromEnv(t *testing.T) {
 	if _, err := m.Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.headers[0].Get("Authorization"); got != "Bearer env-key" {
+	if got := f.Header(0).Get("Authorization"); got != "Bearer env-key" {
 		t.Errorf("authorization: got %q, want %q", got, "Bearer env-key")
 	}
-	if got := f.request(0)["model"]; got != "claude-env" {
+	if got := f.JSON(0)["model"]; got != "claude-env" {
 		t.Errorf("model: got %v, want claude-env", got)
 	}
 	if _, err := FromEnv(""); err == nil {
@@ -94,7 +74,7 @@ func fullPrompt() *toolgate.Prompt {
 			&toolgate.SystemMessage{Text: "Answer in English."},
 			&toolgate.UserMessage{Text: "Well?"},
 		},
-		Tools: []*toolgate.Tool{weatherTool(), rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
+		Tools: []*toolgate.Tool{fakeapi.WeatherTool(), fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
 		Options: &toolgate.ModelOptions{
 			Model:             "claude-other",
 			Temperature:       ptr(0.25),
@@ -114,7 +94,7 @@ func TestRequestGolden(t *testing.T) {
 	}{
 		{"request_full", "Generate: system messages in the system field; a reply with text and three calls (valid, invalid and blank arguments, one without an id) as tool_use blocks; its results grouped in one user message in call order (ok, is_error, denied as text); typed and raw tools; every model option.", fullPrompt(), false},
 		{"request_minimal", "Generate: one user message, no tools, no options: the default model and max_tokens 4096, no tool_choice.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}}, false},
-		{"request_stream", "Stream: the same body as Generate plus \"stream\": true.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}, Tools: []*toolgate.Tool{weatherTool()}}, true},
+		{"request_stream", "Stream: the same body as Generate plus \"stream\": true.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hello"}}, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,18 +105,14 @@ func TestRequestGolden(t *testing.T) {
 			f := newFakeAPI(t, a)
 			m := f.model(t)
 			var err error
-			if tt.stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), tt.prompt))
-			} else {
-				_, err = m.Generate(t.Context(), tt.prompt)
-			}
+			_, err = fakeapi.Generate(t.Context(), m, tt.prompt, tt.stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.paths[0]; got != "/v1/messages" {
+			if got := f.Path(0); got != "/v1/messages" {
 				t.Errorf("path: got %q, want /v1/messages", got)
 			}
-			checkGolden(t, tt.name, tt.comment, f.request(0))
+			checkGolden(t, tt.name, tt.comment, f.JSON(0))
 		})
 	}
 }
@@ -160,13 +136,13 @@ func TestToolChoice(t *testing.T) {
 		f := newFakeAPI(t, jsonAnswer(simpleMessage))
 		p := &toolgate.Prompt{
 			Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}},
-			Tools:    []*toolgate.Tool{weatherTool()},
+			Tools:    []*toolgate.Tool{fakeapi.WeatherTool()},
 			Options:  &toolgate.ModelOptions{ToolChoice: tt.choice, ParallelToolCalls: tt.parallel},
 		}
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := f.request(0)["tool_choice"]
+		got, ok := f.JSON(0)["tool_choice"]
 		if tt.want == nil && ok {
 			t.Errorf("choice %q parallel %v: got tool_choice %v, want none", tt.choice, tt.parallel, got)
 		} else if diff := cmp.Diff(tt.want, got); tt.want != nil && diff != "" {
@@ -179,14 +155,14 @@ func TestToolChoice(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := f.request(0)["tool_choice"]; ok {
+	if got, ok := f.JSON(0)["tool_choice"]; ok {
 		t.Errorf("no tools: got tool_choice %v, want none", got)
 	}
 }
 
 func TestMaxTokensDefault(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleMessage), jsonAnswer(simpleMessage))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m", MaxOutputTokens: 1000, MaxRetries: -1})
+	m, err := New(&Options{BaseURL: f.URL, Model: "m", MaxOutputTokens: 1000, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,11 +175,11 @@ func TestMaxTokensDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []float64{1000, 20} {
-		if got := f.request(i)["max_tokens"]; got != want {
+		if got := f.JSON(i)["max_tokens"]; got != want {
 			t.Errorf("request %d: max_tokens %v, want %v", i, got, want)
 		}
 	}
-	if got := f.headers[0].Get("Authorization") + f.headers[0].Get("X-Api-Key"); got != "" {
+	if got := f.Header(0).Get("Authorization") + f.Header(0).Get("X-Api-Key"); got != "" {
 		t.Errorf("no API key configured: got credentials %q", got)
 	}
 }
@@ -338,23 +314,11 @@ var streamCallsParts = toolgate.Parts{
 	toolgate.ToolCallPart{Index: 1},
 }
 
-func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
-	t.Helper()
-	var chunks []*toolgate.Chunk
-	for ch, err := range m.Stream(t.Context(), p) {
-		if err != nil {
-			return chunks, err
-		}
-		chunks = append(chunks, ch)
-	}
-	return chunks, nil
-}
-
 var hi = &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}
 
 func TestStreamChunks(t *testing.T) {
 	f := newFakeAPI(t, sseAnswer(streamCalls...))
-	chunks, err := collectChunks(t, f.model(t), hi)
+	chunks, err := fakeapi.Chunks(t.Context(), f.model(t), hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,113 +416,31 @@ func TestStreamMalformed(t *testing.T) {
 
 // TestStreamCut cuts the connection in the middle of a stream.
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[:14]...))
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler) // drops the connection
-	}})
-	chunks, err := collectChunks(t, f.model(t), hi)
-	if err == nil {
-		t.Fatal("got no error for a cut stream")
-	}
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("got %T %v, want a ModelError", err, err)
-	}
-	if len(chunks) == 0 {
-		t.Error("got no chunk before the cut")
-	}
-	for _, ch := range chunks {
-		if ch.FinishReason != "" {
-			t.Errorf("a cut stream yielded a finish reason %q", ch.FinishReason)
-		}
-	}
+	fakeapi.CheckStreamCut(t, hi, sse(streamCalls[:14]...), func(a answer) toolgate.Model { return newFakeAPI(t, a).model(t) })
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
-	closed := make(chan struct{})
-	stop := make(chan struct{}) // ends the handler if the test gave up
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamText[:8]...))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done(): // the client went away
-			close(closed)
-		case <-stop:
-		}
-	}})
-	t.Cleanup(func() { close(stop) }) // before the server's Close
-	for ch, err := range f.model(t).Stream(t.Context(), hi) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch.Text != "" {
-			break
-		}
-	}
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
-	}
+	fakeapi.CheckStreamStop(t, hi, sse(streamText[:8]...), func(a answer) toolgate.Model {
+		return newFakeAPI(t, a).model(t)
+	})
 }
 
 func TestContextCanceled(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleMessage), jsonAnswer(simpleMessage))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	m := f.model(t)
-	if _, err := m.Generate(ctx, hi); !errors.Is(err, context.Canceled) {
-		t.Errorf("Generate: got %v, want context.Canceled", err)
-	}
-	if _, err := toolgate.Collect(m.Stream(ctx, hi)); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stream: got %v, want context.Canceled", err)
-	}
+	fakeapi.CheckCanceled(t, f.model(t), hi)
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		status   int
-		typ, msg string
-		kind     toolgate.ModelErrorKind
-		sentinel error
-	}{
-		{429, "rate_limit_error", "Number of request tokens has exceeded your rate limit.", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited},
-		{500, "api_error", "Internal server error", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{529, "overloaded_error", "Overloaded", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{401, "authentication_error", "invalid x-api-key", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{400, "invalid_request_error", "messages: at least one message is required", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
-	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			f := newFakeAPI(t, errorAnswer(tt.status, tt.typ, tt.msg))
-			m := f.model(t)
-			var err error
-			if stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				_, err = m.Generate(t.Context(), hi)
-			}
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.status, stream, err)
-			}
-			want := toolgate.ModelError{Provider: "anthropic", Kind: tt.kind, StatusCode: tt.status, Message: tt.msg}
-			got := *me
-			got.Err = nil
-			if got != want {
-				t.Errorf("%d stream=%v: got %+v, want %+v", tt.status, stream, got, want)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("%d stream=%v: errors.Is(%v) is false", tt.status, stream, tt.sentinel)
-			}
-			if f.count() != 1 {
-				t.Errorf("%d stream=%v: %d requests with retries off, want 1", tt.status, stream, f.count())
-			}
-		}
-	}
+	fakeapi.CheckErrors(t, hi, "anthropic", []fakeapi.ErrorCase{
+		{Status: 429, Type: "rate_limit_error", Message: "Number of request tokens has exceeded your rate limit.", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
+		{Status: 500, Type: "api_error", Message: "Internal server error", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 529, Type: "overloaded_error", Message: "Overloaded", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 400, Type: "invalid_request_error", Message: "messages: at least one message is required", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
+		return f.model(t), f.Server
+	})
 }
 
 func TestStreamErrorEvent(t *testing.T) {
@@ -587,10 +469,10 @@ func TestMalformedBody(t *testing.T) {
 func TestRetry(t *testing.T) {
 	retryNow := map[string]string{"retry-after-ms": "0"}
 	f := newFakeAPI(t,
-		answer{status: 500, header: retryNow, body: `{"type":"error","error":{"type":"api_error","message":"boom"}}`},
-		answer{status: 429, header: retryNow, body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`},
+		answer{Status: 500, Header: retryNow, Body: `{"type":"error","error":{"type":"api_error","message":"boom"}}`},
+		answer{Status: 429, Header: retryNow, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`},
 		jsonAnswer(simpleMessage))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"}) // default retries
+	m, err := New(&Options{BaseURL: f.URL, Model: "m"}) // default retries
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,8 +480,8 @@ func TestRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text() != "Hi." || f.count() != 3 {
-		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.count())
+	if resp.Text() != "Hi." || f.Count() != 3 {
+		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.Count())
 	}
 }
 
@@ -620,37 +502,8 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(messageAsEvents(pausedReply)...), sseAnswer(messageAsEvents(final)...)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, weatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
-			ctx := t.Context()
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(client.Stream(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}))
-			} else {
-				resp, err = client.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
-				t.Fatalf("awaiting (-want +got):\n%s", diff)
-			}
-			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.Deny("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
-			}}
-			if stream {
-				resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
-			} else {
-				resp, err = client.Resume(ctx, rp)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Text() != "Shipped box 1." {
-				t.Errorf("final text %q", resp.Text())
-			}
-			req := f.request(1)
+			fakeapi.PauseAndResume(t, f.model(t), stream, "toolu_w")
+			req := f.JSON(1)
 			msgs := req["messages"].([]any)
 			if len(msgs) != 3 {
 				t.Fatalf("second request has %d messages, want 3 (user, reply, results):\n%v", len(msgs), msgs)
@@ -748,7 +601,7 @@ func TestMalformedArgumentsThroughClient(t *testing.T) {
 		"message_stop", `{"type":"message_stop"}`,
 	}
 	f := newFakeAPI(t, sseAnswer(bad...), sseAnswer(streamText...))
-	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{weatherTool()}, nil)
+	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{fakeapi.WeatherTool()}, nil)
 	resp, err := toolgate.Collect(client.Stream(t.Context(), &toolgate.CallParams{Input: "weather?"}))
 	if err != nil {
 		t.Fatal(err)
@@ -756,7 +609,7 @@ func TestMalformedArgumentsThroughClient(t *testing.T) {
 	if resp.Text() != "Hello." {
 		t.Errorf("text %q", resp.Text())
 	}
-	msgs := f.request(1)["messages"].([]any)
+	msgs := f.JSON(1)["messages"].([]any)
 	call := msgs[1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	if diff := cmp.Diff(map[string]any{"_raw": `{"city": Oslo`}, call["input"]); diff != "" {
 		t.Errorf("replayed input (-want +got):\n%s", diff)
@@ -776,7 +629,7 @@ func TestSchemaWithoutType(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	got := f.request(0)["tools"].([]any)[0].(map[string]any)["input_schema"]
+	got := f.JSON(0)["tools"].([]any)[0].(map[string]any)["input_schema"]
 	want := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("input_schema (-want +got):\n%s", diff)

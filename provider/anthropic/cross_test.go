@@ -3,8 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/gemini"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -19,24 +18,9 @@ import (
 // the first signed, as the Gemini adapter reads it.
 func geminiReply(t *testing.T) *toolgate.AssistantMessage {
 	t.Helper()
-	f, err := recording.Read(filepath.Join("..", "gemini", "testdata", "recorded", "parallel_calls.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(f.Exchanges[0].Response)
-	}))
-	t.Cleanup(srv.Close)
-	m, err := gemini.New(&gemini.Options{APIKey: "k", BaseURL: srv.URL, Model: "gemini-3-pro-preview"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := m.Generate(t.Context(), hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := resp.Message()
+	reply := fakeapi.RecordedReply(t, filepath.Join("..", "gemini", "testdata", "recorded", "parallel_calls.txtar"), func(url string) (toolgate.Model, error) {
+		return gemini.New(&gemini.Options{APIKey: "k", BaseURL: url, Model: "gemini-3-pro-preview"})
+	})
 	if p, ok := reply.Parts[0].(toolgate.ToolCallPart); !ok || p.Provider != "gemini" || p.Signature == "" {
 		t.Fatalf("the Gemini reply has no signed call: %+v", reply.Parts)
 	}
@@ -63,15 +47,13 @@ func TestReplyFromGemini(t *testing.T) {
 	}}
 	resp, err := f.model(t).Generate(t.Context(), prompt)
 	if err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 	if resp.Text() == "" {
 		t.Error("no answer")
 	}
 	var req map[string]any
-	f.mu.Lock()
-	err = json.Unmarshal(f.requests[0], &req)
-	f.mu.Unlock()
+	err = json.Unmarshal(f.Body(0), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +100,7 @@ func TestForeignPartsDropped(t *testing.T) {
 		map[string]any{"type": "text", "text": "Checking."},
 		map[string]any{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": map[string]any{"location": "Oslo"}},
 	}
-	got := f.request(0)["messages"].([]any)[1].(map[string]any)["content"]
+	got := f.JSON(0)["messages"].([]any)[1].(map[string]any)["content"]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("assistant content (-want +got):\n%s", diff)
 	}
@@ -131,7 +113,7 @@ func TestBadParts(t *testing.T) {
 	f := newFakeAPI(t)
 	reply := &toolgate.AssistantMessage{Parts: toolgate.Parts{toolgate.ToolCallPart{Index: 1}}}
 	_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
-	if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
-		t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
+	if !errors.Is(err, toolgate.ErrInvalidMessage) || f.Count() != 0 {
+		t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.Count())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
 // FuzzStreamEvents feeds event sequences (one JSON event a line) to the
@@ -51,13 +52,7 @@ func FuzzStreamEvents(f *testing.F) {
 		if s.end() != nil {
 			return
 		}
-		resp, err := toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
-			for _, ch := range chunks {
-				if !yield(ch, nil) {
-					return
-				}
-			}
-		})
+		resp, err := fakeapi.Collect(chunks)
 		if err != nil {
 			t.Fatalf("an accepted stream does not collect: %v", err)
 		}
@@ -78,13 +73,7 @@ func FuzzStreamEvents(f *testing.F) {
 // content blocks.
 func checkReply(t *testing.T, reply *toolgate.AssistantMessage) {
 	t.Helper()
-	b, err := json.Marshal(reply)
-	if err != nil {
-		t.Fatalf("the reply does not marshal: %v", err)
-	}
-	if _, err := toolgate.UnmarshalMessage(b); err != nil {
-		t.Fatalf("the stored reply does not read back: %v\n%s", err, b)
-	}
+	fakeapi.CheckStored(t, reply)
 	if _, err := assistantBlocks(reply, callIDs(0, reply.ToolCalls)); err != nil {
 		t.Fatalf("the reply does not convert back: %v", err)
 	}

@@ -34,7 +34,7 @@ func TestFiles(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), prompt); err != nil {
 		t.Fatal(err)
 	}
-	msgs := f.request(0)["messages"].([]any)
+	msgs := f.JSON(0)["messages"].([]any)
 	b64 := "iVBORw0KGgouLi4u"
 	wantUser := []any{
 		map[string]any{"type": "text", "text": "Compare these."},
@@ -92,7 +92,7 @@ func TestFileErrors(t *testing.T) {
 				if fe.Message != at || fe.Limit != tt.limit {
 					t.Errorf("got %+v, want message %d, limit %d", fe, at, tt.limit)
 				}
-				if f.count() != 0 {
+				if f.Count() != 0 {
 					t.Error("a request was made")
 				}
 			})

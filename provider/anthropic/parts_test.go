@@ -1,65 +1,37 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// confirmedWeather is the thinking recordings' weather tool; it needs a
-// person's confirmation, so that a turn that calls it pauses.
-func confirmedWeather(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
-		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
-}
-
-// arithmetic is the parallel recordings' add and multiply tools; multiply
-// needs a person's confirmation.
-func arithmetic(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
-	}
-	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
-}
-
 // replayCase is a recorded turn replayed through a client.
 type replayCase struct {
 	name     string // the recording
 	thinking bool   // extended thinking on, as recorded
-	tools    func(*testing.T) []*toolgate.Tool
+	tools    func() []*toolgate.Tool
 	input    string
 	options  *toolgate.ModelOptions
 	parts    int // the parts the paused reply keeps (0: a plain reply)
 }
 
 var replayCases = []replayCase{
-	{"thinking_tool", true, confirmedWeather, "What's the weather in Florence, Italy?",
+	{"thinking_tool", true, fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
-	{"thinking_tool_stream", true, confirmedWeather, "What's the weather in Florence, Italy?",
+	{"thinking_tool_stream", true, fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true)}, 2},
-	{"parallel_calls", false, arithmetic, "Add and multiply the number 2 and 3",
+	{"parallel_calls", false, fakeapi.Arithmetic, "Add and multiply the number 2 and 3",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
-	{"parallel_calls_stream", false, arithmetic, "Add and multiply the number 2 and 3",
+	{"parallel_calls_stream", false, fakeapi.Arithmetic, "Add and multiply the number 2 and 3",
 		&toolgate.ModelOptions{ParallelToolCalls: ptr(true), MaxOutputTokens: 4000}, 0},
 }
 
@@ -78,11 +50,11 @@ func (c *replayCase) openClient(t *testing.T, f *thinkingAPI, path string, req [
 	t.Cleanup(func() { store.Close() })
 	m := f.model(t)
 	if !c.thinking {
-		if m, err = New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1}); err != nil {
+		if m, err = New(&Options{APIKey: "k", BaseURL: f.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{Store: store, SystemPrompt: recorded.System[0].Text, ModelOptions: c.options})
+	return toolgate.NewClient(m, c.tools(), &toolgate.ClientOptions{Store: store, SystemPrompt: recorded.System[0].Text, ModelOptions: c.options})
 }
 
 // TestThinkingPauseResume replays recorded turns, complete and streamed,
@@ -109,13 +81,7 @@ func TestThinkingPauseResume(t *testing.T) {
 			stream := rec[0].Stream
 
 			first := c.openClient(t, f, path, rec[0].Request)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input}))
-			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "trip", Input: c.input})
-			}
+			resp, err := fakeapi.Call(t.Context(), first, &toolgate.CallParams{ConversationID: "trip", Input: c.input}, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,33 +108,15 @@ func TestThinkingPauseResume(t *testing.T) {
 				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
 			params := &toolgate.ResumeTurnParams{ConversationID: "trip", PauseID: toolgatetest.OpenPauseID(t, second, "trip"), Decisions: decisions}
-			if stream {
-				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
-			} else {
-				resp, err = second.Resume(t.Context(), params)
-			}
+			resp, err = fakeapi.Resume(t.Context(), second, params, stream)
 			if err != nil {
-				t.Fatalf("resume: %v (rejected: %q)", err, f.rejected())
+				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if resp.Text() == "" {
 				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
 			}
-			f.mu.Lock()
-			sent := f.requests[1]
-			f.mu.Unlock()
-			var got, want any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(rec[1].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("resumed request differs from the recorded one (-recorded +adapter):\n%s", diff)
-			}
+			fakeapi.SameRequest(t, "resumed request", rec[1].Request, f.Body(1))
 		})
 	}
 }
@@ -199,6 +147,6 @@ func TestRedactedThinkingThroughAdapter(t *testing.T) {
 	}
 	prompt.Messages = append(prompt.Messages, resp.Message(), &toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: "toolu_r", Name: "weather", Content: "4 C"}}})
 	if _, err := m.Generate(t.Context(), prompt); err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 }

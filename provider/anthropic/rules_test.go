@@ -6,17 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -42,24 +39,24 @@ import (
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [thinkingAPI.model]) the recording's tool,
-// run the turn, and check f.rejected().
+// run the turn, and check f.Rejected().
 type thinkingAPI struct {
-	t   *testing.T
-	srv *httptest.Server
+	*fakeapi.Referee
 
-	mu       sync.Mutex
-	replies  []recording.Exchange
-	served   map[string][]json.RawMessage // tool_use id: the thinking blocks before it
-	known    map[string]bool              // canonical JSON of every thinking block served
-	requests [][]byte
-	refusals []string // why requests were rejected
+	// guarded by the referee's lock (see [fakeapi.Rule])
+	served map[string][]json.RawMessage // tool_use id: the thinking blocks before it
+	known  map[string]bool              // canonical JSON of every thinking block served
 }
 
 func newThinkingAPI(t *testing.T, replies ...recording.Exchange) *thinkingAPI {
 	t.Helper()
-	f := &thinkingAPI{t: t, replies: replies, served: map[string][]json.RawMessage{}, known: map[string]bool{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &thinkingAPI{served: map[string][]json.RawMessage{}, known: map[string]bool{}}
+	refuse := func(reason string) fakeapi.Answer {
+		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": reason}})
+		return fakeapi.Answer{Status: http.StatusBadRequest, Body: string(b)}
+	}
+	f.Referee = fakeapi.NewReferee(t, f, refuse,
+		&fakeapi.Options{NoAnswer: `{"type":"error","error":{"type":"api_error","message":"no reply left in the test"}}`}, replies...)
 	return f
 }
 
@@ -67,48 +64,11 @@ func newThinkingAPI(t *testing.T, replies ...recording.Exchange) *thinkingAPI {
 // off.
 func (f *thinkingAPI) model(t *testing.T) *Model {
 	t.Helper()
-	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "claude-sonnet-4-20250514", ThinkingBudget: 4000, MaxRetries: -1})
+	m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "claude-sonnet-4-20250514", ThinkingBudget: 4000, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func (f *thinkingAPI) rejected() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refusals...)
-}
-
-func (f *thinkingAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = append(f.requests, body)
-	if err := f.check(body); err != nil {
-		f.refusals = append(f.refusals, err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": err.Error()}})
-		w.Write(b)
-		return
-	}
-	if len(f.replies) == 0 {
-		http.Error(w, `{"type":"error","error":{"type":"api_error","message":"no reply left in the test"}}`, http.StatusTeapot)
-		return
-	}
-	e := f.replies[0]
-	f.replies = f.replies[1:]
-	if err := f.learn(e); err != nil {
-		f.t.Errorf("recorded reply: %v", err)
-	}
-	if e.Stream {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(e.Status)
-	w.Write(e.Response)
 }
 
 // block is a content block as the fake reads it.
@@ -135,8 +95,8 @@ func canonical(b block) string {
 	return string(c)
 }
 
-// learn records the thinking blocks of a served reply.
-func (f *thinkingAPI) learn(e recording.Exchange) error {
+// Learn records the thinking blocks of a served reply.
+func (f *thinkingAPI) Learn(e recording.Exchange) error {
 	if e.Status != http.StatusOK {
 		return nil
 	}
@@ -219,8 +179,8 @@ func deref(s *string) string {
 	return *s
 }
 
-// check applies the rule to a request body.
-func (f *thinkingAPI) check(body []byte) error {
+// Check applies the rule to a request body.
+func (f *thinkingAPI) Check(body []byte) error {
 	var req struct {
 		Thinking *struct{ Type string } `json:"thinking"`
 		Messages []struct {
@@ -318,7 +278,7 @@ func TestThinkingAPIEnforcesRule(t *testing.T) {
 			for what, mutate := range mutations {
 				t.Run(what, func(t *testing.T) {
 					f := newThinkingAPI(t, rec...)
-					recording.Post(t, f.srv.URL+"/v1/messages", rec[0].Request, http.StatusOK)
+					recording.Post(t, f.URL+"/v1/messages", rec[0].Request, http.StatusOK)
 					body := good
 					if mutate != nil {
 						body = mutateAssistant(t, good, mutate)
@@ -327,7 +287,7 @@ func TestThinkingAPIEnforcesRule(t *testing.T) {
 					if mutate != nil {
 						want = http.StatusBadRequest
 					}
-					recording.Post(t, f.srv.URL+"/v1/messages", body, want)
+					recording.Post(t, f.URL+"/v1/messages", body, want)
 				})
 			}
 		})
@@ -343,12 +303,12 @@ func TestThinkingAPIFinalTurnRule(t *testing.T) {
 		{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"weather","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"40 C"}]}]}`
 	f := newThinkingAPI(t)
-	recording.Post(t, f.srv.URL+"/v1/messages", []byte(body), http.StatusBadRequest)
-	if got := f.rejected(); len(got) != 1 || !strings.Contains(got[0], "must start with a thinking block") {
+	recording.Post(t, f.URL+"/v1/messages", []byte(body), http.StatusBadRequest)
+	if got := f.Rejected(); len(got) != 1 || !strings.Contains(got[0], "must start with a thinking block") {
 		t.Errorf("rejected: %q", got)
 	}
 	off := strings.Replace(body, `"thinking":{"type":"enabled","budget_tokens":2000},`, "", 1)
-	recording.Post(t, f.srv.URL+"/v1/messages", []byte(off), http.StatusTeapot) // accepted; no reply scripted
+	recording.Post(t, f.URL+"/v1/messages", []byte(off), http.StatusTeapot) // accepted; no reply scripted
 }
 
 // mutateAssistant applies mutate to the content of the first assistant
@@ -398,35 +358,15 @@ func TestThinkingAPIThroughAdapter(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newThinkingAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if calls := resp.Message().ToolCalls; len(calls) != 1 || calls[0].Name != "weather" {
 				t.Errorf("got calls %+v, want the recorded weather call", calls)
 			}
-			var want, got any
-			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			f.mu.Lock()
-			sent := f.requests[0]
-			f.mu.Unlock()
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("request differs from the recorded one (-recorded +adapter):\n%s", diff)
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0))
 		})
 	}
 }
@@ -457,8 +397,8 @@ func TestThinkingAPIRedacted(t *testing.T) {
 	} {
 		t.Run(tt.what, func(t *testing.T) {
 			f := newThinkingAPI(t, reply)
-			recording.Post(t, f.srv.URL+"/v1/messages", first, http.StatusOK)
-			recording.Post(t, f.srv.URL+"/v1/messages", second(tt.assistant), tt.want)
+			recording.Post(t, f.URL+"/v1/messages", first, http.StatusOK)
+			recording.Post(t, f.URL+"/v1/messages", second(tt.assistant), tt.want)
 		})
 	}
 }

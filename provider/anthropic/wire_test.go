@@ -13,17 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
 // recordedAnswer answers with a recorded response.
-func recordedAnswer(e recording.Exchange) answer {
-	a := answer{status: e.Status, body: string(e.Response)}
-	if e.Stream {
-		a.header = map[string]string{"Content-Type": "text/event-stream"}
-	}
-	return a
-}
+func recordedAnswer(e recording.Exchange) answer { return fakeapi.Recorded(e) }
 
 // TestStreamedAndGeneratedAlike: a reply is stored the same whether it was
 // streamed or not; tool arguments are compact JSON either way, although the
@@ -94,16 +89,16 @@ func noWait(m *Model) *Model {
 func TestStreamOverloadedRetried(t *testing.T) {
 	t.Run("before any chunk", func(t *testing.T) {
 		f := newFakeAPI(t, sseAnswer(overloaded...), sseAnswer(overloaded...), sseAnswer(streamText...))
-		m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"}) // default retries: 2
+		m, err := New(&Options{BaseURL: f.URL, Model: "m"}) // default retries: 2
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, err := collectChunks(t, noWait(m), hi)
+		chunks, err := fakeapi.Chunks(t.Context(), noWait(m), hi)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.count() != 3 {
-			t.Errorf("%d requests, want 3", f.count())
+		if f.Count() != 3 {
+			t.Errorf("%d requests, want 3", f.Count())
 		}
 		if chunks[0].ID != "msg_s" {
 			t.Errorf("first chunk %+v, want the id of the answer that succeeded", chunks[0])
@@ -121,7 +116,7 @@ func TestStreamOverloadedRetried(t *testing.T) {
 	})
 	t.Run("retries exhausted", func(t *testing.T) {
 		f := newFakeAPI(t, sseAnswer(overloaded...), sseAnswer(overloaded...))
-		m, err := New(&Options{BaseURL: f.srv.URL, Model: "m", MaxRetries: 1})
+		m, err := New(&Options{BaseURL: f.URL, Model: "m", MaxRetries: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,49 +124,49 @@ func TestStreamOverloadedRetried(t *testing.T) {
 		if !errors.Is(err, toolgate.ErrModelServer) {
 			t.Errorf("got %v, want a server ModelError", err)
 		}
-		if f.count() != 2 {
-			t.Errorf("%d requests, want 2", f.count())
+		if f.Count() != 2 {
+			t.Errorf("%d requests, want 2", f.Count())
 		}
 	})
 	t.Run("retries off", func(t *testing.T) {
 		f := newFakeAPI(t, sseAnswer(overloaded...))
 		_, err := toolgate.Collect(noWait(f.model(t)).Stream(t.Context(), hi))
-		if !errors.Is(err, toolgate.ErrModelServer) || f.count() != 1 {
-			t.Errorf("got %v after %d requests, want a server ModelError after 1", err, f.count())
+		if !errors.Is(err, toolgate.ErrModelServer) || f.Count() != 1 {
+			t.Errorf("got %v after %d requests, want a server ModelError after 1", err, f.Count())
 		}
 	})
 	t.Run("after text was yielded", func(t *testing.T) {
 		events := append(streamText[:8:8], overloaded[4:]...)
 		f := newFakeAPI(t, sseAnswer(events...), sseAnswer(streamText...))
-		m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"})
+		m, err := New(&Options{BaseURL: f.URL, Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, err := collectChunks(t, noWait(m), hi)
+		chunks, err := fakeapi.Chunks(t.Context(), noWait(m), hi)
 		if !errors.Is(err, toolgate.ErrModelServer) {
 			t.Errorf("got %v, want a server ModelError: a reply already partly yielded is not retried", err)
 		}
-		if f.count() != 1 || len(chunks) == 0 {
-			t.Errorf("%d requests, %d chunks; want 1 request and the text so far", f.count(), len(chunks))
+		if f.Count() != 1 || len(chunks) == 0 {
+			t.Errorf("%d requests, %d chunks; want 1 request and the text so far", f.Count(), len(chunks))
 		}
 	})
 	t.Run("invalid request not retried", func(t *testing.T) {
 		events := []string{overloaded[0], overloaded[1], "error", `{"type":"error","error":{"type":"invalid_request_error","message":"no"}}`}
 		f := newFakeAPI(t, sseAnswer(events...), sseAnswer(streamText...))
-		m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"})
+		m, err := New(&Options{BaseURL: f.URL, Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = toolgate.Collect(noWait(m).Stream(t.Context(), hi))
-		if !errors.Is(err, toolgate.ErrModelBadRequest) || f.count() != 1 {
-			t.Errorf("got %v after %d requests, want a bad-request ModelError after 1", err, f.count())
+		if !errors.Is(err, toolgate.ErrModelBadRequest) || f.Count() != 1 {
+			t.Errorf("got %v after %d requests, want a bad-request ModelError after 1", err, f.Count())
 		}
 	})
 }
 
 func TestRetryWaitCanceled(t *testing.T) {
 	f := newFakeAPI(t, sseAnswer(overloaded...), sseAnswer(streamText...))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m"})
+	m, err := New(&Options{BaseURL: f.URL, Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +197,7 @@ func TestRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFakeAPI(t, answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: string(data)},
+	f := newFakeAPI(t, answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: string(data)},
 		jsonAnswer(`{"id":"m5","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"I can't help with that."}],"stop_reason":"refusal","usage":{"input_tokens":1,"output_tokens":6}}`))
 	m := f.model(t)
 	streamed, err := toolgate.Collect(m.Stream(t.Context(), hi))
@@ -241,7 +236,7 @@ func TestThinkingOption(t *testing.T) {
 	body := `{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",
 		"usage":{"input_tokens":3,"output_tokens":90,"output_tokens_details":{"thinking_tokens":80}}}`
 	f := newFakeAPI(t, jsonAnswer(body))
-	m, err := New(&Options{BaseURL: f.srv.URL, Model: "m", ThinkingBudget: 2048, MaxRetries: -1})
+	m, err := New(&Options{BaseURL: f.URL, Model: "m", ThinkingBudget: 2048, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +244,7 @@ func TestThinkingOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]any{"type": "enabled", "budget_tokens": 2048.0}, f.request(0)["thinking"]); diff != "" {
+	if diff := cmp.Diff(map[string]any{"type": "enabled", "budget_tokens": 2048.0}, f.JSON(0)["thinking"]); diff != "" {
 		t.Errorf("thinking (-want +got):\n%s", diff)
 	}
 	if want := (toolgate.Usage{InputTokens: 3, OutputTokens: 90, ReasoningTokens: 80}); resp.Usage != want {
@@ -261,21 +256,21 @@ func TestThinkingOption(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "thinking budget") {
 		t.Errorf("got %v, want an error about the thinking budget", err)
 	}
-	if f.count() != 1 {
-		t.Errorf("%d requests, want 1", f.count())
+	if f.Count() != 1 {
+		t.Errorf("%d requests, want 1", f.Count())
 	}
 	// A larger one is fine: the request is sent (and the fake has no
 	// answer left).
 	m.Generate(t.Context(), &toolgate.Prompt{Messages: hi.Messages, Options: &toolgate.ModelOptions{MaxOutputTokens: 4000}})
-	if f.count() != 2 {
-		t.Errorf("%d requests, want 2", f.count())
+	if f.Count() != 2 {
+		t.Errorf("%d requests, want 2", f.Count())
 	}
 }
 
 // TestRetryAfterSurfaced: the wait a 429 asks for is in the ModelError.
 func TestRetryAfterSurfaced(t *testing.T) {
 	a := errorAnswer(429, "rate_limit_error", "slow down")
-	a.header["retry-after"] = "17"
+	a.Header["retry-after"] = "17"
 	f := newFakeAPI(t, a)
 	_, err := f.model(t).Generate(t.Context(), hi)
 	var me *toolgate.ModelError

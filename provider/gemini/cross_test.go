@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/provider/anthropic"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -20,24 +19,9 @@ import (
 // block and a tool call, as the Anthropic adapter reads it.
 func claudeReply(t *testing.T) *toolgate.AssistantMessage {
 	t.Helper()
-	f, err := recording.Read(filepath.Join("..", "anthropic", "testdata", "recorded", "thinking_tool.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(f.Exchanges[0].Response)
-	}))
-	t.Cleanup(srv.Close)
-	m, err := anthropic.New(&anthropic.Options{APIKey: "k", BaseURL: srv.URL, Model: "claude-sonnet-4-20250514", MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := m.Generate(t.Context(), hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := resp.Message()
+	reply := fakeapi.RecordedReply(t, filepath.Join("..", "anthropic", "testdata", "recorded", "thinking_tool.txtar"), func(url string) (toolgate.Model, error) {
+		return anthropic.New(&anthropic.Options{APIKey: "k", BaseURL: url, Model: "claude-sonnet-4-20250514", MaxRetries: -1})
+	})
 	if p, ok := reply.Parts[0].(toolgate.ReasoningPart); !ok || p.Provider != "anthropic" || p.Signature == "" {
 		t.Fatalf("the Claude reply has no signed thinking: %+v", reply.Parts)
 	}
@@ -62,12 +46,10 @@ func TestReplyFromClaude(t *testing.T) {
 		&toolgate.ToolMessage{Results: []toolgate.ToolResult{{CallID: reply.ToolCalls[0].ID, Name: "weather", Content: "40 C"}}},
 	}}
 	if _, err := f.model(t).Generate(t.Context(), prompt); err != nil {
-		t.Fatalf("%v (rejected: %q)", err, f.rejected())
+		t.Fatalf("%v (rejected: %q)", err, f.Rejected())
 	}
 	var req struct{ Contents []any }
-	f.mu.Lock()
-	err := json.Unmarshal(f.requests[0], &req)
-	f.mu.Unlock()
+	err := json.Unmarshal(f.Body(0), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +96,7 @@ func TestForeignPartsDropped(t *testing.T) {
 		map[string]any{"functionCall": map[string]any{"id": "a", "name": "add", "args": map[string]any{"a": 1.0}}},
 		map[string]any{"functionCall": map[string]any{"id": "b", "name": "add", "args": map[string]any{"a": 2.0}}},
 	}}
-	if diff := cmp.Diff(want, f.request(0)["contents"].([]any)[1]); diff != "" {
+	if diff := cmp.Diff(want, f.JSON(0)["contents"].([]any)[1]); diff != "" {
 		t.Errorf("model content (-want +got):\n%s", diff)
 	}
 }
@@ -133,8 +115,8 @@ func TestBadParts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeAPI(t)
 			_, err := f.model(t).Generate(t.Context(), &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, reply}})
-			if !errors.Is(err, toolgate.ErrInvalidMessage) || f.count() != 0 {
-				t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.count())
+			if !errors.Is(err, toolgate.ErrInvalidMessage) || f.Count() != 0 {
+				t.Errorf("got %v after %d requests, want ErrInvalidMessage before any", err, f.Count())
 			}
 		})
 	}

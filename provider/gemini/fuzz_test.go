@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
@@ -43,13 +44,7 @@ func FuzzStreamResponses(f *testing.F) {
 			return
 		}
 		chunks = append(chunks, last)
-		resp, err := toolgate.Collect(func(yield func(*toolgate.Chunk, error) bool) {
-			for _, ch := range chunks {
-				if !yield(ch, nil) {
-					return
-				}
-			}
-		})
+		resp, err := fakeapi.Collect(chunks)
 		if err != nil {
 			t.Fatalf("an accepted stream does not collect: %v", err)
 		}
@@ -75,13 +70,7 @@ func checkReply(t *testing.T, reply *toolgate.AssistantMessage) {
 			t.Fatalf("arguments %q are not JSON", c.Arguments)
 		}
 	}
-	b, err := json.Marshal(reply)
-	if err != nil {
-		t.Fatalf("the reply does not marshal: %v", err)
-	}
-	if _, err := toolgate.UnmarshalMessage(b); err != nil {
-		t.Fatalf("the stored reply does not read back: %v\n%s", err, b)
-	}
+	fakeapi.CheckStored(t, reply)
 	if _, err := modelParts(reply); err != nil {
 		t.Fatalf("the reply does not convert back: %v", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,28 +12,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
 func ptr[T any](v T) *T { return &v }
-
-type weatherIn struct {
-	City string `json:"city" jsonschema:"the city"`
-}
-
-func weatherTool() *toolgate.Tool {
-	return toolgate.NewToolFor("get_weather", "Current weather in a city.",
-		func(_ context.Context, _ *toolgate.ToolRequest, in weatherIn) (string, error) {
-			return "sunny in " + in.City, nil
-		}, nil)
-}
-
-func rawTool(name string, meta toolgate.ToolMetadata) *toolgate.Tool {
-	return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: "Runs " + name + "."}, meta,
-		func(_ context.Context, req *toolgate.ToolRequest) (string, error) {
-			return `{"done":` + string(req.Arguments) + `}`, nil
-		})
-}
 
 const simpleResponse = `{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi."}]},"finishReason":"STOP","index":0}],
 	"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"cachedContentTokenCount":4,"thoughtsTokenCount":2,"totalTokenCount":15},
@@ -69,7 +50,7 @@ func TestFromEnv(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			f := newFakeAPI(t, jsonAnswer(simpleResponse))
 			t.Setenv(v, "env-key")
-			t.Setenv("GEMINI_BASE_URL", f.srv.URL)
+			t.Setenv("GEMINI_BASE_URL", f.URL)
 			m, err := FromEnv("gemini-env")
 			if err != nil {
 				t.Fatal(err)
@@ -77,10 +58,10 @@ func TestFromEnv(t *testing.T) {
 			if _, err := m.Generate(t.Context(), hi); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.headers[0].Get("X-Goog-Api-Key"); got != "env-key" {
+			if got := f.Header(0).Get("X-Goog-Api-Key"); got != "env-key" {
 				t.Errorf("x-goog-api-key: got %q, want env-key", got)
 			}
-			if got, want := f.paths[0], "/v1beta/models/gemini-env:generateContent"; got != want {
+			if got, want := f.URI(0), "/v1beta/models/gemini-env:generateContent"; got != want {
 				t.Errorf("path: got %q, want %q", got, want)
 			}
 		})
@@ -105,7 +86,7 @@ func fullPrompt() *toolgate.Prompt {
 			&toolgate.SystemMessage{Text: "Answer in English."},
 			&toolgate.UserMessage{Text: "Well?"},
 		},
-		Tools: []*toolgate.Tool{weatherTool(), rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
+		Tools: []*toolgate.Tool{fakeapi.WeatherTool(), fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})},
 		Options: &toolgate.ModelOptions{
 			Model:             "gemini-other",
 			Temperature:       ptr(0.25),
@@ -128,7 +109,7 @@ func TestRequestGolden(t *testing.T) {
 	}{
 		{"request_full", "Generate: system messages as the system instruction; a reply with text and three calls (two without ids; valid, invalid and blank arguments) as functionCall parts, the first with the placeholder thought signature; its results as functionResponse parts of one user content in call order (output, error, denied as output), merged with the next user message; typed and raw tools as parametersJsonSchema; every model option. The SDK sends numbers through float64, so the integer 12345678901234567 of the arguments arrives rounded.", fullPrompt(), false, "/v1beta/models/gemini-other:generateContent"},
 		{"request_minimal", "Generate: one user message, no tools, no options: no generation settings, no tools, no tool config.", hi, false, "/v1beta/models/gemini-test:generateContent"},
-		{"request_stream", "Stream: the same body as Generate, sent to streamGenerateContent with alt=sse.", &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{weatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: "required"}}, true, "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"},
+		{"request_stream", "Stream: the same body as Generate, sent to streamGenerateContent with alt=sse.", &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: "required"}}, true, "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,18 +120,14 @@ func TestRequestGolden(t *testing.T) {
 			f := newFakeAPI(t, a)
 			m := f.model(t)
 			var err error
-			if tt.stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), tt.prompt))
-			} else {
-				_, err = m.Generate(t.Context(), tt.prompt)
-			}
+			_, err = fakeapi.Generate(t.Context(), m, tt.prompt, tt.stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.paths[0]; got != tt.path {
+			if got := f.URI(0); got != tt.path {
 				t.Errorf("path: got %q, want %q", got, tt.path)
 			}
-			checkGolden(t, tt.name, tt.comment, f.request(0))
+			checkGolden(t, tt.name, tt.comment, f.JSON(0))
 		})
 	}
 }
@@ -168,11 +145,11 @@ func TestToolConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := newFakeAPI(t, jsonAnswer(simpleResponse))
-		p := &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{weatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: tt.choice}}
+		p := &toolgate.Prompt{Messages: hi.Messages, Tools: []*toolgate.Tool{fakeapi.WeatherTool()}, Options: &toolgate.ModelOptions{ToolChoice: tt.choice}}
 		if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := f.request(0)["toolConfig"]
+		got, ok := f.JSON(0)["toolConfig"]
 		if tt.want == nil {
 			if ok {
 				t.Errorf("choice %q: got toolConfig %v, want none", tt.choice, got)
@@ -279,21 +256,9 @@ var streamCallsParts = toolgate.Parts{
 	toolgate.ToolCallPart{Index: 1},
 }
 
-func collectChunks(t *testing.T, m *Model, p *toolgate.Prompt) ([]*toolgate.Chunk, error) {
-	t.Helper()
-	var chunks []*toolgate.Chunk
-	for ch, err := range m.Stream(t.Context(), p) {
-		if err != nil {
-			return chunks, err
-		}
-		chunks = append(chunks, ch)
-	}
-	return chunks, nil
-}
-
 func TestStreamChunks(t *testing.T) {
 	f := newFakeAPI(t, sseAnswer(streamCalls...))
-	chunks, err := collectChunks(t, f.model(t), hi)
+	chunks, err := fakeapi.Chunks(t.Context(), f.model(t), hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +310,8 @@ func TestStreamMalformed(t *testing.T) {
 		{"no finish reason", sseAnswer(streamCalls[:3]...)},
 		{"empty stream", sseAnswer()},
 		{"call without a name", sseAnswer(`{"candidates":[{"content":{"parts":[{"functionCall":{"args":{}}}]},"finishReason":"STOP"}]}`)},
-		{"not JSON", answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: "data: {\"candidates\":[\r\n\r\n"}},
-		{"error chunk", answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: sse(streamCalls[0]) + "data: {\"error\":{\"code\":500,\"message\":\"Internal error\",\"status\":\"INTERNAL\"}}\r\n\r\n"}},
+		{"not JSON", answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: "data: {\"candidates\":[\r\n\r\n"}},
+		{"error chunk", answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: sse(streamCalls[0]) + "data: {\"error\":{\"code\":500,\"message\":\"Internal error\",\"status\":\"INTERNAL\"}}\r\n\r\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -364,112 +329,33 @@ func TestStreamMalformed(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[:2]...))
-		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"te`)
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler) // drops the connection
-	}})
-	chunks, err := collectChunks(t, f.model(t), hi)
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("got %v, want a ModelError", err)
-	}
-	if len(chunks) == 0 {
-		t.Error("got no chunk before the cut")
-	}
-	for _, ch := range chunks {
-		if ch.FinishReason != "" {
-			t.Errorf("a cut stream yielded a finish reason %q", ch.FinishReason)
-		}
-	}
+	body := sse(streamCalls[:2]...) + `data: {"candidates":[{"content":{"parts":[{"te`
+	fakeapi.CheckStreamCut(t, hi, body, func(a answer) toolgate.Model { return newFakeAPI(t, a).model(t) })
 }
 
 func TestStreamBreakClosesConnection(t *testing.T) {
-	closed := make(chan struct{})
-	stop := make(chan struct{}) // ends the handler if the test gave up
-	f := newFakeAPI(t, answer{handler: func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sse(streamCalls[0]))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done(): // the client went away
-			close(closed)
-		case <-stop:
-		}
-	}})
-	t.Cleanup(func() { close(stop) }) // before the server's Close
-	for ch, err := range f.model(t).Stream(t.Context(), hi) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch.Text != "" {
-			break
-		}
-	}
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server still holds the stream open 10s after the consumer stopped")
-	}
+	fakeapi.CheckStreamStop(t, hi, sse(streamCalls[0]), func(a answer) toolgate.Model {
+		return newFakeAPI(t, a).model(t)
+	})
 }
 
 func TestContextCanceled(t *testing.T) {
 	f := newFakeAPI(t, jsonAnswer(simpleResponse), jsonAnswer(simpleResponse))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	m := f.model(t)
-	if _, err := m.Generate(ctx, hi); !errors.Is(err, context.Canceled) {
-		t.Errorf("Generate: got %v, want context.Canceled", err)
-	}
-	if _, err := toolgate.Collect(m.Stream(ctx, hi)); !errors.Is(err, context.Canceled) {
-		t.Errorf("Stream: got %v, want context.Canceled", err)
-	}
+	fakeapi.CheckCanceled(t, f.model(t), hi)
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		status   int
-		st, msg  string
-		kind     toolgate.ModelErrorKind
-		sentinel error
-	}{
-		{429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", toolgate.ModelErrRateLimit, toolgate.ErrRateLimited},
-		{500, "INTERNAL", "An internal error has occurred.", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{503, "UNAVAILABLE", "The model is overloaded.", toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{401, "UNAUTHENTICATED", "API key not valid.", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{403, "PERMISSION_DENIED", "Permission denied.", toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{400, "INVALID_ARGUMENT", "Request contains an invalid argument.", toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
-	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			f := newFakeAPI(t, errorAnswer(tt.status, tt.st, tt.msg))
-			m := f.model(t)
-			var err error
-			if stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				_, err = m.Generate(t.Context(), hi)
-			}
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.status, stream, err)
-			}
-			want := toolgate.ModelError{Provider: "gemini", Kind: tt.kind, StatusCode: tt.status, Message: tt.msg}
-			got := *me
-			got.Err = nil
-			if got != want {
-				t.Errorf("%d stream=%v: got %+v, want %+v", tt.status, stream, got, want)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("%d stream=%v: errors.Is(%v) is false", tt.status, stream, tt.sentinel)
-			}
-			if f.count() != 1 {
-				t.Errorf("%d stream=%v: %d requests with retries off, want 1", tt.status, stream, f.count())
-			}
-		}
-	}
+	fakeapi.CheckErrors(t, hi, "gemini", []fakeapi.ErrorCase{
+		{Status: 429, Type: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota).", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
+		{Status: 500, Type: "INTERNAL", Message: "An internal error has occurred.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 503, Type: "UNAVAILABLE", Message: "The model is overloaded.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
+		{Status: 401, Type: "UNAUTHENTICATED", Message: "API key not valid.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 403, Type: "PERMISSION_DENIED", Message: "Permission denied.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
+		{Status: 400, Type: "INVALID_ARGUMENT", Message: "Request contains an invalid argument.", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
+		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
+		return f.model(t), f.Server
+	})
 }
 
 func TestMalformedBody(t *testing.T) {
@@ -486,7 +372,7 @@ func TestRetry(t *testing.T) {
 		errorAnswer(500, "INTERNAL", "boom"),
 		errorAnswer(429, "RESOURCE_EXHAUSTED", "slow down"),
 		jsonAnswer(simpleResponse))
-	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "m", MaxRetries: 2, RetryDelay: time.Millisecond})
+	m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "m", MaxRetries: 2, RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,8 +380,8 @@ func TestRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text() != "Hi." || f.count() != 3 {
-		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.count())
+	if resp.Text() != "Hi." || f.Count() != 3 {
+		t.Errorf("got %q after %d requests, want Hi. after 3", resp.Text(), f.Count())
 	}
 }
 
@@ -517,37 +403,8 @@ func TestResume(t *testing.T) {
 				answers = []answer{sseAnswer(pausedReply), sseAnswer(final)}
 			}
 			f := newFakeAPI(t, answers...)
-			gated := rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})
-			client := toolgate.NewClient(f.model(t), []*toolgate.Tool{gated, weatherTool()}, &toolgate.ClientOptions{SystemPrompt: "Be careful."})
-			ctx := t.Context()
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(client.Stream(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."}))
-			} else {
-				resp, err = client.Call(ctx, &toolgate.CallParams{ConversationID: "c1", Input: "Ship both boxes."})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
-				t.Fatalf("awaiting (-want +got):\n%s", diff)
-			}
-			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.Deny("#1", "Box 2 stays."), toolgate.Allow("#2"),
-			}}
-			if stream {
-				resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
-			} else {
-				resp, err = client.Resume(ctx, rp)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Text() != "Shipped box 1." {
-				t.Errorf("final text %q", resp.Text())
-			}
-			req := f.request(1)
+			fakeapi.PauseAndResume(t, f.model(t), stream, "#2")
+			req := f.JSON(1)
 			contents := req["contents"].([]any)
 			if len(contents) != 3 {
 				t.Fatalf("second request has %d contents, want 3 (user, reply, results):\n%v", len(contents), contents)
@@ -587,7 +444,7 @@ func TestDuplicateIDs(t *testing.T) {
 		{"functionCall":{"id":"same","name":"ship","args":{"box":1}}},
 		{"functionCall":{"id":"same","name":"ship","args":{"box":2}}}]},"finishReason":"STOP"}]}`
 	f := newFakeAPI(t, jsonAnswer(reply), jsonAnswer(simpleResponse))
-	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{rawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})}, nil)
+	client := toolgate.NewClient(f.model(t), []*toolgate.Tool{fakeapi.RawTool("ship", toolgate.ToolMetadata{RequiresConfirmation: true})}, nil)
 	resp, err := client.Call(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
@@ -598,7 +455,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0", ""), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
-	parts := f.request(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)
+	parts := f.JSON(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)
 	want := []any{
 		map[string]any{"functionResponse": map[string]any{"id": "same", "name": "ship", "response": map[string]any{"output": toolgate.DefaultDenyMessage}}},
 		map[string]any{"functionResponse": map[string]any{"id": "same", "name": "ship", "response": map[string]any{"output": `{"done":{"box":2}}`}}},
@@ -620,7 +477,7 @@ func TestMalformedArguments(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	contents := f.request(0)["contents"].([]any)
+	contents := f.JSON(0)["contents"].([]any)
 	want := []any{
 		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}},
 		map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{"name": "ship", "args": map[string]any{"_raw": `{"box": one}`}}, "thoughtSignature": signature}}},
@@ -640,7 +497,7 @@ func TestSchemaWithoutType(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	decl := f.request(0)["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[0].(map[string]any)
+	decl := f.JSON(0)["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[0].(map[string]any)
 	want := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
 	if diff := cmp.Diff(want, decl["parametersJsonSchema"]); diff != "" {
 		t.Errorf("parametersJsonSchema (-want +got):\n%s", diff)

@@ -38,7 +38,7 @@ func TestFiles(t *testing.T) {
 	if _, err := f.model(t).Generate(t.Context(), prompt); err != nil {
 		t.Fatal(err)
 	}
-	contents := f.request(0)["contents"].([]any)
+	contents := f.JSON(0)["contents"].([]any)
 	wantUser := map[string]any{"role": "user", "parts": []any{
 		map[string]any{"text": "Compare these."},
 		map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": pngBase64}},
@@ -95,7 +95,7 @@ func TestFileErrors(t *testing.T) {
 				if fe.Message != at || fe.Limit != tt.limit {
 					t.Errorf("got %+v, want message %d, limit %d", fe, at, tt.limit)
 				}
-				if f.count() != 0 {
+				if f.Count() != 0 {
 					t.Error("a request was made")
 				}
 			})

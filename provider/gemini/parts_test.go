@@ -1,62 +1,34 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
 
-// arithmeticTools are the recordings' add and multiply tools; multiply
-// needs a person's confirmation, so that a turn that calls it pauses.
-func arithmeticTools(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc, result string, confirm bool) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{RequiresConfirmation: confirm},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return result, nil })
-	}
-	return []*toolgate.Tool{tool("add", "Add two numbers", "5", false), tool("multiply", "Multiply two numbers", "6", true)}
-}
-
-// confirmedWeather is the thinking recordings' weather tool; it needs a
-// person's confirmation.
-func confirmedWeather(t *testing.T) []*toolgate.Tool {
-	t.Helper()
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"location":{"description":"the city","type":"string"}},"required":["location"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	return []*toolgate.Tool{toolgate.NewTool(toolgate.ToolDefinition{Name: "weather", Description: "Get weather information for a location", InputSchema: &schema},
-		toolgate.ToolMetadata{RequiresConfirmation: true}, func(context.Context, *toolgate.ToolRequest) (string, error) { return "40 C", nil })}
-}
-
 // replayCase is a recorded turn replayed through a client.
 type replayCase struct {
 	name    string // the recording
-	tools   func(*testing.T) []*toolgate.Tool
+	tools   func() []*toolgate.Tool
 	input   string
 	options *toolgate.ModelOptions
 	parts   []string // the kinds of the paused reply's parts: "thought", "signed call", "call"
 }
 
 var replayCases = []replayCase{
-	{"parallel_calls", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
-	{"parallel_calls_stream", arithmeticTools, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
-	{"thinking_tool", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"thought", "signed call"}},
-	{"thinking_tool_stream", confirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"signed call"}},
+	{"parallel_calls", fakeapi.Arithmetic, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"parallel_calls_stream", fakeapi.Arithmetic, "Add and multiply the number 2 and 3", &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"}, []string{"signed call", "call"}},
+	{"thinking_tool", fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"thought", "signed call"}},
+	{"thinking_tool_stream", fakeapi.ConfirmedWeather, "What's the weather in Florence, Italy?", &toolgate.ModelOptions{ToolChoice: "auto"}, []string{"signed call"}},
 }
 
 // openClient returns a client for the case on the SQLite database at path,
@@ -74,7 +46,7 @@ func (c *replayCase) openClient(t *testing.T, m toolgate.Model, path string, req
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return toolgate.NewClient(m, c.tools(t), &toolgate.ClientOptions{
+	return toolgate.NewClient(m, c.tools(), &toolgate.ClientOptions{
 		Store:        store,
 		SystemPrompt: recorded.SystemInstruction.Parts[0].Text,
 		ModelOptions: c.options,
@@ -123,13 +95,7 @@ func TestSignaturePauseResume(t *testing.T) {
 			stream := rec[0].Stream
 
 			first := c.openClient(t, f.model(t), path, rec[0].Request)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(first.Stream(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input}))
-			} else {
-				resp, err = first.Call(t.Context(), &toolgate.CallParams{ConversationID: "c", Input: c.input})
-			}
+			resp, err := fakeapi.Call(t.Context(), first, &toolgate.CallParams{ConversationID: "c", Input: c.input}, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,23 +121,15 @@ func TestSignaturePauseResume(t *testing.T) {
 				decisions = append(decisions, toolgate.Allow(call.ID))
 			}
 			params := &toolgate.ResumeTurnParams{ConversationID: "c", PauseID: toolgatetest.OpenPauseID(t, second, "c"), Decisions: decisions}
-			if stream {
-				resp, err = toolgate.Collect(second.ResumeStream(t.Context(), params))
-			} else {
-				resp, err = second.Resume(t.Context(), params)
-			}
+			resp, err = fakeapi.Resume(t.Context(), second, params, stream)
 			if err != nil {
-				t.Fatalf("resume: %v (rejected: %q)", err, f.rejected())
+				t.Fatalf("resume: %v (rejected: %q)", err, f.Rejected())
 			}
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if resp.Text() == "" {
 				t.Errorf("resumed turn ended without the recorded answer: %+v", resp)
 			}
-			f.mu.Lock()
-			sent := f.requests[1]
-			f.mu.Unlock()
+			sent := f.Body(1)
 			// The calls go back as recorded, thought summaries (which the
 			// recording's client left out) before them. (The recording's
 			// client sent results as {"result": ...}; toolgate sends
@@ -304,7 +262,7 @@ func TestStreamedAndGeneratedAlike(t *testing.T) {
 	// The recorded streamed answer sends its signature on a last fragment
 	// without text: it belongs to the text before it.
 	rec = recording.Load(t, "parallel_calls_stream")
-	f := newFakeAPI(t, answer{header: map[string]string{"Content-Type": "text/event-stream"}, body: string(rec[1].Response)})
+	f := newFakeAPI(t, answer{Header: map[string]string{"Content-Type": "text/event-stream"}, Body: string(rec[1].Response)})
 	got, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +282,7 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newSignatureAPI(t, rec...)
-			m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "gemini-3-pro-preview", IncludeThoughts: true, ThinkingLevel: "high"})
+			m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "gemini-3-pro-preview", IncludeThoughts: true, ThinkingLevel: "high"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,32 +291,14 @@ func TestThinkingOptionsThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: "You are a helpful assistant"},
 					&toolgate.UserMessage{Text: "What's the weather in Florence, Italy?"},
 				},
-				Tools:   confirmedWeather(t),
+				Tools:   fakeapi.ConfirmedWeather(),
 				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
 			}
-			if rec[0].Stream {
-				_, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				_, err = m.Generate(t.Context(), prompt)
-			}
+			_, err = fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want map[string]any
-			f.mu.Lock()
-			err = json.Unmarshal(f.requests[0], &got)
-			f.mu.Unlock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(rec[0].Request, &want); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "contents", "systemInstruction", "generationConfig", "toolConfig")
 		})
 	}
 	if _, err := New(&Options{APIKey: "k", Model: "m", ThinkingLevel: "extreme"}); err == nil {

@@ -12,12 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
 // quotaAnswer is a 429 whose body carries a google.rpc.RetryInfo detail, in
 // the error format the API documents.
 func quotaAnswer(delay string) answer {
-	return answer{status: 429, body: fmt.Sprintf(`{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[
+	return answer{Status: 429, Body: fmt.Sprintf(`{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[
 		{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests"}]},
 		{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":%q}]}}`, delay)}
 }
@@ -41,9 +42,9 @@ func (w *waits) got() []time.Duration {
 	return slices.Clone(w.d)
 }
 
-func retryModel(t *testing.T, f *fakeAPI, retries int) (*Model, *waits) {
+func retryModel(t *testing.T, f fakeAPI, retries int) (*Model, *waits) {
 	t.Helper()
-	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "m", MaxRetries: retries, RetryDelay: time.Millisecond})
+	m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "m", MaxRetries: retries, RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,25 +59,19 @@ func TestRetryDelayHonoured(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "generate", true: "stream"}[stream], func(t *testing.T) {
 			busy := errorAnswer(503, "UNAVAILABLE", "The model is overloaded.")
-			busy.header = map[string]string{"Retry-After": "2"}
+			busy.Header = map[string]string{"Retry-After": "2"}
 			ok := jsonAnswer(simpleResponse)
 			if stream {
 				ok = sseAnswer(simpleResponse)
 			}
 			f := newFakeAPI(t, quotaAnswer("3s"), busy, errorAnswer(500, "INTERNAL", "boom"), ok)
 			m, w := retryModel(t, f, 3)
-			var resp *toolgate.Response
-			var err error
-			if stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				resp, err = m.Generate(t.Context(), hi)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, hi, stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Text() != "Hi." || f.count() != 4 {
-				t.Errorf("got %q after %d requests, want Hi. after 4", resp.Text(), f.count())
+			if resp.Text() != "Hi." || f.Count() != 4 {
+				t.Errorf("got %q after %d requests, want Hi. after 4", resp.Text(), f.Count())
 			}
 			// The last wait is the backoff of the third retry: 4 times
 			// RetryDelay.
@@ -91,7 +86,7 @@ func TestRetryDelayHonoured(t *testing.T) {
 // when no retry is left, or when it is longer than a retry waits.
 func TestRetryAfterSurfaced(t *testing.T) {
 	header := errorAnswer(429, "RESOURCE_EXHAUSTED", "slow down")
-	header.header = map[string]string{"Retry-After": "5"}
+	header.Header = map[string]string{"Retry-After": "5"}
 	for _, tt := range []struct {
 		name     string
 		a        answer
@@ -110,11 +105,7 @@ func TestRetryAfterSurfaced(t *testing.T) {
 				f := newFakeAPI(t, tt.a, tt.a, tt.a)
 				m, w := retryModel(t, f, tt.retries)
 				var err error
-				if stream {
-					_, err = toolgate.Collect(m.Stream(t.Context(), hi))
-				} else {
-					_, err = m.Generate(t.Context(), hi)
-				}
+				_, err = fakeapi.Generate(t.Context(), m, hi, stream)
 				var me *toolgate.ModelError
 				if !errors.As(err, &me) {
 					t.Fatalf("got %v, want a ModelError", err)
@@ -122,8 +113,8 @@ func TestRetryAfterSurfaced(t *testing.T) {
 				if me.RetryAfter != tt.want || me.Kind != toolgate.ModelErrRateLimit {
 					t.Errorf("got RetryAfter %v kind %s, want %v rate_limit", me.RetryAfter, me.Kind, tt.want)
 				}
-				if f.count() != tt.requests || len(w.got()) != 0 {
-					t.Errorf("%d requests, waits %v; want %d requests and no wait", f.count(), w.got(), tt.requests)
+				if f.Count() != tt.requests || len(w.got()) != 0 {
+					t.Errorf("%d requests, waits %v; want %d requests and no wait", f.Count(), w.got(), tt.requests)
 				}
 			})
 		}
@@ -139,7 +130,7 @@ func TestRetryWaitCanceled(t *testing.T) {
 	if _, err := m.Generate(ctx, hi); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
-	if f.count() != 1 {
-		t.Errorf("%d requests, want 1", f.count())
+	if f.Count() != 1 {
+		t.Errorf("%d requests, want 1", f.Count())
 	}
 }

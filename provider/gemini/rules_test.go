@@ -3,21 +3,17 @@ package gemini
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -41,71 +37,35 @@ import (
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [signatureAPI.model]) the recording's tools,
-// run the turn and check f.rejected().
+// run the turn and check f.Rejected().
 type signatureAPI struct {
-	t   *testing.T
-	srv *httptest.Server
+	*fakeapi.Referee
 
-	mu       sync.Mutex
-	bypass   bool
-	replies  []recording.Exchange
-	requests [][]byte
-	served   map[string]string // call key: the signature served with it
-	refusals []string
+	// guarded by the referee's lock (see [fakeapi.Rule])
+	bypass bool
+	served map[string]string // call key: the signature served with it
 }
 
 func newSignatureAPI(t *testing.T, replies ...recording.Exchange) *signatureAPI {
 	t.Helper()
-	f := &signatureAPI{t: t, replies: replies, served: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &signatureAPI{served: map[string]string{}}
+	refuse := func(reason string) fakeapi.Answer {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 400, "message": reason, "status": "INVALID_ARGUMENT"}})
+		return fakeapi.Answer{Status: http.StatusBadRequest, Body: string(b)}
+	}
+	f.Referee = fakeapi.NewReferee(t, f, refuse,
+		&fakeapi.Options{NoAnswer: `{"error":{"code":418,"message":"no reply left in the test","status":"UNAVAILABLE"}}`}, replies...)
 	return f
 }
 
 // model returns a model talking to the fake.
 func (f *signatureAPI) model(t *testing.T) *Model {
 	t.Helper()
-	m, err := New(&Options{APIKey: "k", BaseURL: f.srv.URL, Model: "gemini-3-pro-preview"})
+	m, err := New(&Options{APIKey: "k", BaseURL: f.URL, Model: "gemini-3-pro-preview"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func (f *signatureAPI) rejected() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refusals...)
-}
-
-func (f *signatureAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = append(f.requests, body)
-	w.Header().Set("Content-Type", "application/json")
-	if err := f.check(body); err != nil {
-		f.refusals = append(f.refusals, err.Error())
-		w.WriteHeader(http.StatusBadRequest)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 400, "message": err.Error(), "status": "INVALID_ARGUMENT"}})
-		w.Write(b)
-		return
-	}
-	if len(f.replies) == 0 {
-		w.WriteHeader(http.StatusTeapot)
-		io.WriteString(w, `{"error":{"code":418,"message":"no reply left in the test","status":"UNAVAILABLE"}}`)
-		return
-	}
-	e := f.replies[0]
-	f.replies = f.replies[1:]
-	if err := f.learn(e); err != nil {
-		f.t.Errorf("recorded reply: %v", err)
-	}
-	if e.Stream {
-		w.Header().Set("Content-Type", "text/event-stream")
-	}
-	w.WriteHeader(e.Status)
-	w.Write(e.Response)
 }
 
 // part is a content part as the fake reads it.
@@ -136,8 +96,8 @@ func callKey(p *part) string {
 	return p.FunctionCall.Name + ":" + string(b)
 }
 
-// learn records the signatures of the calls of a served reply.
-func (f *signatureAPI) learn(e recording.Exchange) error {
+// Learn records the signatures of the calls of a served reply.
+func (f *signatureAPI) Learn(e recording.Exchange) error {
 	if e.Status != http.StatusOK {
 		return nil
 	}
@@ -168,8 +128,8 @@ func (f *signatureAPI) learn(e recording.Exchange) error {
 	return nil
 }
 
-// check applies the rule to a request body.
-func (f *signatureAPI) check(body []byte) error {
+// Check applies the rule to a request body.
+func (f *signatureAPI) Check(body []byte) error {
 	var req struct{ Contents []content }
 	if err := json.Unmarshal(body, &req); err != nil {
 		return fmt.Errorf("the request body is not JSON: %v", err)
@@ -237,12 +197,12 @@ func TestSignatureAPIEnforcesRule(t *testing.T) {
 				t.Run(tt.what, func(t *testing.T) {
 					f := newSignatureAPI(t, rec...)
 					f.bypass = tt.bypass
-					recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
+					recording.Post(t, f.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
 					body := rec[1].Request
 					if tt.mutate != nil {
 						body = mutateFirstCall(t, body, tt.mutate)
 					}
-					recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, tt.want)
+					recording.Post(t, f.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, tt.want)
 				})
 			}
 		})
@@ -253,14 +213,14 @@ func TestSignatureAPIEnforcesRule(t *testing.T) {
 func TestSignatureAPIPastTurns(t *testing.T) {
 	rec := recording.Load(t, "parallel_calls")
 	f := newSignatureAPI(t, rec...)
-	recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
+	recording.Post(t, f.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", rec[0].Request, http.StatusOK)
 	var req map[string]any
 	if err := json.Unmarshal(mutateFirstCall(t, rec[1].Request, func(p map[string]any) { delete(p, "thoughtSignature") }), &req); err != nil {
 		t.Fatal(err)
 	}
 	req["contents"] = append(req["contents"].([]any), map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Thanks."}}})
 	body, _ := json.Marshal(req)
-	recording.Post(t, f.srv.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, http.StatusOK)
+	recording.Post(t, f.URL+"/v1beta/models/gemini-3-pro-preview:generateContent", body, http.StatusOK)
 }
 
 // mutateFirstCall applies mutate to the first functionCall part of a
@@ -300,19 +260,9 @@ func TestRecordedParallelCalls(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := recording.Load(t, tt.name)
-			a := answer{status: rec[0].Status, body: string(rec[0].Response)}
-			if rec[0].Stream {
-				a.header = map[string]string{"Content-Type": "text/event-stream"}
-			}
-			f := newFakeAPI(t, a)
+			f := newFakeAPI(t, fakeapi.Recorded(rec[0]))
 			m := f.model(t)
-			var got *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				got, err = toolgate.Collect(m.Stream(t.Context(), hi))
-			} else {
-				got, err = m.Generate(t.Context(), hi)
-			}
+			got, err := fakeapi.Generate(t.Context(), m, hi, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,14 +298,6 @@ func TestRecordedParallelCalls(t *testing.T) {
 // fake serves them. (The second round needs the signatures kept in the
 // conversation; see signatureAPI.)
 func TestSignatureAPIThroughAdapter(t *testing.T) {
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc string) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
-	}
 	for _, name := range []string{"parallel_calls", "parallel_calls_stream"} {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
@@ -369,39 +311,20 @@ func TestSignatureAPIThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: system},
 					&toolgate.UserMessage{Text: "Add and multiply the number 2 and 3"},
 				},
-				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Tools:   []*toolgate.Tool{fakeapi.NumberTool("add", "Add two numbers", "5", false), fakeapi.NumberTool("multiply", "Multiply two numbers", "5", false)},
 				Options: &toolgate.ModelOptions{MaxOutputTokens: 4000, ToolChoice: "auto"},
 			}
 			f := newSignatureAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}
-			f.mu.Lock()
-			sent := f.requests[0]
-			f.mu.Unlock()
-			var got map[string]any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"contents", "systemInstruction", "generationConfig", "toolConfig"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "contents", "systemInstruction", "generationConfig", "toolConfig")
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -252,11 +253,7 @@ func BenchmarkReasoning(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					var err error
-					if stream {
-						_, err = toolgate.Collect(m.Stream(ctx, p))
-					} else {
-						_, err = m.Generate(ctx, p)
-					}
+					_, err = fakeapi.Generate(ctx, m, p, stream)
 					if err != nil {
 						b.Fatal(err)
 					}

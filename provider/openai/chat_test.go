@@ -3,7 +3,6 @@ package openai_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,41 +27,19 @@ const chatUsageChunk = `{"id":"chatcmpl-1","object":"chat.completion.chunk","cre
 	`"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60,"prompt_tokens_details":{"cached_tokens":32},"completion_tokens_details":{"reasoning_tokens":4}}}`
 
 func TestChatRequest(t *testing.T) {
-	tests := []struct {
-		name, what string
-		prompt     *toolgate.Prompt
-		stream     bool
-	}{
-		{"chat_request_full", "Chat Completions request for every message kind, a typed and a schemaless tool and every model option.", fullPrompt(true), false},
-		{"chat_request_stream", "Chat Completions streaming request: stream true and stream_options.include_usage.", fullPrompt(true), true},
-		{"chat_request_ids", "Chat Completions request for calls with missing and duplicated ids: derived ids call_<message>_<position>, used for the call and its result.", idsPrompt(), false},
-		{"chat_request_minimal", "Chat Completions request with one user message, no tools and no options: the default model, nothing else.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t)
-			m := s.model(openai.ChatCompletions)
-			var err error
-			if tt.stream {
-				s.add(sseReply(endDone, chatChunk(`{"role":"assistant","content":"ok"}`, "stop")))
-				_, err = toolgate.Collect(m.Stream(t.Context(), tt.prompt))
-			} else {
-				s.add(jsonReply(200, completion("ok", "stop")))
-				_, err = m.Generate(t.Context(), tt.prompt)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := s.received()[0]
-			if req.Method != http.MethodPost || req.Path != "/v1/chat/completions" {
-				t.Errorf("got %s %s, want POST /v1/chat/completions", req.Method, req.Path)
-			}
+	checkRequests(t, openai.ChatCompletions, "/v1/chat/completions",
+		jsonReply(200, completion("ok", "stop")), sseReply(endDone, chatChunk(`{"role":"assistant","content":"ok"}`, "stop")),
+		[]requestCase{
+			{"chat_request_full", "Chat Completions request for every message kind, a typed and a schemaless tool and every model option.", fullPrompt(true), false},
+			{"chat_request_stream", "Chat Completions streaming request: stream true and stream_options.include_usage.", fullPrompt(true), true},
+			{"chat_request_ids", "Chat Completions request for calls with missing and duplicated ids: derived ids call_<message>_<position>, used for the call and its result.", idsPrompt(), false},
+			{"chat_request_minimal", "Chat Completions request with one user message, no tools and no options: the default model, nothing else.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
+		},
+		func(t *testing.T, req request) {
 			if got, want := req.Header.Get("Authorization"), "Bearer sk-test"; got != want {
 				t.Errorf("got Authorization %q, want %q", got, want)
 			}
-			checkGolden(t, tt.name, tt.what, req.Body)
 		})
-	}
 }
 
 func TestChatRequestFields(t *testing.T) {

@@ -112,7 +112,7 @@ func TestRetries(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/stream=%v", api, stream), func(t *testing.T) {
 				s := newServer(t, retryNow(500), retryNow(429), okReply(api, stream))
-				m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.srv.URL + "/v1", API: api})
+				m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.URL + "/v1", API: api})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,7 +140,7 @@ func TestRetries(t *testing.T) {
 	}
 	t.Run("exhausted", func(t *testing.T) {
 		s := newServer(t, retryNow(500), retryNow(500))
-		m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.srv.URL + "/v1", MaxRetries: 1})
+		m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.URL + "/v1", MaxRetries: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,8 +155,8 @@ func TestRetries(t *testing.T) {
 
 func TestConnectionRefused(t *testing.T) {
 	s := newServer(t)
-	url := s.srv.URL
-	s.srv.Close()
+	url := s.URL
+	s.Close()
 	m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: url, MaxRetries: openai.NoRetries})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestFromEnv(t *testing.T) {
 
 	s := newServer(t, jsonReply(200, completion("ok", "stop")))
 	t.Setenv("OPENAI_API_KEY", "sk-env")
-	t.Setenv("OPENAI_BASE_URL", s.srv.URL+"/v1")
+	t.Setenv("OPENAI_BASE_URL", s.URL+"/v1")
 	m, err := openai.FromEnv("gpt-env")
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestNoEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-leak")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("OPENAI_ORG_ID", "org-leak")
-	m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.srv.URL + "/v1"})
+	m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
@@ -49,11 +50,7 @@ func TestLive(t *testing.T) {
 				}
 				decisions := toolgate.DenyAll(resp.Message(), "The user cancelled the booking.")
 				p := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "live", Decisions: decisions}
-				if stream {
-					resp, err = toolgate.Collect(client.ResumeStream(ctx, p))
-				} else {
-					resp, err = client.Resume(ctx, p)
-				}
+				resp, err = fakeapi.Resume(ctx, client, p, stream)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
@@ -149,9 +150,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 	if _, err := m.Generate(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.rejected(); len(got) != 0 {
-		t.Fatalf("rejected: %q", got)
-	}
+	f.CheckAccepted(t)
 	want := []any{
 		map[string]any{"role": "user", "content": "Weather in Oslo?"},
 		map[string]any{"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAAAenc", "summary": []any{map[string]any{"type": "summary_text", "text": "Plan."}}},
@@ -161,7 +160,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 		map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
 	}
 	var body map[string]any
-	json.Unmarshal(f.request(1), &body)
+	json.Unmarshal(f.Body(1), &body)
 	if diff := cmp.Diff(want, body["input"]); diff != "" {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
@@ -169,7 +168,7 @@ func TestResponsesPhaseKept(t *testing.T) {
 	// The same request with the phase dropped is refused.
 	input := body["input"].([]any)
 	delete(input[2].(map[string]any), "phase")
-	recording.Post(t, f.srv.URL+"/v1/responses", compactJSON(t, body), http.StatusBadRequest)
+	recording.Post(t, f.URL+"/v1/responses", compactJSON(t, body), http.StatusBadRequest)
 }
 
 // foreignReply is a reply read by another provider's adapter: signed
@@ -374,18 +373,14 @@ func TestFileErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t)
-			m, err := openai.New(&openai.Options{Model: "m", API: tt.api, BaseURL: s.srv.URL, MaxFileBytes: tt.limit, MaxRetries: openai.NoRetries})
+			m, err := openai.New(&openai.Options{Model: "m", API: tt.api, BaseURL: s.URL, MaxFileBytes: tt.limit, MaxRetries: openai.NoRetries})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, stream := range []bool{false, true} {
 				p := &toolgate.Prompt{Messages: tt.msgs}
 				var err error
-				if stream {
-					_, err = toolgate.Collect(m.Stream(t.Context(), p))
-				} else {
-					_, err = m.Generate(t.Context(), p)
-				}
+				_, err = fakeapi.Generate(t.Context(), m, p, stream)
 				if !errors.Is(err, tt.want) {
 					t.Errorf("stream %v: got %v, want %v", stream, err, tt.want)
 				}

@@ -3,14 +3,12 @@ package openai_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
@@ -50,68 +48,37 @@ import (
 // changed or out of order, and a phased message replayed without its phase
 // are rejected too.
 type responsesAPI struct {
-	t   *testing.T
-	srv *httptest.Server
+	*fakeapi.Referee
+	t *testing.T
 
-	mu       sync.Mutex
-	replies  []recording.Exchange
-	requests [][]byte
-	served   map[string][]map[string]json.RawMessage // call_id: the output items of its response
-	refusals []string
+	// guarded by the referee's lock (see [fakeapi.Rule])
+	served map[string][]map[string]json.RawMessage // call_id: the output items of its response
 }
 
 func newResponsesAPI(t *testing.T, replies ...recording.Exchange) *responsesAPI {
 	t.Helper()
-	f := &responsesAPI{t: t, replies: replies, served: map[string][]map[string]json.RawMessage{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &responsesAPI{t: t, served: map[string][]map[string]json.RawMessage{}}
+	refuse := func(reason string) fakeapi.Answer {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": reason, "type": "invalid_request_error", "param": "input", "code": nil}})
+		return fakeapi.Answer{Status: http.StatusBadRequest, Body: string(b)}
+	}
+	f.Referee = fakeapi.NewReferee(t, f, refuse, &fakeapi.Options{NoAnswer: noReplyLeft}, replies...)
 	return f
 }
 
 // model returns a Responses model talking to the fake.
 func (f *responsesAPI) model(t *testing.T) *openai.Model {
 	t.Helper()
-	m, err := openai.New(&openai.Options{Model: "gpt-5", API: openai.Responses, BaseURL: f.srv.URL + "/v1", HTTPClient: f.srv.Client(), MaxRetries: openai.NoRetries})
+	m, err := openai.New(&openai.Options{Model: "gpt-5", API: openai.Responses, BaseURL: f.URL + "/v1", HTTPClient: f.Client(), MaxRetries: openai.NoRetries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func (f *responsesAPI) rejected() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refusals...)
-}
-
-func (f *responsesAPI) request(i int) []byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if i >= len(f.requests) {
-		f.t.Fatalf("got %d requests, want more than %d", len(f.requests), i)
-	}
-	return f.requests[i]
-}
-
-func (f *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = append(f.requests, body)
-	if err := f.check(body); err != nil {
-		f.refusals = append(f.refusals, err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error", "param": "input", "code": nil}})
-		w.Write(b)
-		return
-	}
-	if len(f.replies) == 0 {
-		http.Error(w, `{"error":{"message":"no reply left in the test"}}`, http.StatusTeapot)
-		return
-	}
-	e := f.replies[0]
-	f.replies = f.replies[1:]
+// Learn records the output items of a served response with function
+// calls.
+func (f *responsesAPI) Learn(e recording.Exchange) error {
 	if e.Status == http.StatusOK {
 		items := recordedOutput(f.t, e)
 		for _, item := range items {
@@ -120,7 +87,7 @@ func (f *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	recordedReply(e)(w, r)
+	return nil
 }
 
 // str returns a JSON string's value, or "".
@@ -130,8 +97,8 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-// check applies the rules to a request body.
-func (f *responsesAPI) check(body []byte) error {
+// Check applies the rules to a request body.
+func (f *responsesAPI) Check(body []byte) error {
 	var req struct {
 		Store *bool                        `json:"store"`
 		Input []map[string]json.RawMessage `json:"input"`
@@ -387,12 +354,10 @@ func TestResponsesAPIEnforcesRule(t *testing.T) {
 				}, http.StatusBadRequest},
 			} {
 				t.Run(tt.what, func(t *testing.T) {
-					f := newResponsesAPI(t, rec...)
-					recording.Post(t, f.srv.URL+"/v1/responses", rec[0].Request, http.StatusOK)
-					f.mu.Lock()
-					f.replies = []recording.Exchange{{Status: 200, Response: []byte(`{"id":"resp_x","status":"completed","output":[]}`)}}
-					f.mu.Unlock()
-					recording.Post(t, f.srv.URL+"/v1/responses", follow(tt.mutate), tt.want)
+					f := newResponsesAPI(t, rec[0])
+					recording.Post(t, f.URL+"/v1/responses", rec[0].Request, http.StatusOK)
+					f.AddReplies(recording.Exchange{Status: 200, Response: []byte(`{"id":"resp_x","status":"completed","output":[]}`)})
+					recording.Post(t, f.URL+"/v1/responses", follow(tt.mutate), tt.want)
 				})
 			}
 		})

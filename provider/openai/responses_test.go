@@ -2,7 +2,6 @@ package openai_test
 
 import (
 	"errors"
-	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,38 +33,14 @@ func evText(delta string) string {
 }
 
 func TestResponsesRequest(t *testing.T) {
-	tests := []struct {
-		name, what string
-		prompt     *toolgate.Prompt
-		stream     bool
-	}{
-		{"responses_request_full", "Responses API request for every message kind (messages, function_call and function_call_output items), a typed and a schemaless tool (strict false) and every option but stop.", fullPrompt(false), false},
-		{"responses_request_stream", "Responses API streaming request: stream true.", fullPrompt(false), true},
-		{"responses_request_ids", "Responses API request for calls with missing and duplicated ids: derived call ids call_<message>_<position>, used for the call and its output.", idsPrompt(), false},
-		{"responses_request_minimal", "Responses API request with one user message, no tools and no options: store false, with the reasoning returned encrypted.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t)
-			m := s.model(openai.Responses)
-			var err error
-			if tt.stream {
-				s.add(sseReply(endClean, evCreated, evText("ok"), evCompleted))
-				_, err = toolgate.Collect(m.Stream(t.Context(), tt.prompt))
-			} else {
-				s.add(jsonReply(200, response("completed", "ok")))
-				_, err = m.Generate(t.Context(), tt.prompt)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := s.received()[0]
-			if req.Method != http.MethodPost || req.Path != "/v1/responses" {
-				t.Errorf("got %s %s, want POST /v1/responses", req.Method, req.Path)
-			}
-			checkGolden(t, tt.name, tt.what, req.Body)
-		})
-	}
+	checkRequests(t, openai.Responses, "/v1/responses",
+		jsonReply(200, response("completed", "ok")), sseReply(endClean, evCreated, evText("ok"), evCompleted),
+		[]requestCase{
+			{"responses_request_full", "Responses API request for every message kind (messages, function_call and function_call_output items), a typed and a schemaless tool (strict false) and every option but stop.", fullPrompt(false), false},
+			{"responses_request_stream", "Responses API streaming request: stream true.", fullPrompt(false), true},
+			{"responses_request_ids", "Responses API request for calls with missing and duplicated ids: derived call ids call_<message>_<position>, used for the call and its output.", idsPrompt(), false},
+			{"responses_request_minimal", "Responses API request with one user message, no tools and no options: store false, with the reasoning returned encrypted.", &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "Hi"}}}, false},
+		}, nil)
 }
 
 func TestResponsesRequestFields(t *testing.T) {

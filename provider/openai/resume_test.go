@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 	"github.com/toolgate/toolgate/store/sqlite"
@@ -86,13 +87,7 @@ func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.
 
 	client, store := open()
 	p := &toolgate.CallParams{ConversationID: "conv", Input: user}
-	var resp *toolgate.Response
-	var err error
-	if rec[0].Stream {
-		resp, err = toolgate.Collect(client.Stream(ctx, p))
-	} else {
-		resp, err = client.Call(ctx, p)
-	}
+	resp, err := fakeapi.Call(ctx, client, p, rec[0].Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +123,7 @@ func pauseStoreResume(t *testing.T, model func() *openai.Model, rec []recording.
 		decisions = append(decisions, toolgate.Allow(k))
 	}
 	rp := &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: conv.Pause.ID, Decisions: decisions}
-	if rec[1].Stream {
-		resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
-	} else {
-		resp, err = client.Resume(ctx, rp)
-	}
+	resp, err = fakeapi.Resume(ctx, client, rp, rec[1].Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,22 +192,18 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 			// A third round, after the recorded ones: the user thanks the
 			// model, and the answer with its reasoning goes back too,
 			// each reasoning item followed by the item it preceded.
-			f.mu.Lock()
-			f.replies = append(f.replies, recording.Exchange{Status: 200, Response: []byte(response("completed", "You are welcome."))})
-			f.mu.Unlock()
+			f.AddReplies(recording.Exchange{Status: 200, Response: []byte(response("completed", "You are welcome."))})
 			thanks := func(c *toolgate.Client) {
 				if _, err := c.Call(t.Context(), &toolgate.CallParams{ConversationID: "conv", Input: "Thanks."}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, tt.results, thanks)
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if len(paused.Parts) == 0 {
 				t.Fatal("the paused reply kept no parts")
 			}
-			got := afterUser(t, f.request(1), "input")
+			got := afterUser(t, f.Body(1), "input")
 			var want any
 			if tt.recorded {
 				want = afterUser(t, rec[1].Request, "input")
@@ -248,7 +235,7 @@ func TestResponsesReasoningPauseResume(t *testing.T) {
 				var body struct {
 					Input []map[string]json.RawMessage `json:"input"`
 				}
-				json.Unmarshal(f.request(2), &body)
+				json.Unmarshal(f.Body(2), &body)
 				var sent []any
 				for _, it := range body.Input {
 					switch str(it["type"]) {
@@ -287,15 +274,11 @@ func TestChatReasoningPauseResume(t *testing.T) {
 			rec := recording.Load(t, name)
 			f := newReasoningAPI(t, rec...)
 			paused := pauseStoreResume(t, func() *openai.Model { return f.model(t) }, rec, map[string]string{"add": "5", "multiply": "6"}, nil)
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if len(paused.Parts) == 0 {
 				t.Fatal("the paused reply kept no parts")
 			}
-			f.mu.Lock()
-			sent := f.requests[1]
-			f.mu.Unlock()
+			sent := f.Body(1)
 			if diff := cmp.Diff(afterUser(t, rec[1].Request, "messages"), afterUser(t, sent, "messages")); diff != "" {
 				t.Errorf("next request's messages after the user message (-recorded +sent):\n%s", diff)
 			}

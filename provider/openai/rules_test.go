@@ -3,36 +3,19 @@ package openai_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
-
-// recordedReply answers with a recorded response.
-func recordedReply(e recording.Exchange) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if e.Stream {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(e.Status)
-		w.Write(e.Response)
-	}
-}
 
 // reasoningAPI is a fake OpenAI-compatible Chat Completions server in
 // thinking mode that answers with recorded replies, in order, and enforces
@@ -52,69 +35,41 @@ func recordedReply(e recording.Exchange) reply {
 //
 // A replay through the client is a few lines: serve the recording's
 // replies, give the model (see [reasoningAPI.model]) the recording's tools,
-// run the turn and check f.rejected().
+// run the turn and check f.Rejected().
 type reasoningAPI struct {
-	t   *testing.T
-	srv *httptest.Server
+	*fakeapi.Referee
 
-	mu       sync.Mutex
-	replies  []recording.Exchange
-	requests [][]byte
-	served   map[string]string // first tool call id: the reasoning served with it
-	refusals []string
+	// guarded by the referee's lock (see [fakeapi.Rule])
+	served map[string]string // first tool call id: the reasoning served with it
 }
 
 func newReasoningAPI(t *testing.T, replies ...recording.Exchange) *reasoningAPI {
 	t.Helper()
-	f := &reasoningAPI{t: t, replies: replies, served: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &reasoningAPI{served: map[string]string{}}
+	refuse := func(reason string) fakeapi.Answer {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": reason, "type": "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
+		return fakeapi.Answer{Status: http.StatusBadRequest, Body: string(b)}
+	}
+	f.Referee = fakeapi.NewReferee(t, f, refuse, &fakeapi.Options{NoAnswer: noReplyLeft}, replies...)
 	return f
 }
+
+// noReplyLeft is the answer of the rule-enforcing fakes to a request
+// that finds no recorded reply left.
+const noReplyLeft = `{"error":{"message":"no reply left in the test"}}`
 
 // model returns a Chat Completions model talking to the fake.
 func (f *reasoningAPI) model(t *testing.T) *openai.Model {
 	t.Helper()
-	m, err := openai.New(&openai.Options{Model: "glm-4.7-flash", BaseURL: f.srv.URL + "/v1", HTTPClient: f.srv.Client(), MaxRetries: openai.NoRetries})
+	m, err := openai.New(&openai.Options{Model: "glm-4.7-flash", BaseURL: f.URL + "/v1", HTTPClient: f.Client(), MaxRetries: openai.NoRetries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func (f *reasoningAPI) rejected() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refusals...)
-}
-
-func (f *reasoningAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = append(f.requests, body)
-	if err := f.check(body); err != nil {
-		f.refusals = append(f.refusals, err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error", "param": nil, "code": "invalid_request_error"}})
-		w.Write(b)
-		return
-	}
-	if len(f.replies) == 0 {
-		http.Error(w, `{"error":{"message":"no reply left in the test"}}`, http.StatusTeapot)
-		return
-	}
-	e := f.replies[0]
-	f.replies = f.replies[1:]
-	if err := f.learn(e); err != nil {
-		f.t.Errorf("recorded reply: %v", err)
-	}
-	recordedReply(e)(w, r)
-}
-
-// learn records the reasoning served with tool calls.
-func (f *reasoningAPI) learn(e recording.Exchange) error {
+// Learn records the reasoning served with tool calls.
+func (f *reasoningAPI) Learn(e recording.Exchange) error {
 	if e.Status != http.StatusOK {
 		return nil
 	}
@@ -176,8 +131,8 @@ func (f *reasoningAPI) learn(e recording.Exchange) error {
 	return nil
 }
 
-// check applies the rule to a request body.
-func (f *reasoningAPI) check(body []byte) error {
+// Check applies the rule to a request body.
+func (f *reasoningAPI) Check(body []byte) error {
 	var req struct {
 		Messages []struct {
 			Role             string
@@ -223,12 +178,12 @@ func TestReasoningAPIEnforcesRule(t *testing.T) {
 			} {
 				t.Run(tt.what, func(t *testing.T) {
 					f := newReasoningAPI(t, rec...)
-					recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+					recording.Post(t, f.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 					body := rec[1].Request
 					if tt.mutate != nil {
 						body = mutateAssistantMessage(t, body, tt.mutate)
 					}
-					recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+					recording.Post(t, f.URL+"/v1/chat/completions", body, tt.want)
 				})
 			}
 		})
@@ -249,7 +204,7 @@ func TestReasoningAPIPastTurns(t *testing.T) {
 	} {
 		t.Run(tt.what, func(t *testing.T) {
 			f := newReasoningAPI(t, rec...)
-			recording.Post(t, f.srv.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
+			recording.Post(t, f.URL+"/v1/chat/completions", rec[0].Request, http.StatusOK)
 			body := rec[1].Request
 			if tt.mutate != nil {
 				body = mutateAssistantMessage(t, body, tt.mutate)
@@ -258,7 +213,7 @@ func TestReasoningAPIPastTurns(t *testing.T) {
 			json.Unmarshal(body, &req)
 			req["messages"] = append(req["messages"].([]any), map[string]any{"role": "user", "content": "Thanks."})
 			body, _ = json.Marshal(req)
-			recording.Post(t, f.srv.URL+"/v1/chat/completions", body, tt.want)
+			recording.Post(t, f.URL+"/v1/chat/completions", body, tt.want)
 		})
 	}
 }
@@ -320,13 +275,7 @@ func TestRecordedReasoningReplies(t *testing.T) {
 			rec := recording.Load(t, tt.name)
 			s := newServer(t, recordedReply(rec[0]))
 			m := s.model(tt.api)
-			var got *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				got, err = toolgate.Collect(m.Stream(t.Context(), hiPrompt))
-			} else {
-				got, err = m.Generate(t.Context(), hiPrompt)
-			}
+			got, err := fakeapi.Generate(t.Context(), m, hiPrompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -346,14 +295,6 @@ func TestRecordedReasoningReplies(t *testing.T) {
 // ones, and the fake serves them. (The second round, with the reasoning
 // sent back, is in TestChatReasoningPauseResume.)
 func TestReasoningAPIThroughAdapter(t *testing.T) {
-	var schema jsonschema.Schema
-	if err := json.Unmarshal([]byte(`{"properties":{"a":{"description":"first number","type":"integer"},"b":{"description":"second number","type":"integer"}},"required":["a","b"],"type":"object"}`), &schema); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(name, desc string) *toolgate.Tool {
-		return toolgate.NewTool(toolgate.ToolDefinition{Name: name, Description: desc, InputSchema: &schema}, toolgate.ToolMetadata{},
-			func(context.Context, *toolgate.ToolRequest) (string, error) { return "5", nil })
-	}
 	for _, name := range []string{"chat_reasoning_parallel", "chat_reasoning_parallel_stream"} {
 		t.Run(name, func(t *testing.T) {
 			rec := recording.Load(t, name)
@@ -367,39 +308,20 @@ func TestReasoningAPIThroughAdapter(t *testing.T) {
 					&toolgate.SystemMessage{Text: msgs[0].(map[string]any)["content"].(string)},
 					&toolgate.UserMessage{Text: msgs[1].(map[string]any)["content"].(string)},
 				},
-				Tools:   []*toolgate.Tool{tool("add", "Add two numbers"), tool("multiply", "Multiply two numbers")},
+				Tools:   []*toolgate.Tool{fakeapi.NumberTool("add", "Add two numbers", "5", false), fakeapi.NumberTool("multiply", "Multiply two numbers", "5", false)},
 				Options: &toolgate.ModelOptions{ToolChoice: "auto"},
 			}
 			f := newReasoningAPI(t, rec...)
 			m := f.model(t)
-			var resp *toolgate.Response
-			var err error
-			if rec[0].Stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), prompt))
-			} else {
-				resp, err = m.Generate(t.Context(), prompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, prompt, rec[0].Stream)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.rejected(); len(got) != 0 {
-				t.Fatalf("rejected: %q", got)
-			}
+			f.CheckAccepted(t)
 			if calls := resp.Message().ToolCalls; len(calls) != 2 {
 				t.Errorf("got calls %+v, want the two recorded calls", calls)
 			}
-			f.mu.Lock()
-			sent := f.requests[0]
-			f.mu.Unlock()
-			var got map[string]any
-			if err := json.Unmarshal(sent, &got); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"messages", "model", "tool_choice"} {
-				if diff := cmp.Diff(want[k], got[k]); diff != "" {
-					t.Errorf("%s differs from the recorded request (-recorded +adapter):\n%s", k, diff)
-				}
-			}
+			fakeapi.SameRequest(t, "request", rec[0].Request, f.Body(0), "messages", "model", "tool_choice")
 		})
 	}
 }

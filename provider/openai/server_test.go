@@ -1,111 +1,61 @@
 package openai_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
+	"github.com/toolgate/toolgate/provider/internal/recording"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 // request is one request the fake server received.
-type request struct {
-	Method, Path string
-	Header       http.Header
-	Body         []byte
-}
+type request = fakeapi.Request
 
 // reply answers one request of the fake server.
 type reply func(w http.ResponseWriter, r *http.Request)
 
 // server is an OpenAI API stand-in that answers requests with scripted
-// replies, in order, and records what it received.
+// replies, in order, and records what it received; a request finds no
+// reply left fails the test.
 type server struct {
-	t   testing.TB
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	replies  []reply
-	requests []request
+	*fakeapi.Server
+	t testing.TB
 }
 
-func newServer(t testing.TB, replies ...reply) *server {
-	s := &server{t: t, replies: replies}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
+func newServer(t testing.TB, replies ...reply) server {
+	s := server{fakeapi.New(t, &fakeapi.Options{NoAnswer: `{"error":{"message":"no reply scripted"}}`, FailUnanswered: true}), t}
+	s.add(replies...)
 	return s
 }
 
-func (s *server) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	var next reply
-	if len(s.replies) > 0 {
-		next, s.replies = s.replies[0], s.replies[1:]
-	}
-	s.mu.Unlock()
-	if next == nil {
-		s.t.Errorf("unexpected request %s %s: no reply scripted", r.Method, r.URL.Path)
-		http.Error(w, `{"error":{"message":"no reply scripted"}}`, http.StatusTeapot)
-		return
-	}
-	next(w, r)
-}
-
 // add appends replies to the script.
-func (s *server) add(replies ...reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
+func (s server) add(replies ...reply) {
+	for _, r := range replies {
+		s.Add(fakeapi.Answer{Handler: http.HandlerFunc(r)})
+	}
 }
 
-func (s *server) received() []request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]request(nil), s.requests...)
-}
+func (s server) received() []request { return s.Requests() }
 
 // body returns the decoded JSON body of request i.
-func (s *server) body(i int) map[string]any {
+func (s server) body(i int) map[string]any {
 	s.t.Helper()
-	reqs := s.received()
-	if i >= len(reqs) {
-		s.t.Fatalf("got %d requests, want at least %d", len(reqs), i+1)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(reqs[i].Body, &v); err != nil {
-		s.t.Fatalf("request %d: body is not JSON: %v", i, err)
-	}
-	return v
+	return s.JSON(i)
 }
 
 // model returns a model talking to the server, without retries.
-func (s *server) model(api openai.API) *openai.Model {
+func (s server) model(api openai.API) *openai.Model {
 	s.t.Helper()
 	m, err := openai.New(&openai.Options{
 		Model:      "gpt-test",
 		APIKey:     "sk-test",
-		BaseURL:    s.srv.URL + "/v1",
-		HTTPClient: s.srv.Client(),
+		BaseURL:    s.URL + "/v1",
+		HTTPClient: s.Client(),
 		MaxRetries: openai.NoRetries,
 		API:        api,
 	})
@@ -117,12 +67,11 @@ func (s *server) model(api openai.API) *openai.Model {
 
 // jsonReply answers with a status and a JSON body.
 func jsonReply(status int, body string) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
+	return fakeapi.Answer{Status: status, Body: body}.ServeHTTP
 }
+
+// recordedReply answers with a recorded response.
+func recordedReply(e recording.Exchange) reply { return fakeapi.Recorded(e).ServeHTTP }
 
 // apiError answers with an error in the API's error format.
 func apiError(status int, message string) reply {
@@ -177,40 +126,45 @@ func responsesEvent(typ string, fields string) string {
 	return "event: " + typ + "\ndata: " + data
 }
 
-// checkGolden compares a request body with the golden file testdata/name.txtar,
-// a txtar archive whose comment says what the file pins and whose one file,
-// request.json, is the body with sorted keys. With -update it writes the
-// file instead.
+// checkGolden compares a request body with the golden file
+// testdata/name.txtar (see [fakeapi.Golden]).
 func checkGolden(t *testing.T, name, what string, body []byte) {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatalf("request body is not JSON: %v", err)
-	}
-	pretty, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := fmt.Sprintf("%s\n-- request.json --\n%s\n", what, pretty)
-	path := filepath.Join("testdata", name+".txtar")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	// Compare the JSON only: the comment is documentation.
-	_, wantJSON, ok := bytes.Cut(want, []byte("\n-- request.json --\n"))
-	if !ok {
-		t.Fatalf("%s: no request.json section", path)
-	}
-	_, gotJSON, _ := strings.Cut(got, "\n-- request.json --\n")
-	if diff := cmp.Diff(string(wantJSON), gotJSON); diff != "" {
-		t.Errorf("request body differs from %s (-want +got):\n%s", path, diff)
+	fakeapi.Golden(t, name, what, body)
+}
+
+// requestCase is a request pinned by a golden file: a prompt sent as a
+// call or as a stream.
+type requestCase struct {
+	name, what string // the golden file's name and what it pins
+	prompt     *toolgate.Prompt
+	stream     bool
+}
+
+// checkRequests sends each case's prompt through a model of api, answered
+// with complete or stream, and checks the request: a POST to path whose
+// body is the case's golden file, and what check (when not nil) says.
+func checkRequests(t *testing.T, api openai.API, path string, complete, stream reply, tests []requestCase, check func(t *testing.T, req request)) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answer := complete
+			if tt.stream {
+				answer = stream
+			}
+			s := newServer(t, answer)
+			if _, err := fakeapi.Generate(t.Context(), s.model(api), tt.prompt, tt.stream); err != nil {
+				t.Fatal(err)
+			}
+			req := s.received()[0]
+			if req.Method != http.MethodPost || req.Path != path {
+				t.Errorf("got %s %s, want POST %s", req.Method, req.Path, path)
+			}
+			if check != nil {
+				check(t, req)
+			}
+			checkGolden(t, tt.name, tt.what, req.Body)
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
@@ -22,7 +23,7 @@ func TestResponsesStoreOff(t *testing.T) {
 	for _, store := range []bool{false, true} {
 		for _, stream := range []bool{false, true} {
 			s := newServer(t)
-			m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.srv.URL + "/v1", HTTPClient: s.srv.Client(),
+			m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: s.URL + "/v1", HTTPClient: s.Client(),
 				MaxRetries: openai.NoRetries, API: openai.Responses, StoreResponses: store})
 			if err != nil {
 				t.Fatal(err)
@@ -82,13 +83,7 @@ func TestRefusalFinish(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.r)
 			m := s.model(tt.api)
-			var resp *toolgate.Response
-			var err error
-			if tt.stream {
-				resp, err = toolgate.Collect(m.Stream(t.Context(), hiPrompt))
-			} else {
-				resp, err = m.Generate(t.Context(), hiPrompt)
-			}
+			resp, err := fakeapi.Generate(t.Context(), m, hiPrompt, tt.stream)
 			if err != nil {
 				t.Fatal(err)
 			}
