@@ -8,6 +8,11 @@
 // measures a service in-process (an httptest server), a "toolgate serve"
 // on this machine, or several instances behind one database: requests go
 // round-robin over the URLs given.
+//
+// With a [Meter] ([ProcMeter], with a [PostgresMeter] for a PostgreSQL
+// store), a run also reports what one pause cost in each phase: the CPU
+// time of the service's processes and of the database server, read from
+// /proc, and the database's commits, write transactions and WAL flushes.
 package loadgen
 
 import (
