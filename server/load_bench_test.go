@@ -30,7 +30,6 @@ const loadConfig = `agents:
 				roles: [approver]
 store:
 STORE
-AUDIT
 authentication:
 	api_keys:
 		- sha256: 84f71c9ac07c9c3ab0d2c54334bcf5cab957f375e87468b71092eacc65ffed75
@@ -40,12 +39,12 @@ authentication:
 `
 
 // loadInstance builds the service of loadConfig with store and serves it
-// over loopback; it returns its URL. Each instance has an audit log of its
-// own, as instances on several machines would.
+// over loopback; it returns its URL. The audit log is the store's (in its
+// database, written in the transactions of the changes it records), as
+// toolgate serve keeps it unless told otherwise.
 func loadInstance(b *testing.B, store string) string {
 	b.Helper()
 	text := strings.Replace(loadConfig, "STORE\n", store, 1)
-	text = strings.Replace(text, "AUDIT\n", "audit:\n\tsqlite: "+b.TempDir()+"/audit.db\n", 1)
 	fc, err := serve.LoadConfig(writeConfig(b, text))
 	if err != nil {
 		b.Fatal(err)
@@ -74,15 +73,17 @@ func loadInstance(b *testing.B, store string) string {
 // (TOOLGATE_BENCH_CONCURRENCY changes it). It
 // reports the decisions resolved per second and the latencies of posting
 // a message (a turn that pauses) and of deciding (the resumed turn runs
-// to its end), over all rounds.
-func benchmarkDecisions(b *testing.B, urls []string) {
+// to its end), over all rounds; and what a pause cost in each phase (see
+// reportCost), read by meter.
+func benchmarkDecisions(b *testing.B, urls []string, meter loadgen.Meter) {
 	// The garbage collector's target of toolgate serve (unless GOGC is
 	// set), for the figures to be those of the service.
 	defer debug.SetGCPercent(debug.SetGCPercent(400)) // the target toolgate serve sets
 	o := loadgen.Options{URLs: urls, RequesterKey: exampleTravellerKey, ApproverKey: exampleApproverKey,
-		Input: flightdemo.Input, Pauses: 3000, Concurrency: benchConcurrency}
+		Input: flightdemo.Input, Pauses: benchPauses, Concurrency: benchConcurrency, Meter: meter}
 	var rate float64
 	var last *loadgen.Report
+	var open, decided loadgen.Cost
 	for b.Loop() {
 		rep, err := loadgen.Run(context.Background(), o)
 		if err != nil {
@@ -90,8 +91,12 @@ func benchmarkDecisions(b *testing.B, urls []string) {
 		}
 		rate += rep.DecisionsPerSecond
 		last = rep
+		addCost(&open, rep.Open)
+		addCost(&decided, rep.Decided)
 	}
 	b.ReportMetric(rate/float64(b.N), "decisions/s")
+	reportCost(b, "open-", &open)
+	reportCost(b, "decide-", &decided)
 	b.ReportMetric(float64(last.Decide.P50.Microseconds())/1000, "decide-p50-ms")
 	b.ReportMetric(float64(last.Decide.P99.Microseconds())/1000, "decide-p99-ms")
 	b.ReportMetric(float64(last.PostMessage.P50.Microseconds())/1000, "post-p50-ms")
@@ -100,7 +105,7 @@ func benchmarkDecisions(b *testing.B, urls []string) {
 
 // BenchmarkDecisionsSQLite measures one service on a SQLite file.
 func BenchmarkDecisionsSQLite(b *testing.B) {
-	benchmarkDecisions(b, []string{loadInstance(b, "\tsqlite: "+b.TempDir()+"/toolgate.db\n")})
+	benchmarkDecisions(b, []string{loadInstance(b, "\tsqlite: "+b.TempDir()+"/toolgate.db\n")}, &loadgen.ProcMeter{})
 }
 
 // BenchmarkDecisionsPostgresTwoInstances measures two services on one
@@ -118,7 +123,40 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 		b.Setenv("TOOLGATE_POSTGRES_URL", url+sep+"pool_max_conns="+strconv.Itoa(benchPoolConns))
 	}
 	store := "\tpostgres_url_env: TOOLGATE_POSTGRES_URL\n\tpostgres_schema: " + schema + "\n"
-	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)})
+	pg, err := loadgen.NewPostgresMeter(context.Background(), url, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pg.Close(context.Background()) })
+	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)}, &loadgen.ProcMeter{Database: pg})
+}
+
+// addCost adds c to sum.
+func addCost(sum, c *loadgen.Cost) {
+	sum.ServiceCPU += c.ServiceCPU
+	sum.DatabaseCPU += c.DatabaseCPU
+	sum.Database = c.Database
+	sum.Commits += c.Commits
+	sum.WriteTransactions += c.WriteTransactions
+	sum.WALSyncs += c.WALSyncs
+	sum.WALWrites += c.WALWrites
+}
+
+// reportCost reports the cost per pause of a phase, summed over b.N
+// rounds: the CPU of this process (the services and the load generator,
+// from /proc/self/stat) and of the PostgreSQL server (the postmaster and
+// its children), in µs; and with PostgreSQL its commits, write
+// transactions and WAL flushes.
+func reportCost(b *testing.B, prefix string, c *loadgen.Cost) {
+	n := float64(b.N)
+	b.ReportMetric(float64(c.ServiceCPU.Nanoseconds())/1000/n, prefix+"go-cpu-us")
+	if !c.Database {
+		return
+	}
+	b.ReportMetric(float64(c.DatabaseCPU.Nanoseconds())/1000/n, prefix+"pg-cpu-us")
+	b.ReportMetric(c.Commits/n, prefix+"commits")
+	b.ReportMetric(c.WriteTransactions/n, prefix+"write-tx")
+	b.ReportMetric(c.WALSyncs/n, prefix+"wal-flushes")
 }
 
 // benchPoolConns is the size of each instance's connection pool in
@@ -127,6 +165,15 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 // 64 per instance, PostgreSQL spent about 5.5 ms of CPU per decision, in
 // backends waking one another around each WAL flush; with 8, about 3.5 ms.
 const benchPoolConns = 8
+
+// benchPauses is how many pauses each round opens and decides
+// (TOOLGATE_BENCH_PAUSES changes it).
+var benchPauses = func() int {
+	if n, err := strconv.Atoi(os.Getenv("TOOLGATE_BENCH_PAUSES")); err == nil && n > 0 {
+		return n
+	}
+	return 3000
+}()
 
 // benchConcurrency is how many requests the load generator keeps in
 // flight.

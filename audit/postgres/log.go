@@ -298,7 +298,7 @@ func (l *Log) Append(ctx context.Context, records ...*audit.Record) (err error) 
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	return l.append(ctx, conn, true, records)
+	return l.append(ctx, conn, true, records, nil)
 }
 
 // AppendTx appends records inside the transaction that b runs, which the
@@ -318,12 +318,35 @@ func (l *Log) AppendTx(ctx context.Context, b Batcher, records ...*audit.Record)
 	if len(records) == 0 {
 		return nil
 	}
-	return l.append(ctx, b, false, records)
+	return l.append(ctx, b, false, records, nil)
+}
+
+// QueueTx is [Log.AppendTx] with the insert of the records queued on
+// batch instead of sent: it takes the chain's lock and reads the head
+// through b (one round trip), seals the records, and queues the insert;
+// the caller sends batch in the same transaction, typically with its
+// COMMIT, and must treat the failure of any statement of batch as the
+// failure of the transaction. Send batch before the next append in the
+// same transaction, whose head must be the last of these records. So a
+// transaction that ends with its audit records pays no round trip of its
+// own for their insert.
+func (l *Log) QueueTx(ctx context.Context, b Batcher, batch *pgx.Batch, records ...*audit.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	if batch == nil {
+		return errors.New("postgres: append: no batch to queue the records on")
+	}
+	return l.append(ctx, b, false, records, batch)
 }
 
 // append seals records after the head and inserts them through b; with
 // own it begins and commits the transaction itself, in the same batches.
-func (l *Log) append(ctx context.Context, b Batcher, own bool, records []*audit.Record) error {
+// With queue, the insert is queued on it instead (see [Log.QueueTx]).
+func (l *Log) append(ctx context.Context, b Batcher, own bool, records []*audit.Record, queue *pgx.Batch) error {
 	if l.readOnly {
 		return errors.New("postgres: append: the audit log is open read-only")
 	}
@@ -369,6 +392,11 @@ func (l *Log) append(ctx context.Context, b Batcher, own bool, records []*audit.
 		seqs[i], convs[i], bodies[i] = int64(sealed[i].Seq), sealed[i].ConversationID, string(body)
 		head = sealed[i].Anchor()
 	}
+	if queue != nil {
+		queue.Queue(l.q.insert, seqs, convs, bodies)
+		l.sealed(records, sealed, seqs[len(seqs)-1], bodies[len(bodies)-1])
+		return nil
+	}
 	batch = pgx.Batch{}
 	batch.Queue(l.q.insert, seqs, convs, bodies)
 	if own {
@@ -390,14 +418,20 @@ func (l *Log) append(ctx context.Context, b Batcher, own bool, records []*audit.
 	if err != nil {
 		return fmt.Errorf("postgres: append: %w", err)
 	}
-	last := len(sealed) - 1
+	l.sealed(records, sealed, seqs[len(seqs)-1], bodies[len(bodies)-1])
+	return nil
+}
+
+// sealed notes the last of the sealed records as the head and copies the
+// sealed records to the caller's. The head may belong to a transaction
+// that rolls back: see [Log.head].
+func (l *Log) sealed(records []*audit.Record, sealed []audit.Record, seq int64, body string) {
 	l.mu.Lock()
-	l.head.seq, l.head.body, l.head.anchor = seqs[last], []byte(bodies[last]), sealed[last].Anchor()
+	l.head.seq, l.head.body, l.head.anchor = seq, []byte(body), sealed[len(sealed)-1].Anchor()
 	l.mu.Unlock()
 	for i, r := range records {
 		*r = sealed[i]
 	}
-	return nil
 }
 
 // readHead reads the results of the lock and the head query (after BEGIN

@@ -275,6 +275,72 @@ func TestAppendTx(t *testing.T) {
 	}
 }
 
+// TestQueueTx queues the inserts of records on the caller's batch: they
+// exist once that batch is sent and the transaction commits, after the
+// records queued before them, and another appender continues after them.
+func TestQueueTx(t *testing.T) {
+	schema := newSchema(t)
+	l := openIn(t, schema, nil)
+	other := openIn(t, schema, nil)
+	conn := raw(t, schema)
+	ctx := t.Context()
+
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b pgx.Batch
+	if err := l.QueueTx(ctx, tx, nil, audittest.Sample(0)); err == nil {
+		t.Error("QueueTx without a batch: no error")
+	}
+	first := []*audit.Record{audittest.Sample(0), audittest.Sample(1)}
+	if err := l.QueueTx(ctx, tx, &b, first...); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 1 {
+		t.Fatalf("%d statements queued, want the one insert", b.Len())
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The head is now the last record queued: the next append of the
+	// transaction follows it.
+	b = pgx.Batch{}
+	second := audittest.Sample(2)
+	if err := l.QueueTx(ctx, tx, &b, second); err != nil {
+		t.Fatal(err)
+	}
+	b.Queue("COMMIT")
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if first[0].Seq != 1 || first[1].Seq != 2 || second.Seq != 3 || second.PrevHash != first[1].Hash {
+		t.Errorf("queued records: seqs %d, %d, %d; want 1, 2, 3 in one chain", first[0].Seq, first[1].Seq, second.Seq)
+	}
+	next := audittest.Sample(3)
+	if err := other.Append(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if next.Seq != 4 {
+		t.Errorf("the append after the queued ones got seq %d, want 4", next.Seq)
+	}
+	audittest.CheckIntact(t, other, 4)
+
+	// A batch never sent leaves nothing: the transaction rolls back.
+	tx, err = conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = pgx.Batch{}
+	if err := l.QueueTx(ctx, tx, &b, audittest.Sample(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	audittest.CheckIntact(t, other, 4)
+}
+
 // TestProbeWriteAndTimeouts checks the probe of a healthy log, of one
 // whose last record is broken, and that a chain lock held past the
 // statement timeout fails appends and probes fast instead of hanging.

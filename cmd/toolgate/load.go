@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
@@ -27,6 +28,14 @@ Against "toolgate serve" with no flags, export the two demo keys it prints:
 
   export TOOLGATE_REQUESTER_KEY=tg_demo_... TOOLGATE_APPROVER_KEY=tg_demo_...
   toolgate load --url http://127.0.0.1:8080
+
+With --pid, the report also gives what one pause cost in each phase: the
+CPU time of those processes (the service's instances, from /proc), and,
+with --postgres-env naming a variable that holds the URL of the service's
+PostgreSQL database (a server on this machine), the CPU time of the
+PostgreSQL server's processes, its commits, write transactions and WAL
+flushes. Reading PostgreSQL's statistics waits --settle before each phase
+and after the last one, until the backends have reported their counts.
 
 Exit status: 0 after a complete run, 1 when a request fails, 2 on bad usage.
 
@@ -50,6 +59,9 @@ func runLoad(ctx context.Context, args []string, e *env) int {
 	conc := fs.Int("concurrency", 32, "requests in flight at once")
 	verdict := fs.String("verdict", "allow", "the decision of every awaiting call: allow or deny")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pids := fs.String("pid", "", "the service's process `IDs`, comma-separated: measure their CPU per pause")
+	pgEnv := fs.String("postgres-env", "", "the environment `variable` holding the URL of the service's PostgreSQL database, to measure it too (needs --pid)")
+	settle := fs.Duration("settle", loadgen.DefaultSettle, "how long to wait for PostgreSQL's statistics before reading them")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -70,6 +82,35 @@ func runLoad(ctx context.Context, args []string, e *env) int {
 	}
 	if *pauses <= 0 || *conc <= 0 {
 		fmt.Fprintln(e.stderr, "toolgate load: --pauses and --concurrency must be positive")
+		return 2
+	}
+	if *pids != "" {
+		m := &loadgen.ProcMeter{}
+		for _, f := range strings.Split(*pids, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 {
+				fmt.Fprintf(e.stderr, "toolgate load: --pid: %q is not a process ID\n", f)
+				return 2
+			}
+			m.PIDs = append(m.PIDs, pid)
+		}
+		if *pgEnv != "" {
+			url := os.Getenv(*pgEnv)
+			if url == "" {
+				fmt.Fprintf(e.stderr, "toolgate load: --postgres-env: %s is not set\n", *pgEnv)
+				return 2
+			}
+			pg, err := loadgen.NewPostgresMeter(ctx, url, *settle)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "toolgate load: %v\n", err)
+				return 1
+			}
+			defer pg.Close(context.WithoutCancel(ctx))
+			m.Database = pg
+		}
+		o.Meter = m
+	} else if *pgEnv != "" {
+		fmt.Fprintln(e.stderr, "toolgate load: --postgres-env needs --pid, the service's processes")
 		return 2
 	}
 	rep, err := loadgen.Run(ctx, o)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,7 +57,7 @@ func TestLoad(t *testing.T) {
 	t.Setenv("TG_TEST_APPR", keys["approver"])
 	var out, errOut syncBuffer
 	code := run(context.Background(), []string{"load", "--url", base + "," + base, "--requester-env", "TG_TEST_REQ", "--approver-env", "TG_TEST_APPR",
-		"--pauses", "30", "--concurrency", "4", "--json"}, &env{stdout: &out, stderr: &errOut})
+		"--pauses", "30", "--concurrency", "4", "--json", "--pid", strconv.Itoa(os.Getpid())}, &env{stdout: &out, stderr: &errOut})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -64,13 +66,22 @@ func TestLoad(t *testing.T) {
 			Count int   `json:"count"`
 			P99   int64 `json:"p99"`
 		} `json:"decide"`
-		Rate float64 `json:"decisions_per_second"`
+		Rate    float64 `json:"decisions_per_second"`
+		Decided *struct {
+			ServiceCPU int64 `json:"service_cpu"`
+			Database   bool  `json:"database"`
+		} `json:"decided"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	if rep.Decide.Count != 30 || rep.Decide.P99 <= 0 || rep.Rate <= 0 {
 		t.Errorf("report %+v", rep)
+	}
+	// The service runs in this process: --pid measured it (to 10 ms, so
+	// a short run may round to nothing), without a database.
+	if rep.Decided == nil || rep.Decided.ServiceCPU < 0 || rep.Decided.Database {
+		t.Errorf("cost per decision %+v; report %s", rep.Decided, out.String())
 	}
 
 	// The keys are swapped: the traveller may not decide.
@@ -103,6 +114,9 @@ func TestLoadUsage(t *testing.T) {
 		{"not http", append([]string{"--url", "ftp://x"}, keys...), 2, "not http"},
 		{"unreachable", append([]string{"--url", closed.URL, "--pauses", "2"}, keys...), 1, "loadgen: create"},
 		{"unknown flag", []string{"--urls", "x"}, 2, "flag provided but not defined"},
+		{"bad pid", append([]string{"--url", "http://x", "--pid", "1,x"}, keys...), 2, `"x" is not a process ID`},
+		{"postgres without pid", append([]string{"--url", "http://x", "--postgres-env", "TG_TEST_REQ"}, keys...), 2, "needs --pid"},
+		{"postgres unset", append([]string{"--url", "http://x", "--pid", "1", "--postgres-env", "TG_TEST_EMPTY"}, keys...), 2, "TG_TEST_EMPTY is not set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var errOut syncBuffer

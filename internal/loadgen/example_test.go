@@ -11,7 +11,8 @@ import (
 	"github.com/toolgate/toolgate/server"
 )
 
-// Decide 100 paused flight bookings against an in-process service.
+// Decide 100 paused flight bookings against an in-process service,
+// measuring the CPU time of this process per pause in each phase.
 func Example() {
 	tools := &flightdemo.Tools{}
 	srv, err := server.New(&server.Config{
@@ -34,10 +35,14 @@ func Example() {
 	rep, err := loadgen.Run(context.Background(), loadgen.Options{
 		URLs: []string{hs.URL}, RequesterKey: "t", ApproverKey: "a",
 		Input: flightdemo.Input, Pauses: 100, Concurrency: 8,
+		Meter: &loadgen.ProcMeter{}, // this process; add a PostgresMeter for a PostgreSQL store
 	})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("decided:", rep.Decide.Count, "booked:", tools.Book.Load())
-	// Output: decided: 100 booked: 100
+	fmt.Println("measured:", rep.Open != nil && rep.Decided != nil && rep.Decided.ServiceCPU >= 0)
+	// Output:
+	// decided: 100 booked: 100
+	// measured: true
 }

@@ -8,6 +8,11 @@
 // measures a service in-process (an httptest server), a "toolgate serve"
 // on this machine, or several instances behind one database: requests go
 // round-robin over the URLs given.
+//
+// With a [Meter] ([ProcMeter], with a [PostgresMeter] for a PostgreSQL
+// store), a run also reports what one pause cost in each phase: the CPU
+// time of the service's processes and of the database server, read from
+// /proc, and the database's commits, write transactions and WAL flushes.
 package loadgen
 
 import (
@@ -54,6 +59,9 @@ type Options struct {
 	// Client sends the requests. nil: a client with keep-alive
 	// connections enough for Concurrency.
 	Client *http.Client
+	// Meter, when set, is read before and after each phase; the report
+	// then has the cost of each phase per pause. nil: no costs.
+	Meter Meter
 }
 
 // Latency summarises the latencies of one kind of request.
@@ -88,11 +96,20 @@ type Report struct {
 	// DecisionsPerSecond is the number of pauses decided divided by
 	// DecidePhase.
 	DecisionsPerSecond float64 `json:"decisions_per_second"`
+	// Open and Decided are what one pause cost in each phase: opening
+	// (creating the conversation and posting the message that pauses) and
+	// deciding. nil without [Options.Meter].
+	Open    *Cost `json:"open,omitempty"`
+	Decided *Cost `json:"decided,omitempty"`
 }
 
 func (r *Report) String() string {
-	return fmt.Sprintf("post message: %v\ndecide:       %v\ndecisions/s:  %.0f (%d in %v)",
+	s := fmt.Sprintf("post message: %v\ndecide:       %v\ndecisions/s:  %.0f (%d in %v)",
 		r.PostMessage, r.Decide, r.DecisionsPerSecond, r.Decide.Count, r.DecidePhase.Round(time.Millisecond))
+	if r.Open != nil && r.Decided != nil {
+		s += fmt.Sprintf("\nper pause opened:  %v\nper pause decided: %v", r.Open, r.Decided)
+	}
+	return s
 }
 
 // Error is a request the service answered unexpectedly. A run stops at
@@ -149,6 +166,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	var counters [3]Counters
+	read := func(i int) error {
+		if o.Meter == nil {
+			return nil
+		}
+		c, err := o.Meter.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("loadgen: meter: %w", err)
+		}
+		counters[i] = c
+		return nil
+	}
+	if err := read(0); err != nil {
+		return nil, err
+	}
+
 	// Phase 1: open the pauses.
 	paused := make([]pending, o.Pauses)
 	postLat := make([]time.Duration, o.Pauses)
@@ -157,6 +190,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		paused[i], postLat[i] = p, d
 		return err
 	}); err != nil {
+		return nil, err
+	}
+	if err := read(1); err != nil {
 		return nil, err
 	}
 
@@ -172,12 +208,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	phase := time.Since(start)
-	return &Report{
+	if err := read(2); err != nil {
+		return nil, err
+	}
+	rep := &Report{
 		PostMessage:        summarise(postLat),
 		Decide:             summarise(decLat),
 		DecidePhase:        phase,
 		DecisionsPerSecond: float64(o.Pauses) / phase.Seconds(),
-	}, nil
+	}
+	if o.Meter != nil {
+		rep.Open = cost(counters[0], counters[1], o.Pauses)
+		rep.Decided = cost(counters[1], counters[2], o.Pauses)
+	}
+	return rep, nil
 }
 
 func (o *Options) check() error {

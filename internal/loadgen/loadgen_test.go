@@ -172,3 +172,65 @@ func TestLatencyString(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// bookMeter is a Meter whose counters follow the runs of bookFlight: one
+// commit and 2 ms of CPU per run, in the database.
+type bookMeter struct {
+	tools *flightdemo.Tools
+	reads int
+}
+
+func (m *bookMeter) Read(context.Context) (loadgen.Counters, error) {
+	m.reads++
+	n := int64(m.tools.Book.Load())
+	return loadgen.Counters{ServiceCPU: time.Duration(n) * time.Millisecond, DatabaseCPU: time.Duration(n) * 2 * time.Millisecond,
+		Database: true, Commits: n, WriteTransactions: n, WALSyncs: n / 2}, nil
+}
+
+func TestRunMeasuresEachPhase(t *testing.T) {
+	url, tools := service(t)
+	m := &bookMeter{tools: tools}
+	rep, err := loadgen.Run(context.Background(), loadgen.Options{
+		URLs: []string{url}, RequesterKey: requesterKey, ApproverKey: approverKey,
+		Input: flightdemo.Input, Pauses: 20, Concurrency: 4, Meter: m,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.reads != 3 {
+		t.Errorf("the meter was read %d times, want 3 (before, between and after the phases)", m.reads)
+	}
+	// bookFlight runs only when a pause is decided: the opening phase
+	// cost nothing, each decision one run.
+	want := loadgen.Cost{Database: true}
+	if *rep.Open != want {
+		t.Errorf("open: got %+v, want %+v", *rep.Open, want)
+	}
+	want = loadgen.Cost{ServiceCPU: time.Millisecond, DatabaseCPU: 2 * time.Millisecond, Database: true, Commits: 1, WriteTransactions: 1, WALSyncs: 0.5}
+	if *rep.Decided != want {
+		t.Errorf("decided: got %+v, want %+v", *rep.Decided, want)
+	}
+	if s := rep.String(); !strings.Contains(s, "per pause decided: CPU 1ms service + 2ms database = 3ms; commits 1.00") {
+		t.Errorf("report text %q", s)
+	}
+}
+
+type failingMeter struct{}
+
+func (failingMeter) Read(context.Context) (loadgen.Counters, error) {
+	return loadgen.Counters{}, errors.New("no statistics")
+}
+
+func TestRunStopsWhenTheMeterFails(t *testing.T) {
+	url, tools := service(t)
+	_, err := loadgen.Run(context.Background(), loadgen.Options{
+		URLs: []string{url}, RequesterKey: requesterKey, ApproverKey: approverKey,
+		Input: flightdemo.Input, Pauses: 5, Meter: failingMeter{},
+	})
+	if err == nil || !strings.Contains(err.Error(), "no statistics") {
+		t.Errorf("got %v, want the meter's error", err)
+	}
+	if n := tools.Book.Load(); n != 0 {
+		t.Errorf("bookFlight ran %d times", n)
+	}
+}

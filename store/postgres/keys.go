@@ -170,6 +170,7 @@ func (t *recordTx) Notify(channel string, payload []byte) error {
 	case strings.ContainsRune(string(payload), 0):
 		return fmt.Errorf("%w: a NUL byte", ErrPayload)
 	}
-	_, err := t.conn.Exec(t.ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
-	return recErr("notify", err)
+	// Sent with the COMMIT.
+	t.pending.Queue("SELECT pg_notify($1, $2)", channel, string(payload))
+	return nil
 }

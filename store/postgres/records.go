@@ -318,10 +318,36 @@ type querier interface {
 }
 
 // recordTx is the [records.Tx] of a transaction of a [Store] on conn.
+//
+// Statements whose results the hook does not need (the inserts of audit
+// records, NOTIFY) wait in pending and go to the server with the
+// transaction's COMMIT ([recordTx.commit]), in one round trip.
 type recordTx struct {
-	ctx  context.Context
-	r    *recordStore
-	conn *pgxpool.Conn
+	ctx     context.Context
+	r       *recordStore
+	conn    *pgxpool.Conn
+	pending pgx.Batch
+	audited bool // pending holds an insert of audit records
+}
+
+// flush sends the pending statements.
+func (t *recordTx) flush() error {
+	if t.pending.Len() == 0 {
+		return nil
+	}
+	b := t.pending
+	t.pending, t.audited = pgx.Batch{}, false
+	return t.r.s.sendWrites(t.ctx, t.conn, &b, false)
+}
+
+// commit sends the pending statements and COMMIT, which must report a
+// commit: a failed statement skips the rest, COMMIT included, and the
+// caller rolls back.
+func (t *recordTx) commit() error {
+	b := t.pending
+	t.pending, t.audited = pgx.Batch{}, false
+	b.Queue("COMMIT")
+	return t.r.s.sendWrites(t.ctx, t.conn, &b, true)
 }
 
 func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
@@ -356,7 +382,21 @@ func (t *recordTx) RemovePending(conversationID, pauseID string) error {
 }
 
 func (t *recordTx) Audit(recs ...*audit.Record) error {
-	return t.r.s.audit.AppendTx(t.ctx, t.conn, recs...)
+	if len(recs) == 0 {
+		return nil
+	}
+	if t.audited {
+		// The head of the chain is the last record queued: insert it
+		// before reading the head again.
+		if err := t.flush(); err != nil {
+			return recErr("audit", err)
+		}
+	}
+	if err := t.r.s.audit.QueueTx(t.ctx, t.conn, &t.pending, recs...); err != nil {
+		return err
+	}
+	t.audited = true
+	return nil
 }
 
 // recErr wraps err, a failure of operation what, in the package's error

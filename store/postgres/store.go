@@ -592,10 +592,11 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	if p.Pause != nil {
 		w.PauseCreatedAt = created
 	}
-	if err := hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w); err != nil {
+	tx := &recordTx{ctx: ctx, r: rs, conn: conn}
+	if err := hook(ctx, tx, w); err != nil {
 		return err
 	}
-	return commit(ctx, conn)
+	return tx.commit()
 }
 
 // sendWrites sends the batch b of writes on conn and reads their results;
@@ -624,40 +625,6 @@ func (s *Store) sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch
 		}
 	}
 	return dbErr(br.Close())
-}
-
-// commit commits the transaction conn is in.
-func commit(ctx context.Context, conn *pgxpool.Conn) error {
-	tag, err := conn.Exec(ctx, "COMMIT")
-	if err != nil {
-		return dbErr(err)
-	}
-	if tag.String() != "COMMIT" {
-		return fmt.Errorf("the transaction ended with %q instead of COMMIT", tag.String())
-	}
-	return nil
-}
-
-// inTx runs fn on a connection in a transaction, which it commits when fn
-// returns nil and rolls back otherwise.
-func (s *Store) inTx(ctx context.Context, fn func(*pgxpool.Conn) error) (err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	defer func() {
-		if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
-		return err
-	}
-	if err := fn(conn); err != nil {
-		return err
-	}
-	return commit(ctx, conn)
 }
 
 // ClaimPause implements [toolgate.ConversationStore], with the rules of
@@ -736,26 +703,48 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 // ctx carries a hook for s's records, in a transaction with the hook,
 // which runs when the UPDATE changed a row. A refusal (no row changed)
 // is reported as such, with nothing of the hook's written.
-func (s *Store) hooked(ctx context.Context, query string, args []any, w *records.Write) (pgconn.CommandTag, error) {
+func (s *Store) hooked(ctx context.Context, query string, args []any, w *records.Write) (_ pgconn.CommandTag, err error) {
 	hook, rs := s.hookFor(ctx)
 	if hook == nil {
 		return s.pool.Exec(ctx, query, args...)
 	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	defer conn.Release()
+	refused := false
+	defer func() {
+		if (err != nil || refused) && conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	// BEGIN and the UPDATE in one round trip; the hook's last statements
+	// with the COMMIT in another.
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue(query, args...)
+	br := conn.SendBatch(ctx, &b)
+	_, err = br.Exec()
 	var tag pgconn.CommandTag
-	errRefused := errors.New("refused")
-	err := s.inTx(ctx, func(conn *pgxpool.Conn) error {
-		var err error
-		if tag, err = conn.Exec(ctx, query, args...); err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return errRefused
-		}
-		return hook(ctx, &recordTx{ctx: ctx, r: rs, conn: conn}, w)
-	})
-	if err == errRefused {
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return tag, err
+	}
+	if tag.RowsAffected() == 0 {
+		refused = true
 		return tag, nil
 	}
+	tx := &recordTx{ctx: ctx, r: rs, conn: conn}
+	if err = hook(ctx, tx, w); err != nil {
+		return tag, err
+	}
+	err = tx.commit()
 	return tag, err
 }
 
