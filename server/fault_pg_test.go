@@ -136,11 +136,7 @@ func TestFaultTerminatedBackendsPostgres(t *testing.T) {
 			if !atClaim {
 				outcome = "" // decided, or failed until the recovery takes it
 			}
-			booked := a.tools.Book.Load() + b.tools.Book.Load()
-			if booked != int32(len(pauses)) {
-				t.Errorf("bookFlight ran %d times in all, want %d", booked, len(pauses))
-			}
-			faultHistoryOutcome(t, a, mustRecords(t, other), other.AuditLog(), pauses, a.tools.Book.Load(), outcome)
+			checkFaultInvariants(t, []*fixture{a, b}, mustRecords(t, other), other.AuditLog(), pauses, outcome)
 		})
 	}
 }
@@ -203,5 +199,5 @@ func TestFaultDeadPooledConnectionPostgres(t *testing.T) {
 			t.Fatalf("decision and its retries: %d %s, want 200 completed", rec.Code, rec.Body)
 		}
 	}
-	faultHistory(t, f, mustRecords(t, st), st.AuditLog(), pauses, int32(len(pauses)))
+	checkFaultInvariants(t, []*fixture{f}, mustRecords(t, st), st.AuditLog(), pauses, records.OutcomeDecided)
 }
