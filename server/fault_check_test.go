@@ -267,6 +267,20 @@ func (l *faultLoad) check(convs []string, outcome records.Outcome) {
 			}
 		}
 	}
+	// A resumption the fault stopped after its claim leaves the pause
+	// claimed (and indexed) until the recovery takes it over, once the
+	// claim's lease has run out: wait for the inbox to empty, as a person
+	// looking at it would.
+	if outcome != "" {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			page, err := l.rs.ListPending(context.Background(), nil)
+			if err == nil && len(page.Pending) == 0 || time.Now().After(deadline) {
+				break
+			}
+			<-time.After(200 * time.Millisecond)
+		}
+	}
 	checkFaultInvariants(t, l.instances, l.rs, l.log, pauses, outcome)
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/internal/pgtest"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
@@ -187,4 +188,53 @@ func integrity(t *testing.T, path string) {
 	if len(report) != 1 || report[0] != "ok" {
 		t.Errorf("integrity_check of the store: %v, want ok", report)
 	}
+}
+
+// TestFaultFullDiskPostgres fills the disk of a PostgreSQL server's data
+// directory (a small tmpfs; the server is the test's own) in the middle of
+// a load on two instances, at the claim of a decision. The requests that
+// fail are answered 503 (SQLSTATE 53100, disk full), not 500; once space
+// is freed every request retried with its key gets its first outcome or
+// is carried out now, the recovery finishes the resumptions the full disk
+// stopped after their claims, and the invariants hold.
+func TestFaultFullDiskPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	t.Parallel()
+	dir := smallDisk(t, "96m")
+	cl := pgtest.NewCluster(t, &pgtest.ClusterOptions{DataDir: dir})
+	var filler string
+	full := make(chan struct{})
+	l, fs := pgDeployment(t, cl.URL(), atClaim, func() {
+		filler = fill(t, dir)
+		close(full)
+	})
+	convs := l.conversations(8)
+	fs.armed.Store(true)
+	l.run(convs, 3)
+	select {
+	case <-full:
+	default:
+		t.Fatal("the load ended without meeting the full disk")
+	}
+	var fives int
+	for _, r := range l.sent {
+		if r.code >= 500 {
+			fives++
+			if r.code != http.StatusServiceUnavailable {
+				t.Errorf("a request on a full disk: %d %s, want 503", r.code, r.body)
+			}
+		}
+	}
+	if fives == 0 {
+		t.Errorf("no request failed on the full disk")
+	}
+	// /readyz is not checked: the write probe changes a row in place, in
+	// pages and a log segment the server already has, and so passes
+	// until a write needs new space (see docs/SERVICE.md).
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	l.check(convs, resolvedOutcome)
 }
