@@ -173,19 +173,6 @@ func (l *faultLoad) run(convs []string, workers int) {
 	wg.Wait()
 }
 
-// fives returns the requests answered with a 5xx.
-func (l *faultLoad) fives() []*faultRequest {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []*faultRequest
-	for _, r := range l.sent {
-		if r.code >= 500 {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // retry sends r again with its key, on another instance, until it is
 // answered with neither a 5xx nor 409 "idempotency_key_in_use" (the
 // first request's hold on its key not yet released), as a client honouring
