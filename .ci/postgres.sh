@@ -51,7 +51,10 @@ _toolgate_pg_start() {
 		[ -n "$initdb" ] || { echo "postgres.sh: no initdb after installing PostgreSQL" >&2; return 1; }
 	fi
 	bin=$(dirname "$initdb")
+	# Exported: the tests that start a server of their own use the same
+	# installation (internal/pgtest.Cluster).
 	TOOLGATE_PG_BIN=$bin
+	export TOOLGATE_PG_BIN
 
 	TOOLGATE_PG_USER=
 	if [ "$(id -u)" = 0 ]; then

@@ -136,11 +136,68 @@ func TestFaultTerminatedBackendsPostgres(t *testing.T) {
 			if !atClaim {
 				outcome = "" // decided, or failed until the recovery takes it
 			}
-			booked := a.tools.Book.Load() + b.tools.Book.Load()
-			if booked != int32(len(pauses)) {
-				t.Errorf("bookFlight ran %d times in all, want %d", booked, len(pauses))
-			}
-			faultHistoryOutcome(t, a, mustRecords(t, other), other.AuditLog(), pauses, a.tools.Book.Load(), outcome)
+			checkFaultInvariants(t, []*fixture{a, b}, mustRecords(t, other), other.AuditLog(), pauses, outcome)
 		})
 	}
+}
+
+// TestFaultDeadPooledConnectionPostgres: every connection of an instance's
+// pool is ended by pg_terminate_backend while idle. The first requests
+// that take one of them are answered either as if nothing happened or 503
+// with Retry-After, never 500, and the next ones, on fresh connections,
+// proceed: the decision retried with its key is carried out once.
+func TestFaultDeadPooledConnectionPostgres(t *testing.T) {
+	base, schema := pgtest.Schema(t, "toolgate_fault_test_")
+	app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	st, err := postgres.Open(t.Context(), base+sep+"application_name="+app, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := newFixtureWith(t, st, flightdemo.Model(), func(c *server.Config) { c.Audit = st.AuditLog() })
+	ts := &terminating{t: t, url: base, app: app}
+	pauses := map[string]string{}
+	for range 2 {
+		conv, pause := f.pause(travellerKey)
+		pauses[conv] = pause
+	}
+	check := func(what string, rec *httptest.ResponseRecorder) bool {
+		t.Helper()
+		if rec.Code >= 500 && (rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "") {
+			t.Errorf("%s on a dead pooled connection: %d %s, want 503 with Retry-After (or success)", what, rec.Code, rec.Body)
+		}
+		return rec.Code < 500
+	}
+	// terminate ends the pool's connections, one of them at least (a
+	// ping first takes one into the pool; it fails on a connection ended
+	// before, which the pool then drops).
+	terminate := func() {
+		err := st.Ping(t.Context())
+		for i := 0; err != nil && i < 3; i++ {
+			err = st.Ping(t.Context())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.terminate()
+	}
+	for conv, pause := range pauses {
+		terminate()
+		check("reading a conversation", f.sendKeyed(t.Context(), "GET", "/v1/conversations/"+conv, travellerKey, "", ""))
+		terminate()
+		check("the inbox", f.sendKeyed(t.Context(), "GET", "/v1/inbox", approverKey, "", ""))
+		terminate()
+		rec := f.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "decide-"+conv, allowBook)
+		for i := 0; !check("a decision", rec) && i < 3; i++ {
+			rec = f.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "decide-"+conv, allowBook)
+		}
+		if out := decodeBody(t, rec); rec.Code != http.StatusOK || out["status"] != "completed" {
+			t.Fatalf("decision and its retries: %d %s, want 200 completed", rec.Code, rec.Body)
+		}
+	}
+	checkFaultInvariants(t, []*fixture{f}, mustRecords(t, st), st.AuditLog(), pauses, records.OutcomeDecided)
 }

@@ -6,60 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
-
-// faultHistory checks what a fault suite's run left for the pauses
-// (conversation → pause) it decided once each: every pause resolved once
-// (its record decided, out of the inbox), bookFlight run once per pause,
-// exactly one requested, one decided and one executed record per call in
-// the store's audit log, and the chain intact.
-func faultHistory(t *testing.T, f *fixture, rs records.Store, log audit.Log, pauses map[string]string, booked int32) {
-	t.Helper()
-	faultHistoryOutcome(t, f, rs, log, pauses, booked, records.OutcomeDecided)
-}
-
-// faultHistoryOutcome is faultHistory with the outcome the decisions'
-// records must have; "" takes any, and then the inbox is not checked (a
-// failed resumption stays indexed for the recovery).
-func faultHistoryOutcome(t *testing.T, f *fixture, rs records.Store, log audit.Log, pauses map[string]string, booked int32, outcome records.Outcome) {
-	t.Helper()
-	ctx := context.Background()
-	if _, book := f.runs(); book != booked {
-		t.Errorf("bookFlight ran %d times, want %d: once per pause", book, booked)
-	}
-	for conv, pause := range pauses {
-		rec, err := rs.Decision(ctx, conv, pause)
-		if err != nil || outcome != "" && rec.Outcome != outcome {
-			t.Errorf("decision of %s: %+v, %v; want %q", conv, rec, err, outcome)
-		}
-		var kinds []string
-		for r, err := range log.Records(ctx, &audit.Query{ConversationID: conv}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			kinds = append(kinds, string(r.Kind)+" "+r.CallKey)
-		}
-		want := []string{"requested call_book", "decided call_book", "executed call_status", "executed call_book"}
-		if !slices.Equal(kinds, want) {
-			t.Errorf("audit records of %s: %v, want %v", conv, kinds, want)
-		}
-	}
-	if page, err := rs.ListPending(ctx, nil); outcome != "" && (err != nil || len(page.Pending) != 0) {
-		t.Errorf("inbox index after the run: %+v, %v; want empty", page, err)
-	}
-	if rep, err := audit.Verify(ctx, log, nil); err != nil || rep.Records != uint64(4*len(pauses)) {
-		t.Errorf("Verify = %+v, %v; want %d intact records", rep, err, 4*len(pauses))
-	}
-}
 
 // TestFaultLockedSQLite: another connection holds the SQLite store's write
 // lock past the store's bound. Decisions sent meanwhile fail fast with 503
@@ -131,5 +85,5 @@ func TestFaultLockedSQLite(t *testing.T) {
 			t.Errorf("second retry: %d %s, want the first answer", rec.Code, rec.Body)
 		}
 	}
-	faultHistory(t, f, rs, st.AuditLog(), pauses, int32(len(pauses)))
+	checkFaultInvariants(t, []*fixture{f}, rs, st.AuditLog(), pauses, records.OutcomeDecided)
 }

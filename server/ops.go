@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/logcap"
+	"github.com/toolgate/toolgate/storekit"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
@@ -312,17 +313,27 @@ func (w *responseWriter) Flush() {
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // timedOut answers 504 "timeout" and returns true when err, or the
-// request's context, says that the request outlived its timeout.
+// request's context, says that the request outlived its timeout; and 503
+// "store_unavailable" with Retry-After when a deadline of the store ran
+// out or err says that the store is unavailable for now
+// ([storekit.Unavailable]: a lost connection, a restarting database, a
+// full disk).
 func (s *Server) timedOut(w http.ResponseWriter, r *http.Request, err error) bool {
-	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+	unavailable := r.Context().Err() == nil && storekit.Unavailable(err)
+	if !unavailable && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 		return false
 	}
 	if r.Context().Err() == nil {
 		// A deadline of the store (or another dependency), not the request's: the database
 		// stalls or is locked. Nothing waited for it longer; retry soon.
-		s.logger.WarnContext(r.Context(), "server: the store did not answer in time", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))
+		// Or the database is unavailable for now: retry soon too.
+		msg := "the database or another service the request needs did not answer in time; retry"
+		if unavailable {
+			msg = "the database the request needs is unavailable for now; retry"
+		}
+		s.logger.WarnContext(r.Context(), "server: the store did not answer", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the database or another service the request needs did not answer in time; retry")
+		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, msg)
 		return true
 	}
 	s.logger.WarnContext(r.Context(), "server: request timed out", "method", r.Method, "route", r.Pattern, "err", logcap.Error(err))

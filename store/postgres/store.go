@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -801,12 +802,18 @@ func (s *Store) SaveVault(ctx context.Context, conversationID string, sealed []b
 }
 
 // dbErr marks PostgreSQL's reports of damaged data (SQLSTATE class XX:
-// data_corrupted, index_corrupted) as [toolgate.ErrCorrupt]; other errors
-// are returned as they are.
+// data_corrupted, index_corrupted) as [toolgate.ErrCorrupt], and the end
+// of a connection the driver reports without an SQLSTATE (closed, or its
+// socket ended mid-message) as [storekit.ErrUnavailable]; other errors are
+// returned as they are.
 func dbErr(err error) error {
 	var e *pgconn.PgError
 	if !errors.Is(err, toolgate.ErrCorrupt) && errors.As(err, &e) && (e.Code == "XX001" || e.Code == "XX002") {
 		return fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
+	}
+	if e == nil && !errors.Is(err, toolgate.ErrCorrupt) && !errors.Is(err, storekit.ErrUnavailable) &&
+		(errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		return fmt.Errorf("%w: the connection to the database ended: %w", storekit.ErrUnavailable, err)
 	}
 	return err
 }

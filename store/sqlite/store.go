@@ -63,6 +63,9 @@ type Store struct {
 	// Fixed at creation: the audit log in the same file, whose writes run
 	// on write.
 	audit *auditsqlite.Log
+	// Fixed at creation: the directory of the database file, whose free
+	// space ProbeWrite checks.
+	dir string
 }
 
 // The statements of a [Store].
@@ -176,7 +179,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr)}
+	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr), dir: filepath.Dir(abs)}
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -278,14 +281,24 @@ func (s *Store) AuditLog() *auditsqlite.Log { return s.audit }
 // changes nothing and reads the last audit record (see
 // [auditsqlite.Log.ProbeWrite]). It fails when the write lock stays taken
 // past [Options.BusyTimeout], the file cannot be written (a full disk),
-// or the audit log's last record cannot be read. A server's readiness
-// check calls it.
+// or the audit log's last record cannot be read. As a small write may
+// still fit in pages the file already has, it also fails, with an error
+// wrapping [storekit.ErrUnavailable], when the file system holding the
+// database has less than [MinFreeSpace] left. A server's readiness check
+// calls it.
 func (s *Store) ProbeWrite(ctx context.Context) error {
 	if err := s.audit.ProbeWrite(ctx); err != nil {
 		return dbErr(err)
 	}
+	if free, ok := freeSpace(s.dir); ok && free < MinFreeSpace {
+		return fmt.Errorf("sqlite: probe: %w: the disk holding the database has %d bytes free, less than %d", storekit.ErrUnavailable, free, MinFreeSpace)
+	}
 	return nil
 }
+
+// MinFreeSpace is the free space, in bytes, below which [Store.ProbeWrite]
+// reports the disk holding the database as full.
+const MinFreeSpace = 1 << 20
 
 // Ping reports whether the database answers: it runs a query on a reading
 // connection. After [Store.Close] it returns an error. A server's
@@ -667,8 +680,9 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 // [Options.BusyTimeout] (SQLITE_BUSY, SQLITE_LOCKED) as
 // [context.DeadlineExceeded]: the wait for the lock had a deadline and
 // outlived it, as a statement of a stalled server does, so callers answer
-// it as a store that is unavailable for now; other errors are returned as
-// they are.
+// it as a store that is unavailable for now; a full disk (SQLITE_FULL) as
+// [storekit.ErrUnavailable]: nothing of the write was kept, and it may
+// succeed once space is freed; other errors are returned as they are.
 func dbErr(err error) error {
 	var e *msqlite.Error
 	if errors.As(err, &e) {
@@ -677,6 +691,8 @@ func dbErr(err error) error {
 			return fmt.Errorf("%w: %w", toolgate.ErrCorrupt, err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return fmt.Errorf("%w: the database is locked: %w", context.DeadlineExceeded, err)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: the disk is full: %w", storekit.ErrUnavailable, err)
 		}
 	}
 	return err
