@@ -320,8 +320,15 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			letters := 0
 			q := p
 			for q < e {
-				r, n, ok := letterAt(text, q)
-				if ok {
+				if c := text[q]; c < utf8.RuneSelf {
+					// ASCII: a letter, upper case below 'a'.
+					if isAlpha(c) {
+						upper = upper && c < 'a'
+						letters++
+						q++
+						continue
+					}
+				} else if r, n, ok := letterAt(text, q); ok {
 					if !isUpperRune(r) && unicode.IsLetter(r) {
 						upper = false
 					}

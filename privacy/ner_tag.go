@@ -99,10 +99,17 @@ func (g *tagger) isPunct(k int, c byte) bool {
 
 // lowerIs reports whether token k is the word w (w lower case ASCII).
 func (g *tagger) lowerIs(k int, w string) bool {
-	if !g.isWord(k) || g.ts[k].e-g.ts[k].s != len(w) {
+	if uint(k) >= uint(len(g.ts)) {
 		return false
 	}
-	s := g.word(k)
+	t := &g.ts[k]
+	return t.e-t.s == len(w) && t.kind == tWord && !t.code && lowerEq(g.text, t.s, w)
+}
+
+// lowerEq reports whether text[p:p+len(w)] lowered is w (w lower case
+// ASCII, text long enough).
+func lowerEq(text string, p int, w string) bool {
+	s := text[p : p+len(w)]
 	for i := 0; i < len(w); i++ {
 		if lower(s[i]) != w[i] {
 			return false
