@@ -207,6 +207,12 @@ func bigramsOf(words []string) *bigrams {
 	return t
 }
 
+// has reports whether the two bytes a, b may be one of the words of t.
+func (t *bigrams) has(a, b byte) bool {
+	k := uint16(a)<<8 | uint16(b)
+	return t.all || t.set[k/64]&(1<<(k%64)) != 0
+}
+
 // in reports whether s may hold one of the words of t.
 func (t *bigrams) in(s string) bool {
 	if t.all {

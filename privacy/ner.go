@@ -295,6 +295,17 @@ func letterAt(text string, p int) (rune, int, bool) {
 	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
 }
 
+// codeAfter and codeBefore are the bytes that join a word after or
+// before it to an identifier, a token or a password.
+var codeAfter, codeBefore = byteSet("_@$%+*#" + digitBytes), byteSet("_[!$%+*" + digitBytes)
+
+func byteSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
 // tokenize splits text[s:e] into words, numbers and punctuation.
 func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 	p := s
@@ -357,8 +368,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			t.upper = upper && letters > 1
 			// A word inside an identifier, a token or a password
 			// ("user_name", "[PERSON_1]", "SecureP@ss", "!Open4Dayz").
-			if q < len(text) && (strings.IndexByte("_@$%+*#", text[q]) >= 0 || isDigit(text[q])) ||
-				p > 0 && (strings.IndexByte("_[!$%+*", text[p-1]) >= 0 || isDigit(text[p-1])) {
+			if q < len(text) && codeAfter[text[q]] || p > 0 && codeBefore[text[p-1]] {
 				t.code = true
 			}
 			t.dot = q < len(text) && text[q] == '.'

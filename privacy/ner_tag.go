@@ -357,6 +357,15 @@ var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "w
 	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
 	"brink", "singel", "hauptstr"}
 
+// streetSuffixEnds holds the last two bytes of each of streetSuffixes.
+var streetSuffixEnds = func() *bigrams {
+	ends := make([]string, len(streetSuffixes))
+	for k, s := range streetSuffixes {
+		ends[k] = s[max(len(s)-2, 0):]
+	}
+	return bigramsOf(ends)
+}()
+
 func (g *tagger) streetMarker(k int) bool {
 	if !g.isWord(k) {
 		return false
@@ -367,7 +376,7 @@ func (g *tagger) streetMarker(k int) bool {
 	}
 	w := g.word(k)
 	var buf [64]byte
-	if len(w) > len(buf) || len(w) < 5 {
+	if len(w) > len(buf) || len(w) < 5 || !streetSuffixEnds.has(lower(w[len(w)-2]), lower(w[len(w)-1])) {
 		return false
 	}
 	n := 0
