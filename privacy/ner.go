@@ -66,21 +66,17 @@ func (e *entities) wants(t EntityType) bool {
 const skipNever = wFirst | wLast | wCity | wCountry | wRegion | wPlaceStart | wWeekday | wMonth | wHonorific |
 	wOrgSuffix | wOrgWord | wStreetPre | wStreetType | wSecondary | wJob
 
-// anchorIn8 reports whether one of the eight bytes of x is an anchor: a
-// byte of 0x80 or more, an upper-case ASCII letter or a digit (a SWAR test
-// of byte ranges, after Hacker's Delight's "has between").
+// anchorIn8 reports whether one of the eight bytes of x may be an anchor:
+// a byte of 0x80 or more, or one from '0' to 'Z' (digits, upper-case
+// ASCII letters and the few signs between them), by a SWAR test of a byte
+// range after Hacker's Delight's "has between". The byte loop decides.
 func anchorIn8(x uint64) bool {
 	const ones = 0x0101010101010101
 	const high = 0x8080808080808080
-	if x&high != 0 {
-		return true
-	}
 	// For bytes below 0x80: b in (m, n) when bit 7 of both (127+n-b) and
-	// (b+127-m) is set and b < 0x80.
-	between := func(m, n uint64) uint64 {
-		return (ones*(127+n) - x) & (x + ones*(127-m)) & high
-	}
-	return between('A'-1, 'Z'+1)|between('0'-1, '9'+1) != 0
+	// (b+127-m) is set.
+	const m, n = '0' - 1, 'Z' + 1
+	return ((ones*(127+n)-x)&(x+ones*(127-m))|x)&high != 0
 }
 
 // Token kinds.
@@ -137,11 +133,17 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 	i := 0
 	for i < len(text) {
 		// Skip to the next anchor at a word start, eight bytes at a time.
-		for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
-			i += 8
-		}
-		for i < len(text) && !anchorTable[text[i]] {
-			i++
+		for {
+			for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
+				i += 8
+			}
+			end := min(i+8, len(text))
+			for i < end && !anchorTable[text[i]] {
+				i++
+			}
+			if i < end || i >= len(text) {
+				break
+			}
 		}
 		if i >= len(text) {
 			break
