@@ -107,16 +107,16 @@ func NewScanner(opts *ScannerOptions) *Scanner {
 	return s
 }
 
-// byteRanges is a superset of a set of bytes as at most three ranges of
+// byteRanges is a superset of a set of bytes as at most two ranges of
 // ASCII bytes (lo < b < hi), plus all bytes of 0x80 and above when high is
 // set, tested on eight bytes at once.
 type byteRanges struct {
-	lo, hi [3]uint64 // each byte of lo[k] is the range's low bound minus 1, of hi[k] its high bound plus 1
+	lo, hi [2]uint64 // each byte of lo[k] is the range's low bound minus 1, of hi[k] its high bound plus 1
 	high   bool
 }
 
 // rangesOf returns the ranges that cover the bytes marked in tab, merging
-// the ranges closest to each other while there are more than three.
+// the ranges closest to each other while there are more than two (two tests per block cost less than the blocks they let through).
 func rangesOf(tab *[256]uint16) byteRanges {
 	var r byteRanges
 	type span struct{ a, b int } // a..b inclusive
@@ -164,8 +164,8 @@ func rangesOf(tab *[256]uint16) byteRanges {
 func (r *byteRanges) skip(text string, i int) int {
 	const low7 = 0x7f7f7f7f7f7f7f7f
 	const high = 0x8080808080808080
-	lo0, lo1, lo2 := r.lo[0], r.lo[1], r.lo[2]
-	hi0, hi1, hi2 := r.hi[0], r.hi[1], r.hi[2]
+	lo0, lo1 := r.lo[0], r.lo[1]
+	hi0, hi1 := r.hi[0], r.hi[1]
 	hm := uint64(0)
 	if r.high {
 		hm = high
@@ -173,7 +173,7 @@ func (r *byteRanges) skip(text string, i int) int {
 	for ; i+8 <= len(text); i += 8 {
 		x := binary.LittleEndian.Uint64([]byte(text[i : i+8]))
 		y := x & low7
-		z := ((hi0-y)&(y+lo0) | (hi1-y)&(y+lo1) | (hi2-y)&(y+lo2)) &^ x
+		z := ((hi0-y)&(y+lo0) | (hi1-y)&(y+lo1)) &^ x
 		if (z|x&hm)&high != 0 {
 			return i
 		}
