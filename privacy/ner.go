@@ -200,8 +200,8 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 		s := segmentStart(text, i)
 		end := segmentEnd(text, i)
 		st.toks = tokenize(l, text, s, end, st.toks[:0])
-		for _, t := range st.toks {
-			cased = cased || t.cap
+		for k := 0; k < len(st.toks) && !cased; k++ {
+			cased = st.toks[k].cap
 		}
 		dst = e.tag(l, text, st.toks, true, dst)
 		i = end
