@@ -116,7 +116,8 @@ type byteRanges struct {
 }
 
 // rangesOf returns the ranges that cover the bytes marked in tab, merging
-// the ranges closest to each other while there are more than two (two tests per block cost less than the blocks they let through).
+// the ranges closest to each other while there are more than two (a third
+// test per block costs more than the few blocks it would pass over).
 func rangesOf(tab *[256]uint16) byteRanges {
 	var r byteRanges
 	type span struct{ a, b int } // a..b inclusive
