@@ -325,10 +325,14 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		}
 		t := tok{s: p, nl: nl, sp: sp || p == s}
 		nl, sp = 0, false
-		switch r, n, ok := letterAt(text, p); {
+		r, n, ok := rune(c), 1, isAlpha(c) // ASCII, without a call
+		if c >= utf8.RuneSelf {
+			r, n, ok = letterAt(text, p)
+		}
+		switch {
 		case ok:
 			t.kind = tWord
-			t.cap = isUpperRune(r)
+			t.cap = c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isUpperRune(r)
 			upper := t.cap
 			letters := 0
 			q := p
