@@ -162,6 +162,9 @@ func schemeWord(w string) bool {
 // change to upper case was lost by lowering, so a suffix or prefix also
 // counts).
 func credentialName(name string) bool {
+	if !credentialStart.in(name) {
+		return false // no part of credentialNames in it
+	}
 	for _, w := range credentialNames {
 		k := strings.Index(name, w)
 		if k < 0 {
@@ -176,6 +179,50 @@ func credentialName(name string) bool {
 			continue
 		}
 		return true
+	}
+	return false
+}
+
+// credentialStart holds the first two bytes of each of credentialNames: a
+// name without any of them holds none of the words.
+var credentialStart = bigramsOf(credentialNames)
+
+// bigrams is a set of two-byte strings: the first two bytes of words, so
+// that a string without any of them holds none of the words.
+type bigrams struct {
+	set [1 << 16 / 64]uint64
+	all bool // a word is shorter than two bytes: any string may hold it
+}
+
+func bigramsOf(words []string) *bigrams {
+	t := &bigrams{}
+	for _, w := range words {
+		if len(w) < 2 {
+			t.all = true
+			continue
+		}
+		k := uint16(w[0])<<8 | uint16(w[1])
+		t.set[k/64] |= 1 << (k % 64)
+	}
+	return t
+}
+
+// has reports whether the two bytes a, b may be one of the words of t.
+func (t *bigrams) has(a, b byte) bool {
+	k := uint16(a)<<8 | uint16(b)
+	return t.all || t.set[k/64]&(1<<(k%64)) != 0
+}
+
+// in reports whether s may hold one of the words of t.
+func (t *bigrams) in(s string) bool {
+	if t.all {
+		return true
+	}
+	for j := 0; j+1 < len(s); j++ {
+		k := uint16(s[j])<<8 | uint16(s[j+1])
+		if t.set[k/64]&(1<<(k%64)) != 0 {
+			return true
+		}
 	}
 	return false
 }
@@ -301,7 +348,7 @@ func findProviderKey(text string, i int, dst []Finding) ([]Finding, int) {
 		pk := &providerKeys[k]
 		p := pk.prefix
 		s := i + 1 - len(p)
-		if s < 0 || text[s:i+1] != p || !boundaryBefore(text, s) {
+		if s < 0 || text[i-1] != p[len(p)-2] || text[s:i+1] != p || !boundaryBefore(text, s) {
 			continue
 		}
 		e := runOf(text, i+1, 1024, pk.ok)

@@ -40,7 +40,8 @@ const (
 )
 
 type lexicon struct {
-	words  map[string]uint32
+	words  map[string]uint32 // while the lists load; then table holds them
+	table  wordTable
 	places map[string]uint32 // multi-word places (lower case, single spaces): wCity or wCountry or wRegion
 }
 
@@ -49,7 +50,7 @@ var (
 	lex     *lexicon
 )
 
-// theLexicon loads the embedded lists once (under a second and 22 MB of heap,
+// theLexicon loads the embedded lists once (under a second and about 11 MB of heap,
 // shared by every scanner).
 func theLexicon() *lexicon {
 	lexOnce.Do(func() {
@@ -112,9 +113,117 @@ func theLexicon() *lexicon {
 				l.words[w] |= class
 			}
 		}
+		l.table = newWordTable(l.words)
+		l.words = nil
 		lex = l
 	})
 	return lex
+}
+
+// wordTable is the frozen form of the word classes: an open-addressing
+// hash table over one block of key bytes, about a third of the memory of a
+// map and looked up without hashing a string twice.
+type wordTable struct {
+	slots []uint32 // 0 (empty) or 1 + an index into ents
+	ents  []wordEntry
+	keys  []byte
+	mask  uint64
+}
+
+type wordEntry struct {
+	off   uint32 // the key is keys[off : off+n]
+	class uint32
+	n     uint16
+	tag   uint16 // the top bits of the key's hash
+}
+
+func newWordTable(m map[string]uint32) wordTable {
+	size := 1
+	for size < len(m)+len(m)/2+1 {
+		size *= 2
+	}
+	t := wordTable{slots: make([]uint32, size), ents: make([]wordEntry, 0, len(m)), mask: uint64(size - 1)}
+	n := 0
+	for k := range m {
+		n += len(k)
+	}
+	t.keys = make([]byte, 0, n)
+	for k, class := range m {
+		if len(k) > 0xffff {
+			continue // never looked up (lookup takes 64 bytes at most)
+		}
+		h := wordHash([]byte(k))
+		i := h & t.mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.ents = append(t.ents, wordEntry{off: uint32(len(t.keys)), class: class, n: uint16(len(k)), tag: uint16(h >> 48)})
+		t.keys = append(t.keys, k...)
+		t.slots[i] = uint32(len(t.ents))
+	}
+	return t
+}
+
+// wordHash is FNV-1a over the bytes of w, its high bits folded into the
+// low ones that index the table.
+func wordHash(w []byte) uint64 {
+	h := uint64(fnvOffset)
+	for _, c := range w {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h ^ h>>29
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// getLower returns the classes of the ASCII word w lowered, whose hash
+// (wordHash of the lowered bytes) is h, or 0.
+func (t *wordTable) getLower(w string, h uint64) uint32 {
+	tag := uint16(h >> 48)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s == 0 {
+			return 0
+		}
+		e := &t.ents[s-1]
+		if e.tag == tag && int(e.n) == len(w) && lowerIsKey(w, t.keys[e.off:e.off+uint32(e.n)]) {
+			return e.class
+		}
+	}
+}
+
+// lowerIsKey reports whether the ASCII word w lowered is key (as long as w).
+func lowerIsKey(w string, key []byte) bool {
+	key = key[:len(w)]
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c-'A' < 26 {
+			c += 'a' - 'A'
+		}
+		if c != key[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// get returns the classes of the lower-case word w, or 0.
+func (t *wordTable) get(w []byte) uint32 {
+	h := wordHash(w)
+	tag := uint16(h >> 48)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s == 0 {
+			return 0
+		}
+		e := &t.ents[s-1]
+		if e.tag == tag && int(e.n) == len(w) && string(t.keys[e.off:e.off+uint32(e.n)]) == string(w) {
+			return e.class
+		}
+	}
 }
 
 // builtinPlaces are names of countries and regions in common use that
@@ -207,10 +316,27 @@ var builtinWords = map[uint32]string{
 
 // lookup returns the word classes of w (any case).
 func (l *lexicon) lookup(w string) uint32 {
-	var buf [64]byte
-	if len(w) > len(buf) {
+	if len(w) > 64 {
 		return 0
 	}
+	// ASCII words, lowered as they are hashed.
+	h := uint64(fnvOffset)
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return l.lookupRunes(w)
+		}
+		if c-'A' < 26 {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return l.table.getLower(w, h^h>>29)
+}
+
+// lookupRunes is lookup of a word with letters outside ASCII.
+func (l *lexicon) lookupRunes(w string) uint32 {
+	var buf [64]byte
 	n := 0
 	for i := 0; i < len(w); {
 		c := w[i]
@@ -228,7 +354,7 @@ func (l *lexicon) lookup(w string) uint32 {
 		}
 		n += utf8.EncodeRune(buf[n:], r)
 	}
-	return l.words[string(buf[:n])]
+	return l.table.get(buf[:n])
 }
 
 // lookupPlace returns the classes of a multi-word place written as the

@@ -44,7 +44,7 @@ type entities struct {
 // honorifics, month and day names, job nouns) and the words around them.
 // Text without any upper-case letter is matched against the lists case
 // by case. It needs no network and no service; the lists load once, on
-// first use, into about 22 MB of memory shared by all scanners.
+// first use, into about 11 MB of memory shared by all scanners.
 //
 // [Builtins] includes it; it is safe for concurrent use.
 func Embedded(types ...EntityType) Recognizer {
@@ -66,21 +66,17 @@ func (e *entities) wants(t EntityType) bool {
 const skipNever = wFirst | wLast | wCity | wCountry | wRegion | wPlaceStart | wWeekday | wMonth | wHonorific |
 	wOrgSuffix | wOrgWord | wStreetPre | wStreetType | wSecondary | wJob
 
-// anchorIn8 reports whether one of the eight bytes of x is an anchor: a
-// byte of 0x80 or more, an upper-case ASCII letter or a digit (a SWAR test
-// of byte ranges, after Hacker's Delight's "has between").
+// anchorIn8 reports whether one of the eight bytes of x may be an anchor:
+// a byte of 0x80 or more, or one from '0' to 'Z' (digits, upper-case
+// ASCII letters and the few signs between them), by a SWAR test of a byte
+// range after Hacker's Delight's "has between". The byte loop decides.
 func anchorIn8(x uint64) bool {
 	const ones = 0x0101010101010101
 	const high = 0x8080808080808080
-	if x&high != 0 {
-		return true
-	}
 	// For bytes below 0x80: b in (m, n) when bit 7 of both (127+n-b) and
-	// (b+127-m) is set and b < 0x80.
-	between := func(m, n uint64) uint64 {
-		return (ones*(127+n) - x) & (x + ones*(127-m)) & high
-	}
-	return between('A'-1, 'Z'+1)|between('0'-1, '9'+1) != 0
+	// (b+127-m) is set.
+	const m, n = '0' - 1, 'Z' + 1
+	return ((ones*(127+n)-x)&(x+ones*(127-m))|x)&high != 0
 }
 
 // Token kinds.
@@ -137,11 +133,17 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 	i := 0
 	for i < len(text) {
 		// Skip to the next anchor at a word start, eight bytes at a time.
-		for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
-			i += 8
-		}
-		for i < len(text) && !anchorTable[text[i]] {
-			i++
+		for {
+			for i+8 <= len(text) && !anchorIn8(binary.LittleEndian.Uint64([]byte(text[i:i+8]))) {
+				i += 8
+			}
+			end := min(i+8, len(text))
+			for i < end && !anchorTable[text[i]] {
+				i++
+			}
+			if i < end || i >= len(text) {
+				break
+			}
 		}
 		if i >= len(text) {
 			break
@@ -198,8 +200,8 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 		s := segmentStart(text, i)
 		end := segmentEnd(text, i)
 		st.toks = tokenize(l, text, s, end, st.toks[:0])
-		for _, t := range st.toks {
-			cased = cased || t.cap
+		for k := 0; k < len(st.toks) && !cased; k++ {
+			cased = st.toks[k].cap
 		}
 		dst = e.tag(l, text, st.toks, true, dst)
 		i = end
@@ -295,6 +297,17 @@ func letterAt(text string, p int) (rune, int, bool) {
 	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
 }
 
+// codeAfter and codeBefore are the bytes that join a word after or
+// before it to an identifier, a token or a password.
+var codeAfter, codeBefore = byteSet("_@$%+*#" + digitBytes), byteSet("_[!$%+*" + digitBytes)
+
+func byteSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
 // tokenize splits text[s:e] into words, numbers and punctuation.
 func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 	p := s
@@ -312,16 +325,27 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		}
 		t := tok{s: p, nl: nl, sp: sp || p == s}
 		nl, sp = 0, false
-		switch r, n, ok := letterAt(text, p); {
+		r, n, ok := rune(c), 1, isAlpha(c) // ASCII, without a call
+		if c >= utf8.RuneSelf {
+			r, n, ok = letterAt(text, p)
+		}
+		switch {
 		case ok:
 			t.kind = tWord
-			t.cap = isUpperRune(r)
+			t.cap = c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isUpperRune(r)
 			upper := t.cap
 			letters := 0
 			q := p
 			for q < e {
-				r, n, ok := letterAt(text, q)
-				if ok {
+				if c := text[q]; c < utf8.RuneSelf {
+					// ASCII: a letter, upper case below 'a'.
+					if isAlpha(c) {
+						upper = upper && c < 'a'
+						letters++
+						q++
+						continue
+					}
+				} else if r, n, ok := letterAt(text, q); ok {
 					if !isUpperRune(r) && unicode.IsLetter(r) {
 						upper = false
 					}
@@ -350,8 +374,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			t.upper = upper && letters > 1
 			// A word inside an identifier, a token or a password
 			// ("user_name", "[PERSON_1]", "SecureP@ss", "!Open4Dayz").
-			if q < len(text) && (strings.IndexByte("_@$%+*#", text[q]) >= 0 || isDigit(text[q])) ||
-				p > 0 && (strings.IndexByte("_[!$%+*", text[p-1]) >= 0 || isDigit(text[p-1])) {
+			if q < len(text) && codeAfter[text[q]] || p > 0 && codeBefore[text[p-1]] {
 				t.code = true
 			}
 			t.dot = q < len(text) && text[q] == '.'

@@ -99,10 +99,17 @@ func (g *tagger) isPunct(k int, c byte) bool {
 
 // lowerIs reports whether token k is the word w (w lower case ASCII).
 func (g *tagger) lowerIs(k int, w string) bool {
-	if !g.isWord(k) || g.ts[k].e-g.ts[k].s != len(w) {
+	if uint(k) >= uint(len(g.ts)) {
 		return false
 	}
-	s := g.word(k)
+	t := &g.ts[k]
+	return t.e-t.s == len(w) && t.kind == tWord && !t.code && lowerEq(g.text, t.s, w)
+}
+
+// lowerEq reports whether text[p:p+len(w)] lowered is w (w lower case
+// ASCII, text long enough).
+func lowerEq(text string, p int, w string) bool {
+	s := text[p : p+len(w)]
 	for i := 0; i < len(w); i++ {
 		if lower(s[i]) != w[i] {
 			return false
@@ -350,6 +357,15 @@ var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "w
 	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
 	"brink", "singel", "hauptstr"}
 
+// streetSuffixEnds holds the last two bytes of each of streetSuffixes.
+var streetSuffixEnds = func() *bigrams {
+	ends := make([]string, len(streetSuffixes))
+	for k, s := range streetSuffixes {
+		ends[k] = s[max(len(s)-2, 0):]
+	}
+	return bigramsOf(ends)
+}()
+
 func (g *tagger) streetMarker(k int) bool {
 	if !g.isWord(k) {
 		return false
@@ -360,7 +376,7 @@ func (g *tagger) streetMarker(k int) bool {
 	}
 	w := g.word(k)
 	var buf [64]byte
-	if len(w) > len(buf) || len(w) < 5 {
+	if len(w) > len(buf) || len(w) < 5 || !streetSuffixEnds.has(lower(w[len(w)-2]), lower(w[len(w)-1])) {
 		return false
 	}
 	n := 0

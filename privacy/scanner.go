@@ -3,6 +3,7 @@ package privacy
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -60,6 +61,7 @@ type ScannerOptions struct {
 // A Scanner is immutable and safe for concurrent use.
 type Scanner struct {
 	table    [256]uint16
+	skip     byteRanges // covers every trigger byte, to pass over others eight at a time
 	fused    []*builtin
 	others   []Recognizer
 	index    []int // the position of each of others in the options
@@ -101,7 +103,83 @@ func NewScanner(opts *ScannerOptions) *Scanner {
 		}
 		s.fused = append(s.fused, b)
 	}
+	s.skip = rangesOf(&s.table)
 	return s
+}
+
+// byteRanges is a superset of a set of bytes as at most two ranges of
+// ASCII bytes (lo < b < hi), plus all bytes of 0x80 and above when high is
+// set, tested on eight bytes at once.
+type byteRanges struct {
+	lo, hi [2]uint64 // each byte of lo[k] is the range's low bound minus 1, of hi[k] its high bound plus 1
+	high   bool
+}
+
+// rangesOf returns the ranges that cover the bytes marked in tab, merging
+// the ranges closest to each other while there are more than two (a third
+// test per block costs more than the few blocks it would pass over).
+func rangesOf(tab *[256]uint16) byteRanges {
+	var r byteRanges
+	type span struct{ a, b int } // a..b inclusive
+	var spans []span
+	for c := 0; c < 0x80; c++ {
+		if tab[c] == 0 {
+			continue
+		}
+		if n := len(spans); n > 0 && spans[n-1].b == c-1 {
+			spans[n-1].b = c
+		} else {
+			spans = append(spans, span{c, c})
+		}
+	}
+	for c := 0x80; c < 0x100; c++ {
+		r.high = r.high || tab[c] != 0
+	}
+	for len(spans) > len(r.lo) {
+		k := 0
+		for j := 1; j+1 < len(spans); j++ {
+			if spans[j+1].a-spans[j].b < spans[k+1].a-spans[k].b {
+				k = j
+			}
+		}
+		spans[k].b = spans[k+1].b
+		spans = slices.Delete(spans, k+1, k+2)
+	}
+	const ones = 0x0101010101010101
+	for k := range r.lo {
+		m, n := uint64(0), uint64(0) // no byte is in (0, 0)
+		if k < len(spans) {
+			m, n = uint64(spans[k].a-1), uint64(spans[k].b+1)
+			if spans[k].a == 0 {
+				m, n = 0, uint64(spans[k].b+1) // byte 0 is never a trigger of a built-in
+			}
+		}
+		r.lo[k], r.hi[k] = ones*(127-m), ones*(127+n)
+	}
+	return r
+}
+
+// skip returns the first i' >= i, i' = i + 8k, at which the eight bytes of
+// text[i':] may hold a byte of the set (a SWAR test of byte ranges, after
+// Hacker's Delight's "has between"), or where fewer than eight are left.
+func (r *byteRanges) skip(text string, i int) int {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	const high = 0x8080808080808080
+	lo0, lo1 := r.lo[0], r.lo[1]
+	hi0, hi1 := r.hi[0], r.hi[1]
+	hm := uint64(0)
+	if r.high {
+		hm = high
+	}
+	for ; i+8 <= len(text); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(text[i : i+8]))
+		y := x & low7
+		z := ((hi0-y)&(y+lo0) | (hi1-y)&(y+lo1)) &^ x
+		if (z|x&hm)&high != 0 {
+			return i
+		}
+	}
+	return i
 }
 
 // validScore reports whether x is a score: a number in [0, 1].
@@ -245,16 +323,18 @@ func (s *Scanner) scanFused(text string, dst []Finding) []Finding {
 	}
 	var next [16]int
 	tab := &s.table
-	for i := 0; i < len(text); i++ {
-		m := tab[text[i]]
-		if m == 0 {
-			continue
-		}
-		for m != 0 {
-			k := bits.TrailingZeros16(m)
-			m &= m - 1
-			if i >= next[k] {
-				dst, next[k] = s.fused[k].find(text, i, dst)
+	skip := &s.skip
+	for i := 0; i < len(text); {
+		// Most bytes trigger nothing: pass over them eight at a time.
+		i = skip.skip(text, i)
+		for end := min(i+8, len(text)); i < end; i++ {
+			m := tab[text[i]]
+			for m != 0 {
+				k := bits.TrailingZeros16(m)
+				m &= m - 1
+				if i >= next[k] {
+					dst, next[k] = s.fused[k].find(text, i, dst)
+				}
 			}
 		}
 	}
