@@ -852,7 +852,7 @@ func (g *tagger) orgCue(a, e, p int) bool {
 		return true
 	}
 	// After the name: "X hired", "X's employees", "X is headquartered".
-	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
+	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
 		g.lowerIs(e, "is") && g.lowerIs(e+1, "headquartered") {
 		return true
 	}

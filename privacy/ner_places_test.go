@@ -197,3 +197,12 @@ func TestIdentifierWords(t *testing.T) {
 		{"We'll meet at BrightLoop, 24 Mill Lane, Vrenstad", []string{"ORGANIZATION:BrightLoop", "ADDRESS:24 Mill Lane", "LOCATION:Vrenstad"}},
 	})
 }
+
+// TestApostropheAtEnd: a name followed by an apostrophe that ends the text
+// (a closing quote, a possessive cut off) is read without looking past
+// the last word.
+func TestApostropheAtEnd(t *testing.T) {
+	for _, text := range []string{"We'll see you on 'Border Patrol'", "Ask Maria Lopez'", "Thanks to Acme Corp'"} {
+		embeddedFindings(t, text)
+	}
+}
