@@ -146,7 +146,7 @@ func (g *tagger) run(k int) int {
 // [a, e), is not part of a name.
 func (g *tagger) dropLeading(a, e int) bool {
 	t := g.ts[a]
-	if t.f&wNotName != 0 || repeats(g.word(a)) {
+	if t.f&wNotName != 0 || repeats(g.word(a)) || t.f&wNation != 0 && t.f&(wFirst|wLast|wPlaceStart) == 0 {
 		return true
 	}
 	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
@@ -310,6 +310,12 @@ func (g *tagger) classify(a, e int) {
 		if j < e {
 			g.classify(j, e)
 		}
+		return
+	}
+	// A nation, a people or a faith named alone ("the Palestinians",
+	// "Sunni leaders") is no name, unless the word is a name as well.
+	if e-a == 1 && g.ts[a].f&wNation != 0 && g.ts[a].f&(wFirst|wLast) == 0 {
+		g.ts[a].used = true
 		return
 	}
 	if e-a == 1 && (g.nationality(a) || g.language(a)) {

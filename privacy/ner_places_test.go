@@ -206,3 +206,21 @@ func TestApostropheAtEnd(t *testing.T) {
 		embeddedFindings(t, text)
 	}
 }
+
+// TestPeoplesAndFaiths: words for a nation, a people or a faith, alone or
+// in the plural, are no person's name; a family name of the same spelling
+// still is one, and a name after such a word is found. The sentences are
+// written for this test.
+func TestPeoplesAndFaiths(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Talks between Palestinians and Israelis resumed this week.", nil},
+		{"Several Iraqi engineers joined the project.", nil},
+		{"The Shiite leaders met in the capital.", nil},
+		{"Muslims and Hindus live in the district.", nil},
+		{"Norwegians love the outdoors.", nil},
+		{"Iraqi officials said Karim Haddad had resigned.", []string{"PERSON:Karim Haddad"}},
+		{"Please call Dawn French tomorrow.", []string{"PERSON:Dawn French"}},
+		// The first word of a place of several words.
+		{"In Saudi Arabia the weekend starts on Friday.", []string{"LOCATION:Saudi Arabia", "DATE_TIME:Friday"}},
+	})
+}
