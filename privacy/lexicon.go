@@ -126,7 +126,7 @@ func theLexicon() *lexicon {
 var builtinPlaces = map[uint32]string{
 	wCountry: "Czech Republic; Cape Verde; Ivory Coast; Swaziland; Macedonia; Republic of Macedonia; Burma; East Timor; " +
 		"Turkey; Congo; Réunion; People's Republic of China; Republic of China; Republic of Korea; Democratic People's Republic of Korea; Korea; " +
-		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; " +
+		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; US; " +
 		"United States of America; USA; America; UAE; Russian Federation; Republic of Ireland; Federated States of Micronesia; " +
 		"Sao Tome and Principe; São Tomé and Príncipe; Saint Kitts and Nevis; Saint Vincent and the Grenadines; " +
 		"Saint Pierre and Miquelon; Wallis and Futuna; Heard Island and McDonald Islands; Svalbard and Jan Mayen; " +

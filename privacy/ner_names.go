@@ -150,7 +150,7 @@ func (g *tagger) dropLeading(a, e int) bool {
 		return true
 	}
 	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
-	if g.cased && t.upper && (len(g.word(a)) <= 4 && t.f&(nameFlags|wCountry|wCity) == 0 || t.f&wCommon != 0) {
+	if g.cased && t.upper && (len(g.word(a)) <= 4 && t.f&(nameFlags|wCountry|wCity) == 0 || t.f&wCommon != 0 && !(len(g.word(a)) == 2 && t.f&wCountry != 0)) {
 		return true
 	}
 	// In caseless text a name needs a known given name or a place.
@@ -331,8 +331,9 @@ func (g *tagger) classify(a, e int) {
 	if e-a == 1 && g.ts[a].f&wOrgSuffix != 0 && g.ts[a].f&wCommon != 0 {
 		return
 	}
-	// A lone initial or abbreviation ("St.", "J.") is no name.
-	if e-a == 1 && len(g.word(a)) <= 2 {
+	// A lone initial or abbreviation ("St.", "J.") is no name; a country
+	// in capitals ("UK", "US") is a place.
+	if e-a == 1 && len(g.word(a)) <= 2 && !(g.cased && g.ts[a].upper && g.ts[a].f&wCountry != 0) {
 		return
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and

@@ -224,3 +224,17 @@ func TestPeoplesAndFaiths(t *testing.T) {
 		{"In Saudi Arabia the weekend starts on Friday.", []string{"LOCATION:Saudi Arabia", "DATE_TIME:Friday"}},
 	})
 }
+
+// TestCountryCodes: a country written as its two capitals ("the UK", "US
+// troops") is a place; the pronoun "us" and initials are not. The
+// sentences are written for this test.
+func TestCountryCodes(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"He moved to the UK last year.", []string{"LOCATION:UK"}},
+		{"Officials said seven US soldiers were hurt.", []string{"LOCATION:US"}},
+		{"The nearest park to Birmingham, UK is an hour away.", []string{"LOCATION:Birmingham", "LOCATION:UK"}},
+		{"Let us know by Friday.", []string{"DATE_TIME:Friday"}},
+		{"Tell us what you think.", nil},
+		{"J. K. wrote back.", nil},
+	})
+}
