@@ -238,3 +238,16 @@ func TestCountryCodes(t *testing.T) {
 		{"J. K. wrote back.", nil},
 	})
 }
+
+// TestHouseNumberLetters: a house number with one letter after the street
+// name ("Hauptstraße 5a"), as in much of Europe, ends the street as a
+// plain number does; "5th" inside a name stays part of it. The addresses
+// are written for this test.
+func TestHouseNumberLetters(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Please send it to Hauptstraße 5a, 80331 München.", []string{"ADDRESS:Hauptstraße 5a, 80331 München"}},
+		{"Please send it to Jansenlaan 725c, 2635 Delft.", []string{"ADDRESS:Jansenlaan 725c, 2635 Delft"}},
+		{"The shop is on Petőfi rakpart 12B by the river.", []string{"ADDRESS:Petőfi rakpart 12B"}},
+		{"We met at 12 5th Avenue yesterday.", []string{"ADDRESS:12 5th Avenue"}},
+	})
+}
