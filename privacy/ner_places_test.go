@@ -249,5 +249,8 @@ func TestHouseNumberLetters(t *testing.T) {
 		{"Please send it to Jansenlaan 725c, 2635 Delft.", []string{"ADDRESS:Jansenlaan 725c, 2635 Delft"}},
 		{"The shop is on Petőfi rakpart 12B by the river.", []string{"ADDRESS:Petőfi rakpart 12B"}},
 		{"We met at 12 5th Avenue yesterday.", []string{"ADDRESS:12 5th Avenue"}},
+		// The abbreviation "str." joined to the name.
+		{"Please send it to Kocherstr. 33c, 83695 Neustadt.", []string{"ADDRESS:Kocherstr. 33c, 83695 Neustadt"}},
+		{"The office is at Lindenstr. 4 in Bonn.", []string{"ADDRESS:Lindenstr. 4", "LOCATION:Bonn"}},
 	})
 }

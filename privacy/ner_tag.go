@@ -555,6 +555,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 				j++
 				continue
 			}
+			// "Kocherstr. 33": the abbreviation joined to the name.
+			if g.ts[j-1].dot && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) && g.ts[j-1].e-g.ts[j-1].s > 5 && strings.EqualFold(g.text[g.ts[j-1].e-3:g.ts[j-1].e], "str") {
+				j++
+				continue
+			}
 			if g.ts[j-1].dot && g.isPunct(j, '.') && abbrevDot(g, j-1) && g.streetWord(j+1) || g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].f&(wStreetType|wStreetPre) != 0 {
 				j++
 				if g.ts[j-2].f&wStreetType != 0 && !g.streetWord(j) && !g.isNum(j) {
