@@ -915,10 +915,14 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// partnerAnds join the last two names of a firm named after its
+// partners, in English and other languages ("A, B und C").
+var partnerAnds = wordSet("and und et e y en och og")
+
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
@@ -945,15 +949,16 @@ func (g *tagger) oneOf(k int, set map[string]bool) bool {
 // company named after partners, unless the words are given names or the
 // list follows a colon (people).
 func (g *tagger) partnerList(k int) int {
-	if !(g.capWord(k) && g.isPunct(k+1, ',') && g.capWord(k+2) && g.lowerIs(k+3, "and") && g.capWord(k+4)) {
+	if !(g.capWord(k) && g.isPunct(k+1, ',') && g.capWord(k+2) && g.oneOf(k+3, partnerAnds) && !g.ts[k+3].cap && g.capWord(k+4)) {
 		return k
 	}
 	if g.isPunct(k+5, ',') && g.capWord(k+6) {
 		return k
 	}
 	// After a preposition of place ("lived in A, B and C", "a trip to A,
-	// B and C") the words are places, each decided alone.
-	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") {
+	// B and C") the words are places, each decided alone; after "from"
+	// only when one of them is a known place ("a call from A, B and C").
+	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") && b2i(g.ts[k].f&(wCity|wCountry|wRegion) != 0)+b2i(g.ts[k+2].f&(wCity|wCountry|wRegion) != 0)+b2i(g.ts[k+4].f&(wCity|wCountry|wRegion) != 0) >= 2 {
 		return k
 	}
 	// places counts the known places, plain counts those that are no
@@ -979,7 +984,7 @@ func (g *tagger) partnerList(k int) int {
 	}
 	// After a verb of meeting or speaking ("met", "ask", "with"), the
 	// words are people.
-	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") {
+	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)

@@ -254,3 +254,17 @@ func TestHouseNumberLetters(t *testing.T) {
 		{"The office is at Lindenstr. 4 in Bonn.", []string{"ADDRESS:Lindenstr. 4", "LOCATION:Bonn"}},
 	})
 }
+
+// TestPartnerFirms: a firm named after three partners ("A, B and C") is
+// one organisation after "from" as well when none of the names is a
+// known place, and with the word for "and" of other languages; known
+// places in such a list stay places. The sentences are written for this
+// test.
+func TestPartnerFirms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Mr. Ortega from Haskell, Brandt and Kowalczyk called.", []string{"PERSON:Mr.", "PERSON:Ortega", "ORGANIZATION:Haskell, Brandt and Kowalczyk"}},
+		{"The contract with Brinkmann, Glatting und Kessler was signed.", []string{"ORGANIZATION:Brinkmann, Glatting und Kessler"}},
+		{"The offer from Moreau, Lefebvre et Girard arrived.", []string{"ORGANIZATION:Moreau, Lefebvre et Girard"}},
+		{"We drove from Lyon, Dijon and Paris in a day.", []string{"LOCATION:Lyon", "LOCATION:Dijon", "LOCATION:Paris"}},
+	})
+}
