@@ -270,6 +270,31 @@ var (
 		"spanish italian russian arabic hindi urdu swahili")
 )
 
+// camelCase reports whether the ASCII word w has a capital right after a
+// lower-case letter ("PayPal", "CrudeStocks"), as brands and identifiers
+// do, other than after the prefixes of family names ("McDonald",
+// "DeShawn", "LaToya", "VonRueden").
+func camelCase(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return false
+		}
+		if w[i] >= 'A' && w[i] <= 'Z' && w[i-1] >= 'a' && w[i-1] <= 'z' {
+			var b [4]byte
+			if i > len(b) {
+				return true
+			}
+			for j := 0; j < i; j++ {
+				b[j] = lower(w[j])
+			}
+			return !namePrefixes[string(b[:i])]
+		}
+	}
+	return false
+}
+
+var namePrefixes = wordSet("mc mac de di da du la le lo van von del st ben")
+
 // repeats reports whether w holds a letter three times in a row
 // ("Sooo", "YASSS", "Awww"), which no name does.
 func repeats(w string) bool {
@@ -422,6 +447,12 @@ func (g *tagger) classify(a, e int) {
 				return
 			}
 		}
+	}
+	// A word with a capital inside ("PayPal", "BrightLoop") names a
+	// brand or a firm, not a person.
+	if e-a == 1 && g.cased && f&nameFlags == 0 && camelCase(g.word(a)) {
+		g.emit(Organization, a, e, 0.6)
+		return
 	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0

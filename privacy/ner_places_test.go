@@ -268,3 +268,17 @@ func TestPartnerFirms(t *testing.T) {
 		{"We drove from Lyon, Dijon and Paris in a day.", []string{"LOCATION:Lyon", "LOCATION:Dijon", "LOCATION:Paris"}},
 	})
 }
+
+// TestCamelCaseWords: a word with a capital inside after a lower-case
+// letter ("PayPal", "CrudeStocks") names a brand or a firm, not a person;
+// names of that shape ("McDonald", "DeShawn", "LaToya", "VonRueden") stay
+// names. The sentences are written for this test.
+func TestCamelCaseWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The money went to your PayPal account.", []string{"ORGANIZATION:PayPal"}},
+		{"Please open CrudeStocks and check the totals.", []string{"ORGANIZATION:CrudeStocks"}},
+		{"Ask Ronald McDonald about it.", []string{"PERSON:Ronald McDonald"}},
+		{"Thanks to DeShawn for the notes.", []string{"PERSON:DeShawn"}},
+		{"Mrs. VonRueden called back.", []string{"PERSON:Mrs.", "PERSON:VonRueden"}},
+	})
+}
