@@ -170,6 +170,10 @@ func (g *tagger) dropLeading(a, e int) bool {
 		return false
 	}
 	named := t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0
+	// "Grace wrote back": a name before a verb of speaking or writing.
+	if e-a == 1 && g.cased && t.f&(wFirst|wLast) != 0 && g.oneOf(e, personVerbs) {
+		return false
+	}
 	if g.sentenceStart(a) || !g.cased {
 		// A common word that starts a sentence: part of a name only when
 		// it is a known name followed by more of the name.
@@ -946,6 +950,10 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// personVerbs follow a person's name: verbs of speaking and writing.
+var personVerbs = wordSet("said says wrote writes called calls asked asks replied replies told tells emailed emails texted " +
+	"phoned rang answered confirmed mentioned promised agreed suggested explained")
+
 // partnerAnds join the last two names of a firm named after its
 // partners, in English and other languages ("A, B und C").
 var partnerAnds = wordSet("and und et e y en och og")
@@ -953,7 +961,7 @@ var partnerAnds = wordSet("and und et e y en och og")
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

@@ -282,3 +282,17 @@ func TestCamelCaseWords(t *testing.T) {
 		{"Mrs. VonRueden called back.", []string{"PERSON:Mrs.", "PERSON:VonRueden"}},
 	})
 }
+
+// TestSentenceStartNames: a given or family name that is also a common
+// word starts a sentence as a name before a verb of speaking or writing
+// ("Grace wrote back"); before other words it stays a word. The sentences
+// are written for this test.
+func TestSentenceStartNames(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Grace wrote back yesterday.", []string{"PERSON:Grace"}},
+		{"Baker called about the delivery.", []string{"PERSON:Baker"}},
+		{"Hope replied within the hour.", []string{"PERSON:Hope"}},
+		{"Grace periods apply to late payments.", nil},
+		{"Hope is all we have.", nil},
+	})
+}
