@@ -24,6 +24,17 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		// A word of geography, "of" and a name: "Gulf of Mexico", "The
+		// Isle of Skye".
+		if h := k + b2i(g.lowerIs(k, "the")); g.cased && g.isWord(h) && g.ts[h].cap && g.oneOf(h, geoHeads) && g.lowerIs(h+1, "of") && g.capWord(h+2) && g.sameLine(h+2) && !g.ts[h+2].used {
+			e := h + 3
+			for e < len(g.ts) && e-h < 6 && g.capWord(e) && g.ts[e].sp && g.sameLine(e) && !g.ts[e].used {
+				e++
+			}
+			g.emit(Location, h, e, 0.75)
+			k = e - 1
+			continue
+		}
 		// Text without capitals: a word that is no common word after a
 		// verb of living or moving and its preposition ("grew up in
 		// onnezies", "moved here from punkaharju").
@@ -950,6 +961,9 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// geoHeads name waters, coasts and lands before "of" and a name.
+var geoHeads = wordSet("gulf bay sea isle isles strait straits cape lake sound firth straits coast")
+
 // personVerbs follow a person's name: verbs of speaking and writing.
 var personVerbs = wordSet("said says wrote writes called calls asked asks replied replies told tells emailed emails texted " +
 	"phoned rang answered confirmed mentioned promised agreed suggested explained")
@@ -961,7 +975,7 @@ var partnerAnds = wordSet("and und et e y en och og")
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

@@ -296,3 +296,16 @@ func TestSentenceStartNames(t *testing.T) {
 		{"Hope is all we have.", nil},
 	})
 }
+
+// TestWatersAndCapes: a word of geography before "of" and a name ("Gulf
+// of Mexico", "Bay of Biscay", "Isle of Skye") is one place; a firm or a
+// body of that form is not. The sentences are written for this test.
+func TestWatersAndCapes(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Oil rose in the Gulf of Mexico.", []string{"LOCATION:Gulf of Mexico"}},
+		{"The Bay of Biscay was rough.", []string{"LOCATION:Bay of Biscay"}},
+		{"We spent a week on the Isle of Skye.", []string{"LOCATION:Isle of Skye"}},
+		{"Ships pass the Strait of Gibraltar daily.", []string{"LOCATION:Strait of Gibraltar"}},
+		{"She works at the Bank of Ireland.", []string{"ORGANIZATION:Bank of Ireland"}},
+	})
+}
