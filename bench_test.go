@@ -64,9 +64,9 @@ func BenchmarkResume8(b *testing.B) {
 	m := toolgate.NewManager(&toolgate.ManagerOptions{Limits: toolgate.Limits{MaxCalls: 100}})
 	r := benchReply(8, "gated")
 	ds := make([]toolgate.Decision, 8)
-	for i, k := range toolgate.ToolCallKeys(r) {
+	for i, k := range r.CallKeys() {
 		if i%4 == 3 {
-			ds[i] = toolgate.Deny(k)
+			ds[i] = toolgate.Deny(k, "")
 		} else {
 			ds[i] = toolgate.Allow(k)
 		}
@@ -86,7 +86,7 @@ func BenchmarkCheckDecisions8(b *testing.B) {
 	r := benchReply(8, "gated")
 	p := benchPrompt()
 	ds := make([]toolgate.Decision, 8)
-	for i, k := range toolgate.ToolCallKeys(r) {
+	for i, k := range r.CallKeys() {
 		ds[7-i] = toolgate.Allow(k)
 	}
 	b.ReportAllocs()
@@ -125,7 +125,7 @@ func BenchmarkToolCallKeys(b *testing.B) {
 	r.ToolCalls[5].ID = ""
 	b.ReportAllocs()
 	for b.Loop() {
-		if keys := toolgate.ToolCallKeys(r); len(keys) != 8 {
+		if keys := r.CallKeys(); len(keys) != 8 {
 			b.Fatal(keys)
 		}
 	}
@@ -155,7 +155,7 @@ func TestHotPathAllocs(t *testing.T) {
 	m := toolgate.NewManager(nil)
 	p := benchPrompt()
 	gated := benchReply(8, "gated")
-	keys := toolgate.ToolCallKeys(gated)
+	keys := gated.CallKeys()
 	allow := make([]toolgate.Decision, len(keys))
 	for i, k := range keys {
 		allow[i] = toolgate.Allow(k)
@@ -173,7 +173,7 @@ func TestHotPathAllocs(t *testing.T) {
 		check func() string
 	}{
 		{"ToolCallKeys", 1, func() string {
-			if keys := toolgate.ToolCallKeys(gated); len(keys) != 8 || keys[7] != "c7" {
+			if keys := gated.CallKeys(); len(keys) != 8 || keys[7] != "c7" {
 				return fmt.Sprintf("keys %v, want c0 … c7", keys)
 			}
 			return ""

@@ -201,7 +201,7 @@ func TestClientSecondPause(t *testing.T) {
 	if err != nil || !cmp.Equal(resp.Awaiting, []string{"b2"}) {
 		t.Fatalf("first resume: %v awaiting=%v, want a second pause on b2", err, resp.Awaiting)
 	}
-	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.DenyWithMessage("b2", "One is enough.")}})
+	resp, err = c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.Deny("b2", "One is enough.")}})
 	if err != nil || resp.Text() != "Both booked." {
 		t.Fatalf("second resume: %v text=%q", err, resp.Text())
 	}
@@ -482,7 +482,7 @@ func TestClientResumeErrors(t *testing.T) {
 		}
 	}
 	// The pause id is required: valid decisions without it run nothing.
-	valid := []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}
+	valid := []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1", "")}
 	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "e", Decisions: valid}); !errors.Is(err, toolgate.ErrNoOpenPause) || !strings.Contains(err.Error(), "PauseID is empty") {
 		t.Errorf("resume without a pause id: %v, want ErrNoOpenPause naming the empty PauseID", err)
 	}
@@ -490,7 +490,7 @@ func TestClientResumeErrors(t *testing.T) {
 		t.Fatal("a tool ran on invalid decisions")
 	}
 	// The pause is still open: valid decisions work.
-	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "e"), ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1")}}); err != nil {
+	if _, err := c.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "e"), ConversationID: "e", Decisions: []toolgate.Decision{toolgate.Allow("s1"), toolgate.Deny("b1", "")}}); err != nil {
 		t.Fatalf("valid resume after invalid ones: %v", err)
 	}
 	if ft.status.Load() != 1 || ft.book.Load() != 0 {

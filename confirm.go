@@ -200,10 +200,10 @@ func AllowWithArguments(key string, args json.RawMessage) Decision {
 // DenyAll returns a denial with message for every call of reply, for
 // resolving an abandoned pause ("The user moved on.").
 func DenyAll(reply *AssistantMessage, message string) []Decision {
-	keys := ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	ds := make([]Decision, len(keys))
 	for i, k := range keys {
-		ds[i] = DenyWithMessage(k, message)
+		ds[i] = Deny(k, message)
 	}
 	return ds
 }
@@ -403,7 +403,7 @@ func matchDecisions(p *Prompt, reply *AssistantMessage, decisions []Decision, to
 	if !reply.HasToolCalls() {
 		return nil, nil, &DecisionError{Problem: ProblemNoToolCalls}
 	}
-	keys = ToolCallKeys(reply)
+	keys = reply.CallKeys()
 	which = make([]int, len(keys))
 	for i := range which {
 		which[i] = -1

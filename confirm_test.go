@@ -70,7 +70,7 @@ func TestToolCallKeys(t *testing.T) {
 			if tt.reply != nil {
 				before = cloneReply(tt.reply)
 			}
-			got := toolgate.ToolCallKeys(tt.reply)
+			got := tt.reply.CallKeys()
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ToolCallKeys (-want +got):\n%s", diff)
 			}
@@ -96,7 +96,7 @@ func TestToolCallKeysLongReplies(t *testing.T) {
 		ids[10] = ""
 		ids[20] = "#20"
 		ids[35] = "#5"
-		got := toolgate.ToolCallKeys(callsWithIDs(ids...))
+		got := callsWithIDs(ids...).CallKeys()
 		want := make([]string, 40)
 		copy(want, ids)
 		want[3], want[37], want[10], want[20], want[35] = "#3", "#37", "#10", "#20", "#35"
@@ -119,7 +119,7 @@ func TestToolCallKeysLongReplies(t *testing.T) {
 					}
 				}
 				r := callsWithIDs(ids...)
-				got := toolgate.ToolCallKeys(r)
+				got := r.CallKeys()
 				if diff := cmp.Diff(referenceKeys(r), got); diff != "" {
 					t.Fatalf("ids %q: ToolCallKeys disagrees with the reference (-reference +got):\n%s", ids, diff)
 				}
@@ -134,9 +134,9 @@ func TestToolCallKeysLongReplies(t *testing.T) {
 		for i := range ids {
 			ids[i] = []string{"", "x", "y", "#3", "z" + strconv.Itoa(i)}[i%5]
 		}
-		small := toolgate.ToolCallKeys(callsWithIDs(ids...))
+		small := callsWithIDs(ids...).CallKeys()
 		more := append(append([]string(nil), ids...), "fresh1", "fresh2", "fresh3")
-		large := toolgate.ToolCallKeys(callsWithIDs(more...))
+		large := callsWithIDs(more...).CallKeys()
 		if diff := cmp.Diff(small, large[:32]); diff != "" {
 			t.Errorf("keys of the first 32 calls changed with the reply's length (-32 calls +35 calls):\n%s", diff)
 		}
@@ -164,9 +164,9 @@ func TestDecisionConstructors(t *testing.T) {
 		want toolgate.Decision
 	}{
 		{"Allow", toolgate.Allow("k"), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictAllow}},
-		{"Deny", toolgate.Deny("k"), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: "The user did not allow this tool call."}},
-		{"DenyWithMessage", toolgate.DenyWithMessage("k", "No."), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: "No."}},
-		{"DenyWithMessage empty", toolgate.DenyWithMessage("k", ""), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: toolgate.DefaultDenyMessage}},
+		{"Deny", toolgate.Deny("k", ""), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: "The user did not allow this tool call."}},
+		{"DenyWithMessage", toolgate.Deny("k", "No."), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: "No."}},
+		{"DenyWithMessage empty", toolgate.Deny("k", ""), toolgate.Decision{Key: "k", Verdict: toolgate.VerdictDeny, Message: toolgate.DefaultDenyMessage}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,10 +181,10 @@ func TestDenyAll(t *testing.T) {
 	r := callsWithIDs("a", "", "a", "b")
 	got := toolgate.DenyAll(r, "The user moved on.")
 	want := []toolgate.Decision{
-		toolgate.DenyWithMessage("#0", "The user moved on."),
-		toolgate.DenyWithMessage("#1", "The user moved on."),
-		toolgate.DenyWithMessage("#2", "The user moved on."),
-		toolgate.DenyWithMessage("b", "The user moved on."),
+		toolgate.Deny("#0", "The user moved on."),
+		toolgate.Deny("#1", "The user moved on."),
+		toolgate.Deny("#2", "The user moved on."),
+		toolgate.Deny("b", "The user moved on."),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("DenyAll (-want +got):\n%s", diff)
@@ -208,7 +208,7 @@ func TestCheckDecisionsLongReply(t *testing.T) {
 	r := callsWithIDs(ids...)
 	p := &toolgate.Prompt{Tools: []*toolgate.Tool{countingTool("t", toolgate.ToolMetadata{}, nil)}}
 	var ds []toolgate.Decision
-	for _, k := range toolgate.ToolCallKeys(r) {
+	for _, k := range r.CallKeys() {
 		ds = append(ds, toolgate.Allow(k))
 	}
 	if err := toolgate.CheckDecisions(p, r, ds); err != nil {
@@ -221,7 +221,7 @@ func TestCheckDecisionsLongReply(t *testing.T) {
 	}{
 		{"missing", ds[1:], toolgate.DecisionError{Problem: toolgate.ProblemMissing, Key: "c0"}},
 		{"unknown", append(ds[:len(ds):len(ds)], toolgate.Allow("c5")), toolgate.DecisionError{Problem: toolgate.ProblemUnknownKey, Key: "c5"}},
-		{"duplicate", append(ds[:len(ds):len(ds)], toolgate.Deny("c39")), toolgate.DecisionError{Problem: toolgate.ProblemDuplicate, Key: "c39"}},
+		{"duplicate", append(ds[:len(ds):len(ds)], toolgate.Deny("c39", "")), toolgate.DecisionError{Problem: toolgate.ProblemDuplicate, Key: "c39"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,8 +274,8 @@ func TestDecisionJSON(t *testing.T) {
 		problem toolgate.DecisionProblem // "" when it decodes
 	}{
 		{"allow", `{"key":"k","verdict":"allow"}`, toolgate.Allow("k"), ""},
-		{"deny with message", `{"key":"k","verdict":"deny","message":"No."}`, toolgate.DenyWithMessage("k", "No."), ""},
-		{"deny without message", `{"key":"#0","verdict":"deny"}`, toolgate.Deny("#0"), ""},
+		{"deny with message", `{"key":"k","verdict":"deny","message":"No."}`, toolgate.Deny("k", "No."), ""},
+		{"deny without message", `{"key":"#0","verdict":"deny"}`, toolgate.Deny("#0", ""), ""},
 		{"bad verdict", `{"key":"k","verdict":"perhaps"}`, toolgate.Decision{}, toolgate.ProblemInvalidVerdict},
 		{"no verdict", `{"key":"k"}`, toolgate.Decision{}, toolgate.ProblemInvalidVerdict},
 		{"verdict case", `{"key":"k","verdict":"ALLOW"}`, toolgate.Decision{}, toolgate.ProblemInvalidVerdict},
@@ -326,7 +326,7 @@ func TestClientCheckDecisions(t *testing.T) {
 	tool := countingTool("t", toolgate.ToolMetadata{RequiresConfirmation: true}, &ran)
 	c := toolgate.NewClient(scripted.New(), []*toolgate.Tool{tool}, nil)
 	r := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{call("a", "t", "{}"), call("b", "gone", "{}")}}
-	if err := c.CheckDecisions(r, []toolgate.Decision{toolgate.Allow("a"), toolgate.Deny("b")}); err != nil {
+	if err := c.CheckDecisions(r, []toolgate.Decision{toolgate.Allow("a"), toolgate.Deny("b", "")}); err != nil {
 		t.Errorf("allow of a client tool, deny of another: %v", err)
 	}
 	var de *toolgate.DecisionError

@@ -184,7 +184,7 @@ func TestClientRecheckKeepsParts(t *testing.T) {
 	}
 	authz.replies = nil
 	_, err = c.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "r", PauseID: resp.PauseID,
-		Decisions: []toolgate.Decision{toolgate.Deny("b1"), toolgate.Allow("b2")}})
+		Decisions: []toolgate.Decision{toolgate.Deny("b1", ""), toolgate.Allow("b2")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func ExampleClient_Resume() {
 		ConversationID: "trip",
 		Decisions: []toolgate.Decision{
 			toolgate.Allow("c1"),
-			toolgate.DenyWithMessage("c2", "User cancelled the booking."),
+			toolgate.Deny("c2", "User cancelled the booking."),
 		},
 	})
 	if err != nil {

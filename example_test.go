@@ -82,7 +82,7 @@ func ExampleManager_Run() {
 		Reply:  pause.Reply,
 		Decisions: []toolgate.Decision{
 			toolgate.Allow("call_1"),
-			toolgate.DenyWithMessage("call_2", "User cancelled the booking."),
+			toolgate.Deny("call_2", "User cancelled the booking."),
 		},
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func ExampleToolCallKeys() {
 		{ID: "dup", Name: "search"},
 		{ID: "#9", Name: "search"}, // ids starting with '#' are never keys
 	}}
-	fmt.Println(toolgate.ToolCallKeys(reply))
+	fmt.Println(reply.CallKeys())
 	// Output:
 	// [call_a #1 #2 #3 #4]
 }

@@ -57,7 +57,7 @@ func FuzzToolCallKeys(f *testing.F) {
 			r.ToolCalls[int(uint(len(extra)))%len(r.ToolCalls)].ID = extra
 		}
 		before := cloneReply(r)
-		keys := toolgate.ToolCallKeys(r)
+		keys := r.CallKeys()
 		if len(keys) != len(r.ToolCalls) {
 			t.Fatalf("got %d keys for %d calls", len(keys), len(r.ToolCalls))
 		}
@@ -90,7 +90,7 @@ func FuzzToolCallKeys(f *testing.F) {
 				}
 			}
 		}
-		if diff := cmp.Diff(want, toolgate.MisleadingCallIDs(r)); diff != "" {
+		if diff := cmp.Diff(want, r.MisleadingCallIDs()); diff != "" {
 			t.Errorf("MisleadingCallIDs (-want +got):\n%s", diff)
 		}
 	})
@@ -115,9 +115,9 @@ func fuzzDecisions(keys []string, data []byte) []toolgate.Decision {
 		case 0, 1, 2:
 			d = toolgate.Allow(key)
 		case 3, 4:
-			d = toolgate.Deny(key)
+			d = toolgate.Deny(key, "")
 		case 5:
-			d = toolgate.DenyWithMessage(key, "no "+key)
+			d = toolgate.Deny(key, "no "+key)
 		case 6:
 			d = toolgate.Decision{Key: key} // no verdict
 		case 7:
@@ -170,7 +170,7 @@ func FuzzResume(f *testing.F) {
 	f.Add([]byte{1, 1}, []byte{0, 9}, false)                                 // edit on a denial
 	f.Fuzz(func(t *testing.T, replyBytes, decisionBytes []byte, concurrent bool) {
 		r := fuzzReply(replyBytes)
-		keys := toolgate.ToolCallKeys(r)
+		keys := r.CallKeys()
 		ds := fuzzDecisions(keys, decisionBytes)
 
 		var mu sync.Mutex

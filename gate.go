@@ -109,7 +109,7 @@ func MisleadingCallIDs(reply *AssistantMessage) []string {
 	if !slices.ContainsFunc(reply.ToolCalls, func(c ToolCall) bool { return c.ID != "" && c.ID[0] == '#' }) {
 		return nil
 	}
-	keys := ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var out []string
 	for i, c := range reply.ToolCalls {
 		if c.ID != "" && c.ID != keys[i] && slices.Contains(keys, c.ID) {

@@ -142,7 +142,7 @@ func (l *loopClient) pauseResume(ctx context.Context) error {
 	if len(resp.Awaiting) != 1 {
 		return errors.New("the turn did not pause on the gated call")
 	}
-	keys := toolgate.ToolCallKeys(resp.Message())
+	keys := resp.Message().CallKeys()
 	ds := make([]toolgate.Decision, len(keys))
 	for i, k := range keys {
 		ds[i] = toolgate.Allow(k)

@@ -313,7 +313,7 @@ func (m *manager) Run(ctx context.Context, p *runParams) (*runResult, error) {
 	keys, awaiting := buf[:n:n], buf[n:]
 	awaiting = m.flagged(p.Prompt, reply.ToolCalls, keys, awaiting, 0)
 	if len(awaiting) > 0 {
-		return nil, &pauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: MisleadingCallIDs(reply)}
+		return nil, &pauseError{Reply: reply, Keys: keys, Awaiting: awaiting, MisleadingIDs: reply.MisleadingCallIDs()}
 	}
 	pl := plan{prompt: p.Prompt, reply: reply, keys: keys, convID: p.ConversationID, principal: p.Principal}
 	if err := m.checkLimits(&pl); err != nil {

@@ -148,7 +148,7 @@ func TestScenarios(t *testing.T) {
 		pe := mustPause(t, err)
 		res, err := m.Resume(ctx, &toolgate.ResumeParams{Prompt: p, Reply: pe.Reply, Decisions: []toolgate.Decision{
 			toolgate.Allow(pe.Keys[0]),
-			toolgate.DenyWithMessage(pe.Keys[1], "User cancelled the booking."),
+			toolgate.Deny(pe.Keys[1], "User cancelled the booking."),
 		}})
 		if err != nil {
 			t.Fatalf("Resume: %v", err)
@@ -210,7 +210,7 @@ func TestPauseKeysMatchToolCallKeys(t *testing.T) {
 	before := cloneReply(r)
 	_, err := toolgate.NewManager(nil).Run(context.Background(), &toolgate.RunParams{Prompt: f.prompt(userSays("go")), Reply: r})
 	pe := mustPause(t, err)
-	keys := toolgate.ToolCallKeys(before)
+	keys := before.CallKeys()
 	if diff := cmp.Diff(keys, pe.Keys); diff != "" {
 		t.Errorf("PauseError.Keys differ from ToolCallKeys (-ToolCallKeys +PauseError):\n%s", diff)
 	}
@@ -256,17 +256,17 @@ func TestResumeInvalidDecisions(t *testing.T) {
 		},
 		{
 			name:      "unknown key",
-			decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book"), toolgate.Deny("call_other")},
+			decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book", ""), toolgate.Deny("call_other", "")},
 			want:      toolgate.DecisionError{Problem: toolgate.ProblemUnknownKey, Key: "call_other"},
 		},
 		{
 			name:      "positional key for a call with a usable id",
-			decisions: []toolgate.Decision{toolgate.Allow("#0"), toolgate.Deny("call_book")},
+			decisions: []toolgate.Decision{toolgate.Allow("#0"), toolgate.Deny("call_book", "")},
 			want:      toolgate.DecisionError{Problem: toolgate.ProblemUnknownKey, Key: "#0"},
 		},
 		{
 			name:      "duplicate decision",
-			decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book"), toolgate.Allow("call_status")},
+			decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book", ""), toolgate.Allow("call_status")},
 			want:      toolgate.DecisionError{Problem: toolgate.ProblemDuplicate, Key: "call_status"},
 		},
 		{
@@ -278,7 +278,7 @@ func TestResumeInvalidDecisions(t *testing.T) {
 		{
 			name:      "allowed call with nil prompt",
 			prompt:    &toolgate.Prompt{},
-			decisions: []toolgate.Decision{toolgate.Deny("call_status"), toolgate.Allow("call_book")},
+			decisions: []toolgate.Decision{toolgate.Deny("call_status", ""), toolgate.Allow("call_book")},
 			want:      toolgate.DecisionError{Problem: toolgate.ProblemToolNotInPrompt, Key: "call_book", Tool: "bookFlight"},
 		},
 		{
@@ -352,7 +352,7 @@ func TestResumeDeniedUnknownTool(t *testing.T) {
 	ghost := toolgate.ToolCall{ID: "call_ghost", Name: "ghost", Arguments: `{}`}
 	p := f.prompt(userSays("go"))
 	r := replyWith(statusCall, ghost)
-	ds := []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_ghost")}
+	ds := []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_ghost", "")}
 	if err := toolgate.CheckDecisions(p, r, ds); err != nil {
 		t.Fatalf("CheckDecisions: %v", err)
 	}
@@ -471,7 +471,7 @@ func TestReturnDirect(t *testing.T) {
 	})
 	t.Run("resume with one denied", func(t *testing.T) {
 		res, err := m.Resume(ctx, &toolgate.ResumeParams{Prompt: p, Reply: replyWith(call("a", "weather"), call("b", "charge")),
-			Decisions: []toolgate.Decision{toolgate.Allow("a"), toolgate.Deny("b")}})
+			Decisions: []toolgate.Decision{toolgate.Allow("a"), toolgate.Deny("b", "")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,7 +585,7 @@ func TestResumeLimits(t *testing.T) {
 	}
 	r := replyWith(statusCall, bookCall)
 	allowBoth := []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Allow("call_book")}
-	denyBook := []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book")}
+	denyBook := []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book", "")}
 	tests := []struct {
 		name      string
 		limits    toolgate.Limits
@@ -854,7 +854,7 @@ func TestManagerPolicies(t *testing.T) {
 			r := replyWith(tt.calls...)
 			res, err := m.Run(context.Background(), &toolgate.RunParams{Prompt: p, Reply: r})
 			for i, c := range tt.calls {
-				want := hasKey(tt.awaiting, toolgate.ToolCallKeys(r)[i])
+				want := hasKey(tt.awaiting, r.CallKeys()[i])
 				if got := m.NeedsConfirmation(p, c); got != want {
 					t.Errorf("NeedsConfirmation(%s) = %v, want %v", c.ID, got, want)
 				}
@@ -1058,13 +1058,13 @@ func TestConcurrencyResumeKeepsOrder(t *testing.T) {
 		id := strconv.Itoa(i)
 		r.ToolCalls = append(r.ToolCalls, toolgate.ToolCall{ID: id, Name: "slow"})
 		if i%3 == 1 {
-			ds = append(ds, toolgate.DenyWithMessage(id, "no "+id))
+			ds = append(ds, toolgate.Deny(id, "no "+id))
 		} else {
 			ds = append(ds, toolgate.Allow(id))
 		}
 	}
 	m := toolgate.NewManager(&toolgate.ManagerOptions{Concurrency: 3})
-	res, err := m.Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds, Awaiting: toolgate.ToolCallKeys(r)})
+	res, err := m.Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds, Awaiting: r.CallKeys()})
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -1151,7 +1151,7 @@ func TestToolRequest(t *testing.T) {
 		if diff := cmp.Diff([]string{"#3"}, pe.Awaiting); diff != "" {
 			t.Errorf("awaiting (-want +got):\n%s", diff)
 		}
-		ds := []toolgate.Decision{toolgate.Allow("#0"), toolgate.Deny("#1"), toolgate.Allow("solo"), toolgate.Allow("#3")}
+		ds := []toolgate.Decision{toolgate.Allow("#0"), toolgate.Deny("#1", ""), toolgate.Allow("solo"), toolgate.Allow("#3")}
 		if _, err := m.Resume(context.Background(), &toolgate.ResumeParams{Prompt: p, Reply: r, Decisions: ds, Awaiting: []string{"#1", "#3"}, ConversationID: "conv-7", Principal: principal}); err != nil {
 			t.Fatal(err)
 		}

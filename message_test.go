@@ -177,8 +177,8 @@ func sampleDecisions() []toolgate.Decision {
 	return []toolgate.Decision{
 		toolgate.Allow("call_status"),
 		toolgate.AllowWithArguments("call_seats", json.RawMessage(`{"flight": "VX205", "seats": 2}`)),
-		toolgate.Deny("#1"),
-		toolgate.DenyWithMessage("call_book", "User cancelled the booking."),
+		toolgate.Deny("#1", ""),
+		toolgate.Deny("call_book", "User cancelled the booking."),
 	}
 }
 
@@ -196,7 +196,7 @@ func sampleChunks() []toolgate.Chunk {
 func samplePause() *toolgate.PauseRecord {
 	return &toolgate.PauseRecord{ID: "pause-1", Index: 2, Awaiting: []string{"call_book", "#2"}, Claimed: true,
 		ClaimedAt: fixedTime().Add(time.Minute), ClaimToken: "claim_1",
-		Decisions: []toolgate.Decision{toolgate.Allow("call_book"), toolgate.DenyWithMessage("#2", "not now")},
+		Decisions: []toolgate.Decision{toolgate.Allow("call_book"), toolgate.Deny("#2", "not now")},
 		Started:   []string{"call_book"}, CreatedAt: fixedTime()}
 }
 

@@ -21,7 +21,7 @@ func TestResumeJudgesOnce(t *testing.T) {
 	}{
 		{"plain allow", []toolgate.Decision{toolgate.Allow("s"), toolgate.Allow("b")}, 1},
 		{"edited allow", []toolgate.Decision{toolgate.Allow("s"), toolgate.AllowWithArguments("b", json.RawMessage(`{"flight":"VX206"}`))}, 2},
-		{"deny", []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}, 1},
+		{"deny", []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b", "")}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

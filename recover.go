@@ -149,7 +149,7 @@ func (c *Client) RecoverPause(ctx context.Context, p *RecoverParams) (*RecoverRe
 	decisions := slices.Clone(pr.Decisions)
 	for i, d := range decisions {
 		if slices.Contains(pr.Started, d.Key) {
-			decisions[i] = Deny(d.Key)
+			decisions[i] = Deny(d.Key, "")
 		}
 	}
 	t := &turn{
@@ -332,7 +332,7 @@ func (t *turn) markInterrupted(msg *ToolMessage) {
 	if len(t.interrupted) == 0 {
 		return
 	}
-	for i, key := range ToolCallKeys(t.reply) {
+	for i, key := range t.reply.CallKeys() {
 		if i < len(msg.Results) && slices.Contains(t.interrupted, key) {
 			r := &msg.Results[i]
 			r.Content, r.Status = InterruptedMessage, ResultInterrupted
@@ -350,7 +350,7 @@ func (t *turn) unrunnable(err error) *ToolMessage {
 	}
 	skipped := fmt.Sprintf("This call did not run: when its interrupted resumption was recovered it could no longer run (%v).", err)
 	msg := answerAll(t.reply, ResultSkipped, skipped)
-	for i, key := range ToolCallKeys(t.reply) {
+	for i, key := range t.reply.CallKeys() {
 		if d, ok := verdict[key]; ok && d.Verdict == VerdictDeny {
 			msg.Results[i].Content, msg.Results[i].Status = d.Message, ResultDenied
 		}

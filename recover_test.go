@@ -88,7 +88,7 @@ func abcReply() scripted.Reply {
 }
 
 func allowABDenyC() []toolgate.Decision {
-	return []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.DenyWithMessage("cc", "not c")}
+	return []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Deny("cc", "not c")}
 }
 
 func TestResumeRecordsClaim(t *testing.T) {

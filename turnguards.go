@@ -167,7 +167,7 @@ func (t *turn) searchOffer(ctx context.Context, tools []*Tool, all bool) ([]*Too
 // that answers the reply: denied calls keep their decision's message and the
 // allowed ones get the refusals.
 func (t *turn) recheckAllowed(ctx context.Context, p *Prompt) (*ToolMessage, error) {
-	keys := ToolCallKeys(t.reply)
+	keys := t.reply.CallKeys()
 	verdict := make(map[string]Decision, len(t.decisions))
 	for _, d := range t.decisions {
 		verdict[d.Key] = d

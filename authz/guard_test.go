@@ -329,7 +329,7 @@ func TestRevokedWhilePaused(t *testing.T) {
 			}
 			// The pause is still open: denying the revoked call works.
 			revoked.Store(false)
-			p.Decisions[1] = toolgate.Deny("c1")
+			p.Decisions[1] = toolgate.Deny("c1", "")
 			if _, err := client.Resume(ctx, p); err != nil {
 				t.Fatalf("resume after restoring access: %v", err)
 			}

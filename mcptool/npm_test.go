@@ -108,7 +108,7 @@ func TestFilesystemServer(t *testing.T) {
 			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("the file exists before any decision: %v", err)
 			}
-			d := toolgate.Deny("w1")
+			d := toolgate.Deny("w1", "")
 			if allow {
 				d = toolgate.Allow("w1")
 			}

@@ -21,7 +21,7 @@ func Example() {
 		fmt.Println("unexpected:", prior, err)
 	}
 	second := &records.Decision{ConversationID: "conv_1", PauseID: "pause_1", Source: records.SourcePerson,
-		DecidedBy: "cy", DecidedAt: now, Decisions: []toolgate.Decision{toolgate.Deny("call_book")}, Outcome: records.OutcomeDeciding}
+		DecidedBy: "cy", DecidedAt: now, Decisions: []toolgate.Decision{toolgate.Deny("call_book", "")}, Outcome: records.OutcomeDeciding}
 	prior, err := rs.Begin(ctx, second)
 	if err != nil {
 		fmt.Println(err)

@@ -114,7 +114,7 @@ func (s *Server) needsSecondApprover(c *conversation, reply *toolgate.AssistantM
 	if !s.twoPerson(c.Agent) {
 		return false
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		if slices.Contains(awaiting, keys[i]) && verdictOf(decisions, keys[i]) == toolgate.VerdictAllow && s.approversFor(c.Agent, call.Name) >= 2 {
 			return true
@@ -229,7 +229,7 @@ func (s *Server) stickyGrants(p *toolgate.Principal, c *conversation, reply *too
 	}
 	t := now()
 	var grants []*records.Grant
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) || verdictOf(decisions, keys[i]) != toolgate.VerdictAllow {
 			continue
@@ -363,7 +363,7 @@ func (s *Server) stickyMinutes(p *toolgate.Principal, c *conversation, reply *to
 		return 0
 	}
 	out := int64(-1)
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) {
 			continue

@@ -81,7 +81,7 @@ func TestPropertyInvariantOne(t *testing.T) {
 			continue
 		}
 		pauseID := out["pause"].(map[string]any)["id"].(string)
-		keys := toolgate.ToolCallKeys(&toolgate.AssistantMessage{ToolCalls: calls})
+		keys := (&toolgate.AssistantMessage{ToolCalls: calls}).CallKeys()
 
 		// Random revocations between the pause and the decision.
 		roles := map[string][]string{}

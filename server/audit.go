@@ -194,7 +194,7 @@ func (s *Server) auditPaused(ctx context.Context, c *conversation) {
 	if pr == nil || pr.Claimed {
 		return
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var recs []*audit.Record
 	for i, call := range reply.ToolCalls {
 		if slices.Contains(pr.Awaiting, keys[i]) {
@@ -222,7 +222,7 @@ func decidedCalls(pr *toolgate.PauseRecord, reply *toolgate.AssistantMessage, de
 	for _, d := range decisions {
 		byKey[d.Key] = d
 	}
-	keys = toolgate.ToolCallKeys(reply)
+	keys = reply.CallKeys()
 	for i := range reply.ToolCalls {
 		d, ok := byKey[keys[i]]
 		if ok && (d.Verdict == toolgate.VerdictDeny || slices.Contains(pr.Awaiting, keys[i])) {
@@ -412,7 +412,7 @@ func (s *Server) auditExpired(ctx context.Context, c *conversation, pauseID stri
 // resolution returns the records of the results msg gives the calls of
 // reply, decided by actor with decisions (nil for an expiry).
 func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMessage, msg *toolgate.ToolMessage, actor audit.Actor, decisions []toolgate.Decision) []*audit.Record {
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	byKey := make(map[string]toolgate.Decision, len(decisions))
 	for _, d := range decisions {
 		byKey[d.Key] = d
@@ -523,7 +523,7 @@ func (r *auditRequest) CheckReply(ctx context.Context, p *toolgate.Prompt, reply
 	default:
 		return refusals, err
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	recs := make([]*audit.Record, len(reply.ToolCalls))
 	for i, call := range reply.ToolCalls {
 		recs[i] = r.a.callRecord(r.convID, "", keys[i], call, audit.KindRefused, audit.Actor{ID: "authorization", Source: audit.SourceRule}, reason)

@@ -24,7 +24,7 @@ func (d decisionIn) decision() toolgate.Decision {
 	}
 	switch {
 	case d.Verdict == toolgate.VerdictDeny && len(args) == 0:
-		return toolgate.DenyWithMessage(d.Key, d.Message)
+		return toolgate.Deny(d.Key, d.Message)
 	case d.Verdict == toolgate.VerdictAllow && d.Message == "":
 		return toolgate.AllowWithArguments(d.Key, args)
 	}
@@ -34,7 +34,7 @@ func (d decisionIn) decision() toolgate.Decision {
 // edits returns the edit records of decisions on reply, in call order.
 func edits(reply *toolgate.AssistantMessage, decisions []toolgate.Decision) []EditRecord {
 	var out []EditRecord
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		for _, d := range decisions {
 			if d.Key == keys[i] && d.Verdict == toolgate.VerdictAllow && len(d.Arguments) > 0 {

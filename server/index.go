@@ -119,7 +119,7 @@ func awaitingTools(msg toolgate.Message, awaiting []string) []string {
 	if !ok {
 		return nil
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var tools []string
 	for i, call := range reply.ToolCalls {
 		if slices.Contains(awaiting, keys[i]) {

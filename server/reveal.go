@@ -153,7 +153,7 @@ func (s *Server) auditReveal(ctx context.Context, c *conversation, p *toolgate.P
 	if reply == nil {
 		return a.append(ctx, &audit.Record{ConversationID: c.ID, PauseID: pauseID, Kind: audit.KindRevealed, Actor: person(p), Reason: "originals shown in the " + where})
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	recs := make([]*audit.Record, len(reply.ToolCalls))
 	for i, call := range reply.ToolCalls {
 		recs[i] = a.callRecord(c.ID, pauseID, keys[i], call, audit.KindRevealed, person(p), "originals shown in the "+where)

@@ -98,7 +98,7 @@ func (s *Server) auditRefusal(ctx context.Context, c *conversation, conv *toolga
 	if pr == nil {
 		return
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var recs []*audit.Record
 	for i, call := range reply.ToolCalls {
 		if keys[i] == ref.key || (ref.key == "" && slices.Contains(pr.Awaiting, keys[i])) {

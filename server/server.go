@@ -331,7 +331,7 @@ func openPause(conv *toolgate.Conversation) (*pauseJSON, *toolgate.AssistantMess
 	if !ok {
 		return nil, nil
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	out := &pauseJSON{ID: pr.ID, Awaiting: slices.Clone(pr.Awaiting), Claimed: pr.Claimed, CreatedAt: pr.CreatedAt.UTC()}
 	for i, c := range reply.ToolCalls {
 		out.Calls = append(out.Calls, callJSON{Key: keys[i], Tool: c.Name, Arguments: c.Arguments, Awaiting: slices.Contains(pr.Awaiting, keys[i])})
@@ -545,7 +545,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p *toolgate
 // mayDecide returns "" when p may decide the awaiting calls of reply in c,
 // or the error code and message of a refusal.
 func (s *Server) mayDecide(p *toolgate.Principal, c *conversation, reply *toolgate.AssistantMessage, awaiting []string) (code, msg string) {
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		if !slices.Contains(awaiting, keys[i]) {
 			continue

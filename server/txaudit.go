@@ -330,7 +330,7 @@ func (s *Server) requested(c *conversation, pr *toolgate.PauseRecord, msg toolga
 	if !ok {
 		return nil
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	var recs []*audit.Record
 	for i, call := range reply.ToolCalls {
 		if slices.Contains(pr.Awaiting, keys[i]) {

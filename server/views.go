@@ -168,7 +168,7 @@ func (s *Server) mayKnowDecision(p *toolgate.Principal, c *conversation, rec *De
 		return false
 	}
 	var awaiting []string
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	for i, call := range reply.ToolCalls {
 		if slices.ContainsFunc(s.cfg.Agents[c.Agent].Approvals, func(r ApprovalRule) bool { return r.covers(call.Name) }) {
 			awaiting = append(awaiting, keys[i])
@@ -189,7 +189,7 @@ func decidedReply(conv *toolgate.Conversation, rec *DecisionRecord) *toolgate.As
 		if !ok || len(am.ToolCalls) != len(rec.Decisions) {
 			continue
 		}
-		keys := toolgate.ToolCallKeys(am)
+		keys := am.CallKeys()
 		if !slices.ContainsFunc(rec.Decisions, func(d toolgate.Decision) bool { return !slices.Contains(keys, d.Key) }) {
 			return am
 		}

@@ -139,7 +139,7 @@ var claimTime = time.Date(2025, 3, 14, 15, 10, 0, 123456789, time.UTC)
 // token "token-1", with a decision per call.
 func newClaim() *toolgate.Claim {
 	return &toolgate.Claim{Token: "token-1", At: claimTime, Decisions: []toolgate.Decision{
-		toolgate.Allow("c1"), toolgate.DenyWithMessage("c2", "not that one"),
+		toolgate.Allow("c1"), toolgate.Deny("c2", "not that one"),
 	}}
 }
 
@@ -723,7 +723,7 @@ func testClaimRecord(t *testing.T, s toolgate.ConversationStore) {
 		t.Fatalf("ClaimPause: %v", err)
 	}
 	// The store keeps its own copy of the decisions.
-	c.Decisions[0] = toolgate.Deny("c1")
+	c.Decisions[0] = toolgate.Deny("c1", "")
 	setClaimed(pause)
 	checkStored(t, s, "conv", msgs, pause)
 	loaded := mustLoad(t, s, "conv")

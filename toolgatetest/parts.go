@@ -70,7 +70,7 @@ func testResumeParts(t *testing.T, s toolgate.ConversationStore) {
 	// Another client, as another process would build it, resumes.
 	second := scripted.New(scripted.Reply{Text: "Booked."})
 	b := toolgate.NewClient(second, tools, &toolgate.ClientOptions{Store: s})
-	keys := toolgate.ToolCallKeys(want)
+	keys := want.CallKeys()
 	_, err = b.Resume(ctx, &toolgate.ResumeTurnParams{ConversationID: "conv_parts", PauseID: conv.Pause.ID,
 		Decisions: []toolgate.Decision{toolgate.AllowWithArguments(keys[0], json.RawMessage(`{"flight":"VX206"}`)), toolgate.Allow(keys[1])}})
 	if err != nil {

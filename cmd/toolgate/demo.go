@@ -340,7 +340,7 @@ func (d *demo) decide(ctx context.Context, pauseID string, reply *toolgate.Assis
 	if reply.Text != "" {
 		d.printf("assistant: %s\n", reply.Text)
 	}
-	keys := toolgate.ToolCallKeys(reply)
+	keys := reply.CallKeys()
 	d.printf("\nThe reply paused: none of its %d tool calls has run.\n", len(keys))
 	for i, c := range reply.ToolCalls {
 		note := "runs without confirmation"
@@ -444,7 +444,7 @@ func (d *demo) collect(ctx context.Context, reply *toolgate.AssistantMessage, ke
 		case d.flags.yes:
 			ds = append(ds, toolgate.Allow(key))
 		case d.flags.noSet:
-			ds = append(ds, toolgate.DenyWithMessage(key, d.flags.no))
+			ds = append(ds, toolgate.Deny(key, d.flags.no))
 		case !d.env.interactive:
 			return nil, false, nil
 		default:
@@ -482,7 +482,7 @@ func (d *demo) ask(ctx context.Context, key string, c toolgate.ToolCall) (toolga
 			if msg == nil {
 				msg = new(string)
 			}
-			return toolgate.DenyWithMessage(key, *msg), true, nil
+			return toolgate.Deny(key, *msg), true, nil
 		default:
 			d.printf("Please answer y (allow) or n (deny).\n")
 		}

@@ -637,7 +637,7 @@ func TestResume(t *testing.T) {
 				t.Fatalf("awaiting (-want +got):\n%s", diff)
 			}
 			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
+				toolgate.Allow("#0"), toolgate.Deny("#1", "Box 2 stays."), toolgate.Allow("toolu_w"),
 			}}
 			if stream {
 				resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))

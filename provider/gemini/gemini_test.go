@@ -534,7 +534,7 @@ func TestResume(t *testing.T) {
 				t.Fatalf("awaiting (-want +got):\n%s", diff)
 			}
 			rp := &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "c1", Decisions: []toolgate.Decision{
-				toolgate.Allow("#0"), toolgate.DenyWithMessage("#1", "Box 2 stays."), toolgate.Allow("#2"),
+				toolgate.Allow("#0"), toolgate.Deny("#1", "Box 2 stays."), toolgate.Allow("#2"),
 			}}
 			if stream {
 				resp, err = toolgate.Collect(client.ResumeStream(ctx, rp))
@@ -595,7 +595,7 @@ func TestDuplicateIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"#0", "#1"}, resp.Awaiting); diff != "" {
 		t.Fatalf("awaiting (-want +got):\n%s", diff)
 	}
-	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0"), toolgate.Allow("#1")}}); err != nil {
+	if _, err := client.Resume(t.Context(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, client, "c"), ConversationID: "c", Decisions: []toolgate.Decision{toolgate.Deny("#0", ""), toolgate.Allow("#1")}}); err != nil {
 		t.Fatal(err)
 	}
 	parts := f.request(1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)

@@ -95,7 +95,7 @@ func TestClientPauseResume(t *testing.T) {
 				s.add(textReply(api, stream, "Booked Oslo only."))
 				resp = turn(func() (*toolgate.Response, error) {
 					p := &toolgate.ResumeTurnParams{ConversationID: "c1", PauseID: resp.PauseID, Decisions: []toolgate.Decision{
-						toolgate.Allow("call_w"), toolgate.Allow("call_b"), toolgate.DenyWithMessage("#2", "Not Rome."),
+						toolgate.Allow("call_w"), toolgate.Allow("call_b"), toolgate.Deny("#2", "Not Rome."),
 					}}
 					if stream {
 						return toolgate.Collect(client.ResumeStream(ctx, p))

@@ -163,7 +163,7 @@ func testListConversations(t *testing.T, s records.Store) {
 // decision returns a record for pause of conv decided by by.
 func decision(conv, pause, by string) *records.Decision {
 	return &records.Decision{ConversationID: conv, PauseID: pause, Source: records.SourcePerson, DecidedBy: by, DecidedAt: at,
-		Decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.DenyWithMessage("call_book", "Not \"now\".")}, Outcome: records.OutcomeDeciding}
+		Decisions: []toolgate.Decision{toolgate.Allow("call_status"), toolgate.Deny("call_book", "Not \"now\".")}, Outcome: records.OutcomeDeciding}
 }
 
 func testDecisions(t *testing.T, s records.Store) {
@@ -473,7 +473,7 @@ func testApprovals(t *testing.T, s records.Store) {
 	_, err := s.Approval(ctx, "conv_1", "pause_1")
 	wantErr(t, "Approval of an unapproved pause", err, records.ErrNotFound)
 	first := &records.Approval{ConversationID: "conv_1", PauseID: "pause_1", By: "bob", At: at,
-		Decisions: []toolgate.Decision{toolgate.Allow("call_book"), toolgate.DenyWithMessage("call_x", "no")}}
+		Decisions: []toolgate.Decision{toolgate.Allow("call_book"), toolgate.Deny("call_x", "no")}}
 	prior, err := s.Approve(ctx, first)
 	if err != nil || prior != nil {
 		t.Fatalf("first Approve: %+v, %v; want nil, nil", prior, err)

@@ -146,7 +146,7 @@ func TestClientConcurrentResume(t *testing.T) {
 		defer s.Close()
 		wg.Go(func() {
 			<-start
-			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}})
+			_, err := c.Resume(context.Background(), &toolgate.ResumeTurnParams{PauseID: toolgatetest.OpenPauseID(t, c, "trip"), ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b", "")}})
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -183,7 +183,7 @@ func BenchmarkResume(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: paused.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b")}}); err != nil {
+		if _, err := client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: paused.PauseID, ConversationID: id, Decisions: []toolgate.Decision{toolgate.Allow("s"), toolgate.Deny("b", "")}}); err != nil {
 			b.Fatal(err)
 		}
 	}

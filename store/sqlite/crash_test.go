@@ -28,7 +28,7 @@ const crashEnv = "TOOLGATE_SQLITE_CRASH"
 var crashKeys = []string{"t0", "t1", "t2", "t3"}
 
 func crashDecisions() []toolgate.Decision {
-	return []toolgate.Decision{toolgate.Allow("t0"), toolgate.Allow("t1"), toolgate.Allow("t2"), toolgate.DenyWithMessage("t3", "no")}
+	return []toolgate.Decision{toolgate.Allow("t0"), toolgate.Allow("t1"), toolgate.Allow("t2"), toolgate.Deny("t3", "no")}
 }
 
 // crashClient returns a client on store whose four gated tools append
