@@ -37,6 +37,7 @@ const (
 	wPlaceCue                      // words after which a place follows
 	wNotName                       // capitalised words that are never names (I, OK, ...)
 	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
+	wNation                        // a word for a nation, a people or a faith (Iraqi, Norwegians, Sunni)
 )
 
 type lexicon struct {
@@ -86,6 +87,7 @@ func theLexicon() *lexicon {
 		add("towns.txt", wCity)
 		add("countries.txt", wCountry)
 		add("regions.txt", wRegion)
+		add("nations.txt", wNation)
 		for class, list := range builtinPlaces {
 			for _, line := range strings.Split(list, ";") {
 				key := strings.Join(strings.Fields(strings.ToLower(line)), " ")
@@ -233,7 +235,7 @@ func (t *wordTable) get(w []byte) uint32 {
 var builtinPlaces = map[uint32]string{
 	wCountry: "Czech Republic; Cape Verde; Ivory Coast; Swaziland; Macedonia; Republic of Macedonia; Burma; East Timor; " +
 		"Turkey; Congo; Réunion; People's Republic of China; Republic of China; Republic of Korea; Democratic People's Republic of Korea; Korea; " +
-		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; " +
+		"Kingdom of the Netherlands; Holland; Great Britain; Britain; England; Scotland; Wales; Northern Ireland; UK; US; " +
 		"United States of America; USA; America; UAE; Russian Federation; Republic of Ireland; Federated States of Micronesia; " +
 		"Sao Tome and Principe; São Tomé and Príncipe; Saint Kitts and Nevis; Saint Vincent and the Grenadines; " +
 		"Saint Pierre and Miquelon; Wallis and Futuna; Heard Island and McDonald Islands; Svalbard and Jan Mayen; " +
@@ -260,6 +262,10 @@ var builtinPlaces = map[uint32]string{
 
 // builtinWords are the closed word classes, written here.
 var builtinWords = map[uint32]string{
+	// Peoples and faiths that the list of nationalities lacks.
+	wNation: "palestinian palestinians arab arabs asian asians african africans european europeans hispanic hispanics latino latinos westerners " +
+		"sunni sunnis shiite shiites shia muslim muslims jewish jews hindu hindus sikh sikhs buddhist buddhists " +
+		"catholic catholics protestant protestants christians zionist zionists kurd kurds kurdish",
 	wStreetType: "street st str road rd avenue ave av drive dr lane ln boulevard blvd way court ct place pl parkway pkwy " +
 		"circle cir terrace ter highway hwy square sq trail trl crescent close row alley plaza expressway freeway " +
 		"pike turnpike run walk path loop bend crossing point heights hill hills park ridge view grove gardens mews " +

@@ -24,6 +24,17 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		// A word of geography, "of" and a name: "Gulf of Mexico", "The
+		// Isle of Skye".
+		if h := k + b2i(g.lowerIs(k, "the")); g.cased && g.isWord(h) && g.ts[h].cap && g.oneOf(h, geoHeads) && g.lowerIs(h+1, "of") && g.capWord(h+2) && g.sameLine(h+2) && !g.ts[h+2].used {
+			e := h + 3
+			for e < len(g.ts) && e-h < 6 && g.capWord(e) && g.ts[e].sp && g.sameLine(e) && !g.ts[e].used {
+				e++
+			}
+			g.emit(Location, h, e, 0.75)
+			k = e - 1
+			continue
+		}
 		// Text without capitals: a word that is no common word after a
 		// verb of living or moving and its preposition ("grew up in
 		// onnezies", "moved here from punkaharju").
@@ -146,11 +157,11 @@ func (g *tagger) run(k int) int {
 // [a, e), is not part of a name.
 func (g *tagger) dropLeading(a, e int) bool {
 	t := g.ts[a]
-	if t.f&wNotName != 0 || repeats(g.word(a)) {
+	if t.f&wNotName != 0 || repeats(g.word(a)) || t.f&wNation != 0 && t.f&(wFirst|wLast|wPlaceStart) == 0 {
 		return true
 	}
 	// Acronyms and shouted words: "SSN", "ASAP", "CAN I SPEAK".
-	if g.cased && t.upper && (len(g.word(a)) <= 4 && t.f&(nameFlags|wCountry|wCity) == 0 || t.f&wCommon != 0) {
+	if g.cased && t.upper && (len(g.word(a)) <= 4 && t.f&(nameFlags|wCountry|wCity) == 0 || t.f&wCommon != 0 && !(len(g.word(a)) == 2 && t.f&wCountry != 0)) {
 		return true
 	}
 	// In caseless text a name needs a known given name or a place.
@@ -170,6 +181,10 @@ func (g *tagger) dropLeading(a, e int) bool {
 		return false
 	}
 	named := t.f&(nameFlags|wCity|wCountry|wRegion|wPlaceStart) != 0
+	// "Grace wrote back": a name before a verb of speaking or writing.
+	if e-a == 1 && g.cased && t.f&(wFirst|wLast) != 0 && g.oneOf(e, personVerbs) {
+		return false
+	}
 	if g.sentenceStart(a) || !g.cased {
 		// A common word that starts a sentence: part of a name only when
 		// it is a known name followed by more of the name.
@@ -270,6 +285,31 @@ var (
 		"spanish italian russian arabic hindi urdu swahili")
 )
 
+// camelCase reports whether the ASCII word w has a capital right after a
+// lower-case letter ("PayPal", "CrudeStocks"), as brands and identifiers
+// do, other than after the prefixes of family names ("McDonald",
+// "DeShawn", "LaToya", "VonRueden").
+func camelCase(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return false
+		}
+		if w[i] >= 'A' && w[i] <= 'Z' && w[i-1] >= 'a' && w[i-1] <= 'z' {
+			var b [4]byte
+			if i > len(b) {
+				return true
+			}
+			for j := 0; j < i; j++ {
+				b[j] = lower(w[j])
+			}
+			return !namePrefixes[string(b[:i])]
+		}
+	}
+	return false
+}
+
+var namePrefixes = wordSet("mc mac de di da du la le lo van von del st ben")
+
 // repeats reports whether w holds a letter three times in a row
 // ("Sooo", "YASSS", "Awww"), which no name does.
 func repeats(w string) bool {
@@ -312,6 +352,12 @@ func (g *tagger) classify(a, e int) {
 		}
 		return
 	}
+	// A nation, a people or a faith named alone ("the Palestinians",
+	// "Sunni leaders") is no name, unless the word is a name as well.
+	if e-a == 1 && g.ts[a].f&wNation != 0 && g.ts[a].f&(wFirst|wLast) == 0 {
+		g.ts[a].used = true
+		return
+	}
 	if e-a == 1 && (g.nationality(a) || g.language(a)) {
 		g.ts[a].used = true
 		return
@@ -325,8 +371,9 @@ func (g *tagger) classify(a, e int) {
 	if e-a == 1 && g.ts[a].f&wOrgSuffix != 0 && g.ts[a].f&wCommon != 0 {
 		return
 	}
-	// A lone initial or abbreviation ("St.", "J.") is no name.
-	if e-a == 1 && len(g.word(a)) <= 2 {
+	// A lone initial or abbreviation ("St.", "J.") is no name; a country
+	// in capitals ("UK", "US") is a place.
+	if e-a == 1 && len(g.word(a)) <= 2 && !(g.cased && g.ts[a].upper && g.ts[a].f&wCountry != 0) {
 		return
 	}
 	// In a list after an organisation ("Ceiba Solutions, Seeclickfix and
@@ -415,6 +462,12 @@ func (g *tagger) classify(a, e int) {
 				return
 			}
 		}
+	}
+	// A word with a capital inside ("PayPal", "BrightLoop") names a
+	// brand or a firm, not a person.
+	if e-a == 1 && g.cased && f&nameFlags == 0 && camelCase(g.word(a)) {
+		g.emit(Organization, a, e, 0.6)
+		return
 	}
 	// People: a given name, a cue, or unknown capitalised words.
 	known := 0
@@ -852,7 +905,7 @@ func (g *tagger) orgCue(a, e, p int) bool {
 		return true
 	}
 	// After the name: "X hired", "X's employees", "X is headquartered".
-	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
+	if g.oneOf(e, orgAfter) || g.isPunct(e, '\'') && g.glued(e) && g.isWord(e+1) && g.word(e+1) == "s" && g.oneOf(e+2, orgAfterPossessive) ||
 		g.lowerIs(e, "is") && g.lowerIs(e+1, "headquartered") {
 		return true
 	}
@@ -908,10 +961,21 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// geoHeads name waters, coasts and lands before "of" and a name.
+var geoHeads = wordSet("gulf bay sea isle isles strait straits cape lake sound firth straits coast")
+
+// personVerbs follow a person's name: verbs of speaking and writing.
+var personVerbs = wordSet("said says wrote writes called calls asked asks replied replies told tells emailed emails texted " +
+	"phoned rang answered confirmed mentioned promised agreed suggested explained")
+
+// partnerAnds join the last two names of a firm named after its
+// partners, in English and other languages ("A, B und C").
+var partnerAnds = wordSet("and und et e y en och og")
+
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
@@ -938,15 +1002,16 @@ func (g *tagger) oneOf(k int, set map[string]bool) bool {
 // company named after partners, unless the words are given names or the
 // list follows a colon (people).
 func (g *tagger) partnerList(k int) int {
-	if !(g.capWord(k) && g.isPunct(k+1, ',') && g.capWord(k+2) && g.lowerIs(k+3, "and") && g.capWord(k+4)) {
+	if !(g.capWord(k) && g.isPunct(k+1, ',') && g.capWord(k+2) && g.oneOf(k+3, partnerAnds) && !g.ts[k+3].cap && g.capWord(k+4)) {
 		return k
 	}
 	if g.isPunct(k+5, ',') && g.capWord(k+6) {
 		return k
 	}
 	// After a preposition of place ("lived in A, B and C", "a trip to A,
-	// B and C") the words are places, each decided alone.
-	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") {
+	// B and C") the words are places, each decided alone; after "from"
+	// only when one of them is a known place ("a call from A, B and C").
+	if p := g.prevWord(k); g.strongPlaceCue(p) || g.lowerIs(p, "from") && b2i(g.ts[k].f&(wCity|wCountry|wRegion) != 0)+b2i(g.ts[k+2].f&(wCity|wCountry|wRegion) != 0)+b2i(g.ts[k+4].f&(wCity|wCountry|wRegion) != 0) >= 2 {
 		return k
 	}
 	// places counts the known places, plain counts those that are no
@@ -972,7 +1037,7 @@ func (g *tagger) partnerList(k int) int {
 	}
 	// After a verb of meeting or speaking ("met", "ask", "with"), the
 	// words are people.
-	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") {
+	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)

@@ -197,3 +197,115 @@ func TestIdentifierWords(t *testing.T) {
 		{"We'll meet at BrightLoop, 24 Mill Lane, Vrenstad", []string{"ORGANIZATION:BrightLoop", "ADDRESS:24 Mill Lane", "LOCATION:Vrenstad"}},
 	})
 }
+
+// TestApostropheAtEnd: a name followed by an apostrophe that ends the text
+// (a closing quote, a possessive cut off) is read without looking past
+// the last word.
+func TestApostropheAtEnd(t *testing.T) {
+	for _, text := range []string{"We'll see you on 'Border Patrol'", "Ask Maria Lopez'", "Thanks to Acme Corp'"} {
+		embeddedFindings(t, text)
+	}
+}
+
+// TestPeoplesAndFaiths: words for a nation, a people or a faith, alone or
+// in the plural, are no person's name; a family name of the same spelling
+// still is one, and a name after such a word is found. The sentences are
+// written for this test.
+func TestPeoplesAndFaiths(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Talks between Palestinians and Israelis resumed this week.", nil},
+		{"Several Iraqi engineers joined the project.", nil},
+		{"The Shiite leaders met in the capital.", nil},
+		{"Muslims and Hindus live in the district.", nil},
+		{"Norwegians love the outdoors.", nil},
+		{"Iraqi officials said Karim Haddad had resigned.", []string{"PERSON:Karim Haddad"}},
+		{"Please call Dawn French tomorrow.", []string{"PERSON:Dawn French"}},
+		// The first word of a place of several words.
+		{"In Saudi Arabia the weekend starts on Friday.", []string{"LOCATION:Saudi Arabia", "DATE_TIME:Friday"}},
+	})
+}
+
+// TestCountryCodes: a country written as its two capitals ("the UK", "US
+// troops") is a place; the pronoun "us" and initials are not. The
+// sentences are written for this test.
+func TestCountryCodes(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"He moved to the UK last year.", []string{"LOCATION:UK"}},
+		{"Officials said seven US soldiers were hurt.", []string{"LOCATION:US"}},
+		{"The nearest park to Birmingham, UK is an hour away.", []string{"LOCATION:Birmingham", "LOCATION:UK"}},
+		{"Let us know by Friday.", []string{"DATE_TIME:Friday"}},
+		{"Tell us what you think.", nil},
+		{"J. K. wrote back.", nil},
+	})
+}
+
+// TestHouseNumberLetters: a house number with one letter after the street
+// name ("Hauptstraße 5a"), as in much of Europe, ends the street as a
+// plain number does; "5th" inside a name stays part of it. The addresses
+// are written for this test.
+func TestHouseNumberLetters(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Please send it to Hauptstraße 5a, 80331 München.", []string{"ADDRESS:Hauptstraße 5a, 80331 München"}},
+		{"Please send it to Jansenlaan 725c, 2635 Delft.", []string{"ADDRESS:Jansenlaan 725c, 2635 Delft"}},
+		{"The shop is on Petőfi rakpart 12B by the river.", []string{"ADDRESS:Petőfi rakpart 12B"}},
+		{"We met at 12 5th Avenue yesterday.", []string{"ADDRESS:12 5th Avenue"}},
+		// The abbreviation "str." joined to the name.
+		{"Please send it to Kocherstr. 33c, 83695 Neustadt.", []string{"ADDRESS:Kocherstr. 33c, 83695 Neustadt"}},
+		{"The office is at Lindenstr. 4 in Bonn.", []string{"ADDRESS:Lindenstr. 4", "LOCATION:Bonn"}},
+	})
+}
+
+// TestPartnerFirms: a firm named after three partners ("A, B and C") is
+// one organisation after "from" as well when none of the names is a
+// known place, and with the word for "and" of other languages; known
+// places in such a list stay places. The sentences are written for this
+// test.
+func TestPartnerFirms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Mr. Ortega from Haskell, Brandt and Kowalczyk called.", []string{"PERSON:Mr.", "PERSON:Ortega", "ORGANIZATION:Haskell, Brandt and Kowalczyk"}},
+		{"The contract with Brinkmann, Glatting und Kessler was signed.", []string{"ORGANIZATION:Brinkmann, Glatting und Kessler"}},
+		{"The offer from Moreau, Lefebvre et Girard arrived.", []string{"ORGANIZATION:Moreau, Lefebvre et Girard"}},
+		{"We drove from Lyon, Dijon and Paris in a day.", []string{"LOCATION:Lyon", "LOCATION:Dijon", "LOCATION:Paris"}},
+	})
+}
+
+// TestCamelCaseWords: a word with a capital inside after a lower-case
+// letter ("PayPal", "CrudeStocks") names a brand or a firm, not a person;
+// names of that shape ("McDonald", "DeShawn", "LaToya", "VonRueden") stay
+// names. The sentences are written for this test.
+func TestCamelCaseWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The money went to your PayPal account.", []string{"ORGANIZATION:PayPal"}},
+		{"Please open CrudeStocks and check the totals.", []string{"ORGANIZATION:CrudeStocks"}},
+		{"Ask Ronald McDonald about it.", []string{"PERSON:Ronald McDonald"}},
+		{"Thanks to DeShawn for the notes.", []string{"PERSON:DeShawn"}},
+		{"Mrs. VonRueden called back.", []string{"PERSON:Mrs.", "PERSON:VonRueden"}},
+	})
+}
+
+// TestSentenceStartNames: a given or family name that is also a common
+// word starts a sentence as a name before a verb of speaking or writing
+// ("Grace wrote back"); before other words it stays a word. The sentences
+// are written for this test.
+func TestSentenceStartNames(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Grace wrote back yesterday.", []string{"PERSON:Grace"}},
+		{"Baker called about the delivery.", []string{"PERSON:Baker"}},
+		{"Hope replied within the hour.", []string{"PERSON:Hope"}},
+		{"Grace periods apply to late payments.", nil},
+		{"Hope is all we have.", nil},
+	})
+}
+
+// TestWatersAndCapes: a word of geography before "of" and a name ("Gulf
+// of Mexico", "Bay of Biscay", "Isle of Skye") is one place; a firm or a
+// body of that form is not. The sentences are written for this test.
+func TestWatersAndCapes(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Oil rose in the Gulf of Mexico.", []string{"LOCATION:Gulf of Mexico"}},
+		{"The Bay of Biscay was rough.", []string{"LOCATION:Bay of Biscay"}},
+		{"We spent a week on the Isle of Skye.", []string{"LOCATION:Isle of Skye"}},
+		{"Ships pass the Strait of Gibraltar daily.", []string{"LOCATION:Strait of Gibraltar"}},
+		{"She works at the Bank of Ireland.", []string{"ORGANIZATION:Bank of Ireland"}},
+	})
+}

