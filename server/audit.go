@@ -431,6 +431,10 @@ func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMe
 		switch res.Status {
 		case toolgate.ResultOK, toolgate.ResultError:
 			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, actor, res.Status.String())
+		case toolgate.ResultInterrupted:
+			// Recorded as started before it ran: the tool was called at most
+			// once and its outcome is unknown. It is never run again.
+			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, system, "interrupted: started, its outcome unknown; not run again")
 		case toolgate.ResultDenied:
 			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindDenied, actor, "denied; message "+a.digest(res.Content))
 		case toolgate.ResultExpired:
