@@ -96,6 +96,25 @@ type faultLoad struct {
 	sent      []*faultRequest
 }
 
+// checkUnavailable checks that the load met the fault (some request was
+// answered 5xx) and that every 5xx was a 503 (the store unavailable for
+// now), never a 500.
+func (l *faultLoad) checkUnavailable(fault string) {
+	l.t.Helper()
+	var fives int
+	for _, r := range l.sent {
+		if r.code >= 500 {
+			fives++
+			if r.code != http.StatusServiceUnavailable {
+				l.t.Errorf("a request %s: %d %s, want 503", fault, r.code, r.body)
+			}
+		}
+	}
+	if fives == 0 {
+		l.t.Errorf("no request failed %s", fault)
+	}
+}
+
 func (l *faultLoad) path(r *faultRequest) (path, key, body string) {
 	if r.pause == "" {
 		return messagesPath(r.conv), travellerKey, flightInput
