@@ -199,7 +199,11 @@ func TestFaultFullDiskPostgres(t *testing.T) {
 		filler = fill(t, dir)
 		close(full)
 	})
-	convs := l.conversations(8)
+	// The writes after the disk is full must need new pages: PostgreSQL
+	// fills the free space of the pages it has first (and its WAL
+	// segments are allocated ahead), so a few decisions can all fit.
+	// Thirty-two write far more than a relation's last pages hold.
+	convs := l.conversations(32)
 	fs.armed.Store(true)
 	l.run(convs, 3)
 	select {
