@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"context"
-	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -35,19 +33,7 @@ func TestFaultLockedSQLite(t *testing.T) {
 		pauses[conv] = pause
 	}
 
-	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockSQLite(t, path)
 	key := func(conv string) string { return "decide-" + conv }
 	for conv, pause := range pauses {
 		start := time.Now()
@@ -67,9 +53,7 @@ func TestFaultLockedSQLite(t *testing.T) {
 	if _, book := f.runs(); book != 0 {
 		t.Fatalf("bookFlight ran %d times while the store was locked, want 0", book)
 	}
-	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 
 	answers := map[string]string{}
 	for conv, pause := range pauses {

@@ -40,19 +40,7 @@ func TestReadyzProbesWrites(t *testing.T) {
 		return rec.Code, rec.Body.String()
 	}
 
-	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockSQLite(t, path)
 	if err := st.Ping(t.Context()); err != nil {
 		t.Fatalf("Ping while the write lock is held: %v (the test needs a store that still answers reads)", err)
 	}
@@ -60,10 +48,34 @@ func TestReadyzProbesWrites(t *testing.T) {
 	if code, body := ready(); code != http.StatusServiceUnavailable || !strings.Contains(body, `"stores":"failed"`) {
 		t.Errorf("/readyz while the write lock is held: %d %s, want 503 with the stores failed", code, body)
 	}
-	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 	if code, body := ready(); code != http.StatusOK || !strings.Contains(body, `"audit":"ok"`) {
 		t.Errorf("/readyz once the lock is gone: %d %s, want 200 with the audit log checked", code, body)
+	}
+}
+
+// lockSQLite takes the write lock of the SQLite database at path from a
+// connection of its own, as a stuck process would, and returns the
+// function that lets it go.
+func lockSQLite(t *testing.T, path string) (unlock func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
