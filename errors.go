@@ -4,7 +4,7 @@ import "errors"
 
 // The sentinel errors of the package, in one place, matched with
 // [errors.Is]. They are returned wrapped with details, and the error types
-// ([*DecisionError], [*ModelError], [*PanicError]) match the sentinel of
+// ([*DecisionError], [*PanicError], and provider.Error of the adapters) match the sentinel of
 // their kind.
 var (
 	// Errors of running turns.
@@ -77,13 +77,6 @@ var (
 	// ErrNotClaimed: the pause is open but unclaimed; there is nothing to
 	// recover (resume, deny or expire it instead).
 	ErrNotClaimed = errors.New("toolgate: the pause is not claimed")
-
-	// Errors matched by a [*ModelError] of the corresponding kind.
-
-	ErrRateLimited     = errors.New("toolgate: model rate limit")
-	ErrModelAuth       = errors.New("toolgate: model authentication failed")
-	ErrModelBadRequest = errors.New("toolgate: model rejected the request")
-	ErrModelServer     = errors.New("toolgate: model server error")
 )
 
 // Texts the model reads in the results of calls that did not run as asked.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"time"
 )
 
 // Model is a chat model that can call tools. Implementations live in the
@@ -275,66 +274,4 @@ type ToolCallDelta struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
-}
-
-// ModelErrorKind classifies a provider failure. Its values are stable: they
-// cross the wire in the service's errors.
-type ModelErrorKind string
-
-// The kinds of [ModelError].
-const (
-	ModelErrRateLimit  ModelErrorKind = "rate_limit"  // 429: slow down and retry later
-	ModelErrAuth       ModelErrorKind = "auth"        // 401/403: bad or missing credentials
-	ModelErrBadRequest ModelErrorKind = "bad_request" // 400/404/413/422: the request is wrong
-	ModelErrServer     ModelErrorKind = "server"      // 5xx: the provider failed
-	ModelErrOther      ModelErrorKind = "other"       // anything else (a cut stream, bad JSON)
-)
-
-// ModelError is a failure reported by a model provider, after the
-// provider SDK's own retries. Check for one with [errors.As], or for its
-// kind with errors.Is and [ErrRateLimited], [ErrModelAuth],
-// [ErrModelBadRequest] or [ErrModelServer]. Message is the provider's own
-// message; it never holds prompt content.
-type ModelError struct {
-	Provider   string
-	Kind       ModelErrorKind
-	StatusCode int    // 0 when no HTTP answer was received
-	Message    string // the provider's message
-	Err        error  // the SDK's error
-	// RetryAfter is how long the provider asked to wait before trying
-	// again (a Retry-After header, or a retry delay in the error body);
-	// 0 when it gave none.
-	RetryAfter time.Duration
-}
-
-func (e *ModelError) Error() string {
-	s := fmt.Sprintf("toolgate: %s: %s error", e.Provider, e.Kind)
-	if e.StatusCode != 0 {
-		s += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
-	}
-	switch {
-	case e.Message != "":
-		s += ": " + e.Message
-	case e.Err != nil:
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the SDK's error.
-func (e *ModelError) Unwrap() error { return e.Err }
-
-// Is matches the sentinel of the error's kind.
-func (e *ModelError) Is(target error) bool {
-	switch target {
-	case ErrRateLimited:
-		return e.Kind == ModelErrRateLimit
-	case ErrModelAuth:
-		return e.Kind == ModelErrAuth
-	case ErrModelBadRequest:
-		return e.Kind == ModelErrBadRequest
-	case ErrModelServer:
-		return e.Kind == ModelErrServer
-	}
-	return false
 }

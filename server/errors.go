@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 )
 
 // The error codes of the API: the "error" field of every error body. Their
@@ -41,9 +41,9 @@ type errorJSON struct {
 // modelErrorJSON is the body of a 502 for a model provider's failure.
 type modelErrorJSON struct {
 	errorJSON
-	// Kind is the [toolgate.ModelErrorKind]: rate_limit, auth,
+	// Kind is the [provider.ErrorKind]: rate_limit, auth,
 	// bad_request, server or other.
-	Kind toolgate.ModelErrorKind `json:"kind"`
+	Kind provider.ErrorKind `json:"kind"`
 	// Provider names the provider, such as "openai".
 	Provider string `json:"provider,omitempty"`
 	// ProviderStatus is the provider's HTTP status; 0, omitted, when it
@@ -54,24 +54,24 @@ type modelErrorJSON struct {
 // modelErrorMessages say, by kind, what a model failure means to the
 // caller. The provider's own message is logged, not answered: it may name
 // the service's account.
-var modelErrorMessages = map[toolgate.ModelErrorKind]string{
-	toolgate.ModelErrRateLimit:  "the model provider's rate limit was reached; retry later",
-	toolgate.ModelErrAuth:       "the model provider refused the service's credentials",
-	toolgate.ModelErrBadRequest: "the model provider refused the request",
-	toolgate.ModelErrServer:     "the model provider failed; retry later",
-	toolgate.ModelErrOther:      "the model call failed",
+var modelErrorMessages = map[provider.ErrorKind]string{
+	provider.KindRateLimit:  "the model provider's rate limit was reached; retry later",
+	provider.KindAuth:       "the model provider refused the service's credentials",
+	provider.KindBadRequest: "the model provider refused the request",
+	provider.KindServer:     "the model provider failed; retry later",
+	provider.KindOther:      "the model call failed",
 }
 
 // modelError returns the body answering err when it is a model provider's
 // failure.
 func modelError(err error) (*modelErrorJSON, bool) {
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if !errors.As(err, &me) {
 		return nil, false
 	}
 	msg, ok := modelErrorMessages[me.Kind]
 	if !ok {
-		msg = modelErrorMessages[toolgate.ModelErrOther]
+		msg = modelErrorMessages[provider.KindOther]
 	}
 	return &modelErrorJSON{errorJSON: errorJSON{Error: codeModelError, Message: msg}, Kind: me.Kind, Provider: me.Provider, ProviderStatus: me.StatusCode}, true
 }

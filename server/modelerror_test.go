@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/scripted"
 	"github.com/toolgate/toolgate/store/memory"
 )
@@ -45,11 +46,11 @@ func (m *failingModel) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2
 // provider's own message.
 func TestModelErrorIs502(t *testing.T) {
 	for _, tc := range []struct {
-		kind   toolgate.ModelErrorKind
+		kind   provider.ErrorKind
 		status int
-	}{{toolgate.ModelErrRateLimit, 429}, {toolgate.ModelErrAuth, 401}, {toolgate.ModelErrBadRequest, 400}, {toolgate.ModelErrServer, 503}, {toolgate.ModelErrOther, 0}} {
+	}{{provider.KindRateLimit, 429}, {provider.KindAuth, 401}, {provider.KindBadRequest, 400}, {provider.KindServer, 503}, {provider.KindOther, 0}} {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			merr := &toolgate.ModelError{Provider: "openai", Kind: tc.kind, StatusCode: tc.status, Message: "org-secret-id quota", Err: fmt.Errorf("sdk error")}
+			merr := &provider.Error{Provider: "openai", Kind: tc.kind, StatusCode: tc.status, Message: "org-secret-id quota", Err: fmt.Errorf("sdk error")}
 			want := func(where string, code int, out map[string]any) {
 				t.Helper()
 				if code != 502 || out["error"] != "model_error" || out["kind"] != string(tc.kind) {
@@ -77,7 +78,7 @@ func TestModelErrorIs502(t *testing.T) {
 // TestModelErrorStreamed: in a streamed turn, a model failure before the
 // first chunk is a 502, and after it an "error" event with the kind.
 func TestModelErrorStreamed(t *testing.T) {
-	merr := &toolgate.ModelError{Provider: "anthropic", Kind: toolgate.ModelErrRateLimit, StatusCode: 429}
+	merr := &provider.Error{Provider: "anthropic", Kind: provider.KindRateLimit, StatusCode: 429}
 	f := newFixtureWith(t, memory.New(), &failingModel{Model: scripted.New(), err: merr}, nil)
 	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 	req := httptest.NewRequest("POST", "/v1/conversations/"+conv+"/messages", strings.NewReader(`{"input":"hello"}`))

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/authz"
 	"github.com/toolgate/toolgate/internal/logcap"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/records"
 )
 
@@ -155,7 +156,7 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 		_, body, _ := s.denial(r, err)
 		sw.event("", "error", body)
 		return
-	case errors.As(err, new(*toolgate.ModelError)):
+	case errors.As(err, new(*provider.Error)):
 		body, _ := modelError(err)
 		s.logger.ErrorContext(r.Context(), "server: the model failed in a streamed turn", "method", r.Method, "path", capped(r.URL.Path), "kind", body.Kind, "err", logcap.Error(err))
 		sw.event("", "error", body)

@@ -16,6 +16,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
@@ -25,8 +26,8 @@ import (
 // the Messages API requires it.
 const DefaultMaxOutputTokens = 4096
 
-// provider names the provider in [toolgate.ModelError].
-const provider = "anthropic"
+// provider names the provider in [provider.Error].
+const providerName = "anthropic"
 
 // Options configure a [Model]. A nil *Options is not enough: Model must be
 // set. The options are copied by [New].
@@ -158,7 +159,7 @@ func FromEnv(model string) (*Model, error) {
 }
 
 // Generate sends the prompt and returns the whole reply. Provider failures
-// are [*toolgate.ModelError] values; a canceled context returns ctx.Err().
+// are [*provider.Error] values; a canceled context returns ctx.Err().
 func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
 	params, opts, err := m.params(p)
 	if err != nil {
@@ -264,13 +265,13 @@ func retryableEvent(err error) bool {
 	return false
 }
 
-// modelError maps an SDK error to a [*toolgate.ModelError], or returns the
+// modelError maps an SDK error to a [*provider.Error], or returns the
 // context's error when the context ended.
 func modelError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if errors.As(err, &me) {
 		return err
 	}
@@ -292,7 +293,7 @@ func modelError(ctx context.Context, err error) error {
 		if apiErr.Response != nil {
 			wait = retryafter.Header(apiErr.Response.Header, time.Now())
 		}
-		return &toolgate.ModelError{Provider: provider, Kind: kind, StatusCode: code, Message: msg, Err: err, RetryAfter: wait}
+		return &provider.Error{Provider: providerName, Kind: kind, StatusCode: code, Message: msg, Err: err, RetryAfter: wait}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -304,7 +305,7 @@ func modelError(ctx context.Context, err error) error {
 	if errors.As(err, &ue) {
 		msg = "the request failed: " + ue.Err.Error()
 	}
-	return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther, Message: msg, Err: err}
+	return &provider.Error{Provider: providerName, Kind: provider.KindOther, Message: msg, Err: err}
 }
 
 // statusForErrorType returns the HTTP status the API documents for an
@@ -335,6 +336,6 @@ func statusForErrorType(t string) int {
 
 // malformed returns the error for a response that does not follow the API.
 func malformed(format string, args ...any) error {
-	return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther,
+	return &provider.Error{Provider: providerName, Kind: provider.KindOther,
 		Message: "malformed response: " + fmt.Sprintf(format, args...)}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
@@ -403,9 +404,9 @@ func TestStreamMalformed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeAPI(t, sseAnswer(tt.events...))
 			_, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) || me.Kind != toolgate.ModelErrOther || me.Provider != "anthropic" {
-				t.Fatalf("got %v, want a ModelError of kind other", err)
+			var me *provider.Error
+			if !errors.As(err, &me) || me.Kind != provider.KindOther || me.Provider != "anthropic" {
+				t.Fatalf("got %v, want a provider.Error of kind other", err)
 			}
 			if strings.Contains(me.Error(), `{"`) {
 				t.Errorf("the error quotes the response: %v", me)
@@ -432,11 +433,11 @@ func TestContextCanceled(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	fakeapi.CheckErrors(t, hi, "anthropic", []fakeapi.ErrorCase{
-		{Status: 429, Type: "rate_limit_error", Message: "Number of request tokens has exceeded your rate limit.", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
-		{Status: 500, Type: "api_error", Message: "Internal server error", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
-		{Status: 529, Type: "overloaded_error", Message: "Overloaded", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
-		{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
-		{Status: 400, Type: "invalid_request_error", Message: "messages: at least one message is required", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+		{Status: 429, Type: "rate_limit_error", Message: "Number of request tokens has exceeded your rate limit.", Kind: provider.KindRateLimit, Sentinel: provider.ErrRateLimited},
+		{Status: 500, Type: "api_error", Message: "Internal server error", Kind: provider.KindServer, Sentinel: provider.ErrServer},
+		{Status: 529, Type: "overloaded_error", Message: "Overloaded", Kind: provider.KindServer, Sentinel: provider.ErrServer},
+		{Status: 401, Type: "authentication_error", Message: "invalid x-api-key", Kind: provider.KindAuth, Sentinel: provider.ErrAuth},
+		{Status: 400, Type: "invalid_request_error", Message: "messages: at least one message is required", Kind: provider.KindBadRequest, Sentinel: provider.ErrBadRequest},
 	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
 		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
 		return f.model(t), f.Server
@@ -447,11 +448,11 @@ func TestStreamErrorEvent(t *testing.T) {
 	events := append(streamText[:6:6], "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 	f := newFakeAPI(t, sseAnswer(events...))
 	_, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if !errors.As(err, &me) {
-		t.Fatalf("got %v, want a ModelError", err)
+		t.Fatalf("got %v, want a provider.Error", err)
 	}
-	if me.Kind != toolgate.ModelErrServer || me.StatusCode != 0 || me.Message != "Overloaded" {
+	if me.Kind != provider.KindServer || me.StatusCode != 0 || me.Message != "Overloaded" {
 		t.Errorf("got %+v, want kind server, status 0, message Overloaded", me)
 	}
 }

@@ -100,7 +100,7 @@
 // without starting with a thinking block. Such a request is sent with
 // thinking off; the next turn has it again.
 //
-// Failures are [*toolgate.ModelError] values with Provider "anthropic" after
+// Failures are [*provider.Error] values with Provider "anthropic" after
 // the SDK's own retries (see [Options.MaxRetries]); RetryAfter is the wait
 // the API asked for in a retry-after header, if any. An error event inside
 // a stream gets the kind of its error type and StatusCode 0; one that

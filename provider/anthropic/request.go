@@ -177,11 +177,11 @@ func assistantBlocks(msg *toolgate.AssistantMessage, ids []string) ([]sdk.Conten
 				blocks = append(blocks, sdk.NewTextBlock(p.Text))
 			}
 		case toolgate.ReasoningPart:
-			if p.Provider == provider {
+			if p.Provider == providerName {
 				blocks = append(blocks, sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Thinking: p.Text, Signature: p.Signature}})
 			}
 		case toolgate.RedactedReasoningPart:
-			if p.Provider == provider {
+			if p.Provider == providerName {
 				blocks = append(blocks, sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: p.Data}})
 			}
 		case toolgate.ToolCallPart:

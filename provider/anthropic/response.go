@@ -80,12 +80,12 @@ func (p *blockParts) text(s string) {
 
 func (p *blockParts) thinking(text, signature string) {
 	p.reasoning = true
-	p.parts = append(p.parts, toolgate.ReasoningPart{Text: text, Signature: signature, Provider: provider})
+	p.parts = append(p.parts, toolgate.ReasoningPart{Text: text, Signature: signature, Provider: providerName})
 }
 
 func (p *blockParts) redacted(data string) {
 	p.reasoning = true
-	p.parts = append(p.parts, toolgate.RedactedReasoningPart{Data: data, Provider: provider})
+	p.parts = append(p.parts, toolgate.RedactedReasoningPart{Data: data, Provider: providerName})
 }
 
 func (p *blockParts) call(index int) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
@@ -121,8 +122,8 @@ func TestStreamOverloadedRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = toolgate.Collect(noWait(m).Stream(t.Context(), hi))
-		if !errors.Is(err, toolgate.ErrModelServer) {
-			t.Errorf("got %v, want a server ModelError", err)
+		if !errors.Is(err, provider.ErrServer) {
+			t.Errorf("got %v, want a server provider.Error", err)
 		}
 		if f.Count() != 2 {
 			t.Errorf("%d requests, want 2", f.Count())
@@ -131,8 +132,8 @@ func TestStreamOverloadedRetried(t *testing.T) {
 	t.Run("retries off", func(t *testing.T) {
 		f := newFakeAPI(t, sseAnswer(overloaded...))
 		_, err := toolgate.Collect(noWait(f.model(t)).Stream(t.Context(), hi))
-		if !errors.Is(err, toolgate.ErrModelServer) || f.Count() != 1 {
-			t.Errorf("got %v after %d requests, want a server ModelError after 1", err, f.Count())
+		if !errors.Is(err, provider.ErrServer) || f.Count() != 1 {
+			t.Errorf("got %v after %d requests, want a server provider.Error after 1", err, f.Count())
 		}
 	})
 	t.Run("after text was yielded", func(t *testing.T) {
@@ -143,8 +144,8 @@ func TestStreamOverloadedRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 		chunks, err := fakeapi.Chunks(t.Context(), noWait(m), hi)
-		if !errors.Is(err, toolgate.ErrModelServer) {
-			t.Errorf("got %v, want a server ModelError: a reply already partly yielded is not retried", err)
+		if !errors.Is(err, provider.ErrServer) {
+			t.Errorf("got %v, want a server provider.Error: a reply already partly yielded is not retried", err)
 		}
 		if f.Count() != 1 || len(chunks) == 0 {
 			t.Errorf("%d requests, %d chunks; want 1 request and the text so far", f.Count(), len(chunks))
@@ -158,8 +159,8 @@ func TestStreamOverloadedRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = toolgate.Collect(noWait(m).Stream(t.Context(), hi))
-		if !errors.Is(err, toolgate.ErrModelBadRequest) || f.Count() != 1 {
-			t.Errorf("got %v after %d requests, want a bad-request ModelError after 1", err, f.Count())
+		if !errors.Is(err, provider.ErrBadRequest) || f.Count() != 1 {
+			t.Errorf("got %v after %d requests, want a bad-request provider.Error after 1", err, f.Count())
 		}
 	})
 }
@@ -267,15 +268,15 @@ func TestThinkingOption(t *testing.T) {
 	}
 }
 
-// TestRetryAfterSurfaced: the wait a 429 asks for is in the ModelError.
+// TestRetryAfterSurfaced: the wait a 429 asks for is in the provider.Error.
 func TestRetryAfterSurfaced(t *testing.T) {
 	a := errorAnswer(429, "rate_limit_error", "slow down")
 	a.Header["retry-after"] = "17"
 	f := newFakeAPI(t, a)
 	_, err := f.model(t).Generate(t.Context(), hi)
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if !errors.As(err, &me) || me.RetryAfter != 17*time.Second {
-		t.Errorf("got %#v, want a ModelError with RetryAfter 17s", err)
+		t.Errorf("got %#v, want a provider.Error with RetryAfter 17s", err)
 	}
 }
 

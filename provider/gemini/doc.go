@@ -108,7 +108,7 @@
 // sent back either way: a conversation paused on a tool call and resumed
 // later, from another process, gives the model its reasoning back.
 //
-// Failures are [*toolgate.ModelError] values with Provider "gemini" after
+// Failures are [*provider.Error] values with Provider "gemini" after
 // the retries (none unless [Options.MaxRetries] is set), which wait as long
 // as the API asks by Retry-After or a google.rpc.RetryInfo retryDelay (up to
 // [MaxRetryWait]); RetryAfter is the wait the last answer asked for. Nothing of

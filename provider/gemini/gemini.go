@@ -14,12 +14,13 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
 
-// provider names the provider in [toolgate.ModelError].
-const provider = "gemini"
+// provider names the provider in [provider.Error].
+const providerName = "gemini"
 
 // Options configure a [Model]. A nil *Options is not enough: Model must be
 // set. The options are copied by [New].
@@ -147,7 +148,7 @@ func FromEnv(model string) (*Model, error) {
 }
 
 // Generate sends the prompt and returns the whole reply. Provider failures
-// are [*toolgate.ModelError] values; a canceled context returns ctx.Err().
+// are [*provider.Error] values; a canceled context returns ctx.Err().
 func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
 	model, contents, config, err := m.request(p)
 	if err != nil {
@@ -205,14 +206,14 @@ func (m *Model) Stream(ctx context.Context, p *toolgate.Prompt) iter.Seq2[*toolg
 	}
 }
 
-// modelError maps an SDK error to a [*toolgate.ModelError], or returns the
+// modelError maps an SDK error to a [*provider.Error], or returns the
 // context's error when the context ended. note holds the wait the last
 // answer asked for, if any.
 func modelError(ctx context.Context, err error, note *retryNote) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if errors.As(err, &me) {
 		return err
 	}
@@ -231,14 +232,14 @@ func modelError(ctx context.Context, err error, note *retryNote) error {
 		if errors.As(err, &ue) {
 			msg = "the request failed: " + ue.Err.Error()
 		}
-		return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther, Message: msg, Err: err}
+		return &provider.Error{Provider: providerName, Kind: provider.KindOther, Message: msg, Err: err}
 	}
 	msg := apiErr.Message
 	if msg == "" {
 		msg = apiErr.Status
 	}
-	return &toolgate.ModelError{
-		Provider:   provider,
+	return &provider.Error{
+		Provider:   providerName,
 		Kind:       modelerr.KindForStatus(apiErr.Code),
 		StatusCode: apiErr.Code,
 		Message:    msg,
@@ -249,6 +250,6 @@ func modelError(ctx context.Context, err error, note *retryNote) error {
 
 // malformed returns the error for a response that does not follow the API.
 func malformed(format string, args ...any) error {
-	return &toolgate.ModelError{Provider: provider, Kind: toolgate.ModelErrOther,
+	return &provider.Error{Provider: providerName, Kind: provider.KindOther,
 		Message: "malformed response: " + fmt.Sprintf(format, args...)}
 }

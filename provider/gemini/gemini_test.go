@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/toolgatetest"
 )
@@ -317,9 +318,9 @@ func TestStreamMalformed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeAPI(t, tt.a)
 			_, err := toolgate.Collect(f.model(t).Stream(t.Context(), hi))
-			var me *toolgate.ModelError
+			var me *provider.Error
 			if !errors.As(err, &me) || me.Provider != "gemini" {
-				t.Fatalf("got %v, want a ModelError", err)
+				t.Fatalf("got %v, want a provider.Error", err)
 			}
 			if strings.Contains(me.Error(), "candidates") {
 				t.Errorf("the error quotes the response: %v", me)
@@ -346,12 +347,12 @@ func TestContextCanceled(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	fakeapi.CheckErrors(t, hi, "gemini", []fakeapi.ErrorCase{
-		{Status: 429, Type: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota).", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited},
-		{Status: 500, Type: "INTERNAL", Message: "An internal error has occurred.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
-		{Status: 503, Type: "UNAVAILABLE", Message: "The model is overloaded.", Kind: toolgate.ModelErrServer, Sentinel: toolgate.ErrModelServer},
-		{Status: 401, Type: "UNAUTHENTICATED", Message: "API key not valid.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
-		{Status: 403, Type: "PERMISSION_DENIED", Message: "Permission denied.", Kind: toolgate.ModelErrAuth, Sentinel: toolgate.ErrModelAuth},
-		{Status: 400, Type: "INVALID_ARGUMENT", Message: "Request contains an invalid argument.", Kind: toolgate.ModelErrBadRequest, Sentinel: toolgate.ErrModelBadRequest},
+		{Status: 429, Type: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota).", Kind: provider.KindRateLimit, Sentinel: provider.ErrRateLimited},
+		{Status: 500, Type: "INTERNAL", Message: "An internal error has occurred.", Kind: provider.KindServer, Sentinel: provider.ErrServer},
+		{Status: 503, Type: "UNAVAILABLE", Message: "The model is overloaded.", Kind: provider.KindServer, Sentinel: provider.ErrServer},
+		{Status: 401, Type: "UNAUTHENTICATED", Message: "API key not valid.", Kind: provider.KindAuth, Sentinel: provider.ErrAuth},
+		{Status: 403, Type: "PERMISSION_DENIED", Message: "Permission denied.", Kind: provider.KindAuth, Sentinel: provider.ErrAuth},
+		{Status: 400, Type: "INVALID_ARGUMENT", Message: "Request contains an invalid argument.", Kind: provider.KindBadRequest, Sentinel: provider.ErrBadRequest},
 	}, func(c fakeapi.ErrorCase) (toolgate.Model, *fakeapi.Server) {
 		f := newFakeAPI(t, errorAnswer(c.Status, c.Type, c.Message))
 		return f.model(t), f.Server

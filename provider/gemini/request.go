@@ -153,11 +153,11 @@ func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
 	for _, p := range content {
 		switch p := p.(type) {
 		case toolgate.TextPart:
-			own = own || p.Provider == provider && p.Signature != ""
+			own = own || p.Provider == providerName && p.Signature != ""
 		case toolgate.ReasoningPart:
-			own = own || p.Provider == provider && p.Signature != ""
+			own = own || p.Provider == providerName && p.Signature != ""
 		case toolgate.ToolCallPart:
-			own = own || p.Provider == provider && p.Signature != ""
+			own = own || p.Provider == providerName && p.Signature != ""
 		}
 	}
 	parts := make([]*genai.Part, 0, len(content))
@@ -169,7 +169,7 @@ func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
 				continue
 			}
 			part := &genai.Part{Text: p.Text}
-			if p.Provider == provider && p.Signature != "" {
+			if p.Provider == providerName && p.Signature != "" {
 				sig, err := decodeSignature(j, p.Signature)
 				if err != nil {
 					return nil, err
@@ -178,7 +178,7 @@ func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
 			}
 			parts = append(parts, part)
 		case toolgate.ReasoningPart:
-			if p.Provider != provider || p.Text == "" && p.Signature == "" {
+			if p.Provider != providerName || p.Text == "" && p.Signature == "" {
 				continue
 			}
 			part := &genai.Part{Text: p.Text, Thought: true}
@@ -197,7 +197,7 @@ func modelParts(msg *toolgate.AssistantMessage) ([]*genai.Part, error) {
 			call := msg.ToolCalls[p.Index]
 			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: callArgs(call.Arguments)}}
 			switch {
-			case p.Provider == provider && p.Signature != "":
+			case p.Provider == providerName && p.Signature != "":
 				sig, err := decodeSignature(j, p.Signature)
 				if err != nil {
 					return nil, err

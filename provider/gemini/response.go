@@ -80,7 +80,7 @@ func (l *partList) call(index int, sig []byte) {
 	p := toolgate.ToolCallPart{Index: index}
 	if len(sig) > 0 {
 		l.extra = true
-		p.Provider, p.Signature = provider, base64.StdEncoding.EncodeToString(sig)
+		p.Provider, p.Signature = providerName, base64.StdEncoding.EncodeToString(sig)
 		l.size += len(p.Signature)
 	}
 	l.parts = append(l.parts, p)
@@ -124,7 +124,7 @@ func (l *partList) text(part *genai.Part) bool {
 		}
 	}
 	if part.Thought {
-		l.parts = append(l.parts, toolgate.ReasoningPart{Text: part.Text, Provider: provider, Signature: sig})
+		l.parts = append(l.parts, toolgate.ReasoningPart{Text: part.Text, Provider: providerName, Signature: sig})
 	} else {
 		p := toolgate.TextPart{Text: part.Text}
 		p.Provider, p.Signature = signed(sig)
@@ -140,7 +140,7 @@ func signed(sig string) (string, string) {
 	if sig == "" {
 		return "", ""
 	}
-	return provider, sig
+	return providerName, sig
 }
 
 func (l *partList) result() toolgate.Parts {

@@ -16,7 +16,7 @@ import (
 
 // MaxRetryWait is the longest wait the API may ask for (by Retry-After or
 // RetryInfo.retryDelay) that a retry honours: when it asks for more, the
-// request is not retried and the [toolgate.ModelError] carries the wait in
+// request is not retried and the [provider.Error] carries the wait in
 // RetryAfter.
 const MaxRetryWait = time.Minute
 
@@ -28,7 +28,7 @@ const maxErrorBody = 1 << 20
 
 // retrier is the HTTP transport of a [Model]: it retries failed requests
 // (the SDK's own retries are off), honouring the wait the API asks for,
-// and notes that wait for [toolgate.ModelError.RetryAfter]. It is safe for
+// and notes that wait for [provider.Error.RetryAfter]. It is safe for
 // concurrent use.
 type retrier struct {
 	// fixed at creation

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 )
 
@@ -82,7 +82,7 @@ func TestRetryDelayHonoured(t *testing.T) {
 	}
 }
 
-// TestRetryAfterSurfaced: the wait the API asked for is in the ModelError
+// TestRetryAfterSurfaced: the wait the API asked for is in the provider.Error
 // when no retry is left, or when it is longer than a retry waits.
 func TestRetryAfterSurfaced(t *testing.T) {
 	header := errorAnswer(429, "RESOURCE_EXHAUSTED", "slow down")
@@ -106,11 +106,11 @@ func TestRetryAfterSurfaced(t *testing.T) {
 				m, w := retryModel(t, f, tt.retries)
 				var err error
 				_, err = fakeapi.Generate(t.Context(), m, hi, stream)
-				var me *toolgate.ModelError
+				var me *provider.Error
 				if !errors.As(err, &me) {
-					t.Fatalf("got %v, want a ModelError", err)
+					t.Fatalf("got %v, want a provider.Error", err)
 				}
-				if me.RetryAfter != tt.want || me.Kind != toolgate.ModelErrRateLimit {
+				if me.RetryAfter != tt.want || me.Kind != provider.KindRateLimit {
 					t.Errorf("got RetryAfter %v kind %s, want %v rate_limit", me.RetryAfter, me.Kind, tt.want)
 				}
 				if f.Count() != tt.requests || len(w.got()) != 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
@@ -325,9 +326,9 @@ func TestChatStreamCut(t *testing.T) {
 	for _, end := range []streamEnd{endClean, endAbort} {
 		s := newServer(t, sseReply(end, events...))
 		chunks, err := collect(s.model(openai.ChatCompletions).Stream(t.Context(), fullPrompt(true)))
-		var me *toolgate.ModelError
-		if !errors.As(err, &me) || me.Kind != toolgate.ModelErrOther {
-			t.Errorf("end %d: got error %v, want a ModelError of kind other", end, err)
+		var me *provider.Error
+		if !errors.As(err, &me) || me.Kind != provider.KindOther {
+			t.Errorf("end %d: got error %v, want a provider.Error of kind other", end, err)
 		}
 		for _, c := range chunks {
 			if c.FinishReason != "" {
@@ -343,9 +344,9 @@ func TestChatStreamErrorEvent(t *testing.T) {
 		`{"error":{"message":"The server is overloaded.","type":"server_error","code":"server_error"}}`,
 	))
 	_, err := collect(s.model(openai.ChatCompletions).Stream(t.Context(), fullPrompt(true)))
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) || me.Kind != toolgate.ModelErrServer || me.Message != "The server is overloaded." {
-		t.Errorf("got %v, want a server ModelError with the provider's message", err)
+	var me *provider.Error
+	if !errors.As(err, &me) || me.Kind != provider.KindServer || me.Message != "The server is overloaded." {
+		t.Errorf("got %v, want a server provider.Error with the provider's message", err)
 	}
 }
 
@@ -360,9 +361,9 @@ func TestChatMalformed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, jsonReply(200, tt.body))
 			resp, err := s.model(openai.ChatCompletions).Generate(t.Context(), fullPrompt(true))
-			var me *toolgate.ModelError
-			if !errors.As(err, &me) || me.Kind != toolgate.ModelErrOther {
-				t.Errorf("got %v, %v; want a ModelError of kind other", resp, err)
+			var me *provider.Error
+			if !errors.As(err, &me) || me.Kind != provider.KindOther {
+				t.Errorf("got %v, %v; want a provider.Error of kind other", resp, err)
 			}
 		})
 	}

@@ -152,11 +152,11 @@
 // # Errors
 //
 // Failures reported by the API, after the SDK's own retries (see
-// [Options].MaxRetries), are [*toolgate.ModelError] values with Provider
+// [Options].MaxRetries), are [*provider.Error] values with Provider
 // "openai", the kind from the HTTP status, the status, the provider's
-// message and the wait a Retry-After header asked for (RetryAfter); match them with errors.Is and [toolgate.ErrRateLimited],
-// [toolgate.ErrModelAuth], [toolgate.ErrModelBadRequest] or
-// [toolgate.ErrModelServer]. The SDK's error is wrapped. Errors reported
+// message and the wait a Retry-After header asked for (RetryAfter); match them with errors.Is and [provider.ErrRateLimited],
+// [provider.ErrAuth], [provider.ErrBadRequest] or
+// [provider.ErrServer]. The SDK's error is wrapped. Errors reported
 // inside a stream or a failed response, cut streams and malformed answers
 // are ModelErrors too (kind from the error code, or other). A canceled
 // context gives an error wrapping ctx.Err(). Errors never hold message

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
@@ -41,16 +42,16 @@ func run(ctx context.Context, m *openai.Model, stream bool) (*toolgate.Response,
 func TestHTTPErrors(t *testing.T) {
 	tests := []struct {
 		status   int
-		kind     toolgate.ModelErrorKind
+		kind     provider.ErrorKind
 		sentinel error
 	}{
-		{429, toolgate.ModelErrRateLimit, toolgate.ErrRateLimited},
-		{500, toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{503, toolgate.ModelErrServer, toolgate.ErrModelServer},
-		{401, toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{403, toolgate.ModelErrAuth, toolgate.ErrModelAuth},
-		{400, toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
-		{404, toolgate.ModelErrBadRequest, toolgate.ErrModelBadRequest},
+		{429, provider.KindRateLimit, provider.ErrRateLimited},
+		{500, provider.KindServer, provider.ErrServer},
+		{503, provider.KindServer, provider.ErrServer},
+		{401, provider.KindAuth, provider.ErrAuth},
+		{403, provider.KindAuth, provider.ErrAuth},
+		{400, provider.KindBadRequest, provider.ErrBadRequest},
+		{404, provider.KindBadRequest, provider.ErrBadRequest},
 	}
 	for _, api := range apis {
 		for _, stream := range []bool{false, true} {
@@ -63,9 +64,9 @@ func TestHTTPErrors(t *testing.T) {
 					msg := "Provider says no (" + http.StatusText(tt.status) + ")."
 					s := newServer(t, apiError(tt.status, msg))
 					_, err := run(t.Context(), s.model(api), stream)
-					var me *toolgate.ModelError
+					var me *provider.Error
 					if !errors.As(err, &me) {
-						t.Fatalf("got %v, want a *toolgate.ModelError", err)
+						t.Fatalf("got %v, want a *provider.Error", err)
 					}
 					if me.Provider != "openai" || me.Kind != tt.kind || me.StatusCode != tt.status || me.Message != msg {
 						t.Errorf("got %+v, want provider openai, kind %s, status %d, message %q", me, tt.kind, tt.status, msg)
@@ -144,8 +145,8 @@ func TestRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Generate(t.Context(), fullPrompt(true)); !errors.Is(err, toolgate.ErrModelServer) {
-			t.Errorf("got %v, want ErrModelServer", err)
+		if _, err := m.Generate(t.Context(), fullPrompt(true)); !errors.Is(err, provider.ErrServer) {
+			t.Errorf("got %v, want provider.ErrServer", err)
 		}
 		if n := len(s.received()); n != 2 {
 			t.Errorf("got %d requests, want 2", n)
@@ -162,9 +163,9 @@ func TestConnectionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Generate(t.Context(), fullPrompt(true))
-	var me *toolgate.ModelError
-	if !errors.As(err, &me) || me.Kind != toolgate.ModelErrOther || me.StatusCode != 0 {
-		t.Errorf("got %v, want a ModelError of kind other without status", err)
+	var me *provider.Error
+	if !errors.As(err, &me) || me.Kind != provider.KindOther || me.StatusCode != 0 {
+		t.Errorf("got %v, want a provider.Error of kind other without status", err)
 	}
 }
 

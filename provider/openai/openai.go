@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/schemacache"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/modelerr"
 	"github.com/toolgate/toolgate/provider/internal/retryafter"
 )
@@ -174,7 +175,7 @@ func FromEnv(model string) (*Model, error) {
 func (m *Model) API() API { return m.api }
 
 // Generate sends the prompt and returns the whole reply. Failures reported
-// by the API are [*toolgate.ModelError] values; a canceled context gives an
+// by the API are [*provider.Error] values; a canceled context gives an
 // error wrapping ctx.Err().
 func (m *Model) Generate(ctx context.Context, p *toolgate.Prompt) (*toolgate.Response, error) {
 	if m.api == Responses {
@@ -322,7 +323,7 @@ func wrapErr(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("openai: %w", err)
 	}
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if errors.As(err, &me) {
 		return err
 	}
@@ -332,7 +333,7 @@ func wrapErr(ctx context.Context, err error) error {
 		if apiErr.Response != nil {
 			wait = retryafter.Header(apiErr.Response.Header, time.Now())
 		}
-		return &toolgate.ModelError{
+		return &provider.Error{
 			Provider:   "openai",
 			Kind:       modelerr.KindForStatus(apiErr.StatusCode),
 			StatusCode: apiErr.StatusCode,
@@ -353,33 +354,33 @@ func wrapErr(ctx context.Context, err error) error {
 		_ = json.Unmarshal(se.Event.Data, &v)
 		code, _ := v.Error.Code.(string)
 		kind := kindForCode(code)
-		if kind == toolgate.ModelErrOther {
+		if kind == provider.KindOther {
 			kind = kindForCode(v.Error.Type)
 		}
-		return &toolgate.ModelError{Provider: "openai", Kind: kind, Message: v.Error.Message, Err: err}
+		return &provider.Error{Provider: "openai", Kind: kind, Message: v.Error.Message, Err: err}
 	}
-	return &toolgate.ModelError{Provider: "openai", Kind: toolgate.ModelErrOther, Message: err.Error(), Err: err}
+	return &provider.Error{Provider: "openai", Kind: provider.KindOther, Message: err.Error(), Err: err}
 }
 
 // kindForCode classifies an error reported inside a successful HTTP answer
 // (a stream's error event, a failed response) by its code.
-func kindForCode(code string) toolgate.ModelErrorKind {
+func kindForCode(code string) provider.ErrorKind {
 	switch code {
 	case "rate_limit_exceeded", "rate_limit_error", "insufficient_quota":
-		return toolgate.ModelErrRateLimit
+		return provider.KindRateLimit
 	case "server_error", "api_error", "internal_error", "server_overloaded", "overloaded_error":
-		return toolgate.ModelErrServer
+		return provider.KindServer
 	case "invalid_request_error", "invalid_prompt", "context_length_exceeded", "invalid_request":
-		return toolgate.ModelErrBadRequest
+		return provider.KindBadRequest
 	case "authentication_error", "invalid_api_key", "permission_error":
-		return toolgate.ModelErrAuth
+		return provider.KindAuth
 	}
-	return toolgate.ModelErrOther
+	return provider.KindOther
 }
 
 // errMalformed reports an answer that does not have the documented shape.
 func errMalformed(format string, args ...any) error {
-	return &toolgate.ModelError{Provider: "openai", Kind: toolgate.ModelErrOther, Message: fmt.Sprintf(format, args...)}
+	return &provider.Error{Provider: "openai", Kind: provider.KindOther, Message: fmt.Sprintf(format, args...)}
 }
 
 // rawArguments returns a call's arguments text: the JSON string's value, or

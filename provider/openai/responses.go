@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 )
 
 // errNoStop: the Responses API has no stop sequences.
@@ -169,7 +170,7 @@ func responsesFinish(r *responses.Response, hasCalls bool) (toolgate.FinishReaso
 			return toolgate.FinishReason(reason), nil
 		}
 	case responses.ResponseStatusFailed:
-		return "", &toolgate.ModelError{
+		return "", &provider.Error{
 			Provider: "openai",
 			Kind:     kindForCode(string(r.Error.Code)),
 			Message:  r.Error.Message,
@@ -350,7 +351,7 @@ func (s *responsesStream) add(ev *responses.ResponseStreamEventUnion) (*toolgate
 		_, err := responsesFinish(&r, false)
 		return nil, err
 	case "error":
-		return nil, &toolgate.ModelError{Provider: "openai", Kind: kindForCode(ev.Code), Message: ev.Message}
+		return nil, &provider.Error{Provider: "openai", Kind: kindForCode(ev.Code), Message: ev.Message}
 	}
 	return nil, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/openai"
 )
 
@@ -166,15 +167,15 @@ func TestResponsesFailed(t *testing.T) {
 	)
 	m := s.model(openai.Responses)
 	_, err := m.Generate(t.Context(), fullPrompt(false))
-	if me := new(toolgate.ModelError); !errors.As(err, &me) || me.Kind != toolgate.ModelErrServer || me.Message != "Something went wrong." {
-		t.Errorf("Generate: got %v, want a server ModelError", err)
+	if me := new(provider.Error); !errors.As(err, &me) || me.Kind != provider.KindServer || me.Message != "Something went wrong." {
+		t.Errorf("Generate: got %v, want a server provider.Error", err)
 	}
 	_, err = collect(m.Stream(t.Context(), fullPrompt(false)))
-	if me := new(toolgate.ModelError); !errors.As(err, &me) || me.Kind != toolgate.ModelErrServer || me.Message != "Something went wrong." {
-		t.Errorf("Stream with response.failed: got %v, want a server ModelError", err)
+	if me := new(provider.Error); !errors.As(err, &me) || me.Kind != provider.KindServer || me.Message != "Something went wrong." {
+		t.Errorf("Stream with response.failed: got %v, want a server provider.Error", err)
 	}
 	_, err = collect(m.Stream(t.Context(), fullPrompt(false)))
-	if !errors.Is(err, toolgate.ErrRateLimited) {
+	if !errors.Is(err, provider.ErrRateLimited) {
 		t.Errorf("Stream with an error event: got %v, want ErrRateLimited", err)
 	}
 }
@@ -286,9 +287,9 @@ func TestResponsesMalformed(t *testing.T) {
 	for _, body := range []string{`{"id": "resp_1", "output": [`, `{"id":"resp_1","status":"completed"}`, `[]`} {
 		s := newServer(t, jsonReply(200, body))
 		resp, err := s.model(openai.Responses).Generate(t.Context(), fullPrompt(false))
-		var me *toolgate.ModelError
+		var me *provider.Error
 		if !errors.As(err, &me) {
-			t.Errorf("%s: got %v, %v; want a ModelError", body, resp, err)
+			t.Errorf("%s: got %v, %v; want a provider.Error", body, resp, err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/fakeapi"
 	"github.com/toolgate/toolgate/provider/openai"
 )
@@ -94,7 +95,7 @@ func TestRefusalFinish(t *testing.T) {
 	}
 }
 
-// TestRetryAfterSurfaced: the wait a 429 asks for is in the ModelError.
+// TestRetryAfterSurfaced: the wait a 429 asks for is in the provider.Error.
 func TestRetryAfterSurfaced(t *testing.T) {
 	for _, api := range []openai.API{openai.ChatCompletions, openai.Responses} {
 		s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -102,9 +103,9 @@ func TestRetryAfterSurfaced(t *testing.T) {
 			apiError(429, "Rate limit reached.")(w, r)
 		})
 		_, err := s.model(api).Generate(t.Context(), hiPrompt)
-		var me *toolgate.ModelError
+		var me *provider.Error
 		if !errors.As(err, &me) || me.RetryAfter != 12*time.Second {
-			t.Errorf("%s: got %#v, want a ModelError with RetryAfter 12s", api, err)
+			t.Errorf("%s: got %#v, want a provider.Error with RetryAfter 12s", api, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 )
 
 // CheckStreamStop checks that a consumer that stops reading a stream ends
@@ -64,31 +65,31 @@ func CheckCanceled(t testing.TB, m toolgate.Model, p *toolgate.Prompt) {
 // ErrorCase is an error answer of an API and the error an adapter must
 // return for it.
 type ErrorCase struct {
-	Status   int                     // the HTTP status
-	Type     string                  // the API's name for the error (its type, status or code)
-	Message  string                  // the error's message
-	Kind     toolgate.ModelErrorKind // the kind the adapter must report
-	Sentinel error                   // a sentinel the error must match
+	Status   int                // the HTTP status
+	Type     string             // the API's name for the error (its type, status or code)
+	Message  string             // the error's message
+	Kind     provider.ErrorKind // the kind the adapter must report
+	Sentinel error              // a sentinel the error must match
 }
 
 // CheckErrors checks that each case's answer, to a call and to a stream,
-// makes the adapter return a [toolgate.ModelError] of provider with the
+// makes the adapter return a [provider.Error] of provider with the
 // case's kind, status and message, matching its sentinel, after one
 // request. start returns a model, with retries off, talking to a new
 // server that answers with the API's error answer for c.
-func CheckErrors(t testing.TB, p *toolgate.Prompt, provider string, cases []ErrorCase, start func(c ErrorCase) (toolgate.Model, *Server)) {
+func CheckErrors(t testing.TB, p *toolgate.Prompt, name string, cases []ErrorCase, start func(c ErrorCase) (toolgate.Model, *Server)) {
 	t.Helper()
 	for _, tt := range cases {
 		for _, stream := range []bool{false, true} {
 			m, s := start(tt)
 			_, err := Generate(t.Context(), m, p, stream)
-			var me *toolgate.ModelError
+			var me *provider.Error
 			if !errors.As(err, &me) {
-				t.Fatalf("%d stream=%v: got %v, want a ModelError", tt.Status, stream, err)
+				t.Fatalf("%d stream=%v: got %v, want a provider.Error", tt.Status, stream, err)
 			}
 			got := *me
 			got.Err = nil
-			want := toolgate.ModelError{Provider: provider, Kind: tt.Kind, StatusCode: tt.Status, Message: tt.Message}
+			want := provider.Error{Provider: name, Kind: tt.Kind, StatusCode: tt.Status, Message: tt.Message}
 			if got != want {
 				t.Errorf("%d stream=%v: got %+v, want %+v", tt.Status, stream, got, want)
 			}
@@ -118,7 +119,7 @@ func Chunks(ctx context.Context, m toolgate.Model, p *toolgate.Prompt) ([]*toolg
 // CheckStreamCut checks a stream whose connection breaks in the middle:
 // the server sends body, the start of an event stream, and drops the
 // connection. The chunks before the cut arrive, none with a finish reason,
-// and the stream ends with a [toolgate.ModelError]. start returns a model
+// and the stream ends with a [provider.Error]. start returns a model
 // talking to a server answering with a.
 func CheckStreamCut(t testing.TB, p *toolgate.Prompt, body string, start func(a Answer) toolgate.Model) {
 	t.Helper()
@@ -132,9 +133,9 @@ func CheckStreamCut(t testing.TB, p *toolgate.Prompt, body string, start func(a 
 	if err == nil {
 		t.Fatal("got no error for a cut stream")
 	}
-	var me *toolgate.ModelError
+	var me *provider.Error
 	if !errors.As(err, &me) {
-		t.Fatalf("got %T %v, want a ModelError", err, err)
+		t.Fatalf("got %T %v, want a provider.Error", err, err)
 	}
 	if len(chunks) == 0 {
 		t.Error("got no chunk before the cut")

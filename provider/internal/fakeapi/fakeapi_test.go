@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/provider/internal/recording"
 )
 
@@ -314,17 +315,17 @@ var hi = &toolgate.Prompt{Messages: []toolgate.Message{&toolgate.UserMessage{Tex
 
 // The shared checks fail an adapter that gets them wrong.
 func TestChecksFail(t *testing.T) {
-	wrongKind := &toolgate.ModelError{Provider: "p", Kind: toolgate.ModelErrServer, StatusCode: 429, Message: "slow"}
+	wrongKind := &provider.Error{Provider: "p", Kind: provider.KindServer, StatusCode: 429, Message: "slow"}
 	for name, fn := range map[string]func(tb testing.TB){
 		"CheckCanceled, no error": func(tb testing.TB) { CheckCanceled(tb, errModel{}, hi) },
 		"CheckCanceled, other error": func(tb testing.TB) {
 			CheckCanceled(tb, errModel{errors.New("boom")}, hi)
 		},
 		"CheckErrors, other kind": func(tb testing.TB) {
-			CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited}},
+			CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: provider.KindRateLimit, Sentinel: provider.ErrRateLimited}},
 				func(ErrorCase) (toolgate.Model, *Server) { return errModel{wrongKind}, New(t, nil) })
 		},
-		"CheckErrors, no ModelError": func(tb testing.TB) {
+		"CheckErrors, no provider.Error": func(tb testing.TB) {
 			CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429}}, func(ErrorCase) (toolgate.Model, *Server) { return errModel{errors.New("x")}, New(t, nil) })
 		},
 		"CheckStreamCut, no error": func(tb testing.TB) {
@@ -336,9 +337,9 @@ func TestChecksFail(t *testing.T) {
 		}
 	}
 	// A model that does it right passes.
-	right := &toolgate.ModelError{Provider: "p", Kind: toolgate.ModelErrRateLimit, StatusCode: 429, Message: "slow", Err: toolgate.ErrRateLimited}
+	right := &provider.Error{Provider: "p", Kind: provider.KindRateLimit, StatusCode: 429, Message: "slow", Err: provider.ErrRateLimited}
 	if got := failures(t, func(tb testing.TB) {
-		CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: toolgate.ModelErrRateLimit, Sentinel: toolgate.ErrRateLimited}},
+		CheckErrors(tb, hi, "p", []ErrorCase{{Status: 429, Message: "slow", Kind: provider.KindRateLimit, Sentinel: provider.ErrRateLimited}},
 			func(ErrorCase) (toolgate.Model, *Server) {
 				s := New(t, nil)
 				do(t, "POST", s.URL, "{}", nil) // the one request

@@ -3,30 +3,30 @@ package modelerr
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/provider"
 )
 
 func TestKindForStatus(t *testing.T) {
 	for _, tt := range []struct {
 		code int
-		want toolgate.ModelErrorKind
+		want provider.ErrorKind
 	}{
-		{0, toolgate.ModelErrOther},
-		{-1, toolgate.ModelErrOther},
-		{200, toolgate.ModelErrOther},
-		{302, toolgate.ModelErrOther},
-		{400, toolgate.ModelErrBadRequest},
-		{401, toolgate.ModelErrAuth},
-		{403, toolgate.ModelErrAuth},
-		{404, toolgate.ModelErrBadRequest},
-		{413, toolgate.ModelErrBadRequest},
-		{429, toolgate.ModelErrRateLimit},
-		{499, toolgate.ModelErrBadRequest},
-		{500, toolgate.ModelErrServer},
-		{529, toolgate.ModelErrServer},
-		{599, toolgate.ModelErrServer},
-		{600, toolgate.ModelErrOther},
-		{1 << 30, toolgate.ModelErrOther},
+		{0, provider.KindOther},
+		{-1, provider.KindOther},
+		{200, provider.KindOther},
+		{302, provider.KindOther},
+		{400, provider.KindBadRequest},
+		{401, provider.KindAuth},
+		{403, provider.KindAuth},
+		{404, provider.KindBadRequest},
+		{413, provider.KindBadRequest},
+		{429, provider.KindRateLimit},
+		{499, provider.KindBadRequest},
+		{500, provider.KindServer},
+		{529, provider.KindServer},
+		{599, provider.KindServer},
+		{600, provider.KindOther},
+		{1 << 30, provider.KindOther},
 	} {
 		if got := KindForStatus(tt.code); got != tt.want {
 			t.Errorf("KindForStatus(%d) = %q, want %q", tt.code, got, tt.want)
