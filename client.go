@@ -28,9 +28,9 @@ type Client struct {
 	tools      []*Tool // as given
 	wrapped    []*Tool // tools wrapped by toolMW, offered when no authorizer
 	toolMW     []func(ToolFunc) ToolFunc
-	authz      Authorizer
-	protector  Protector
-	search     ToolSearch
+	authz      func(ctx context.Context, r *BeginParams) (Authorizer, error)
+	protector  func(ctx context.Context, r *BeginParams) (Protector, error)
+	search     func(ctx context.Context, r *BeginParams) (ToolSearch, error)
 	names      map[string]bool // the tools' names
 	manager    *manager
 	store      ConversationStore
@@ -83,20 +83,31 @@ type ClientOptions struct {
 	// It runs after the client's checks (confirmation, decisions, limits)
 	// and after argument normalisation, around the tool's own validation.
 	ToolMiddleware []func(next ToolFunc) ToolFunc
-	// Authorizer guards every request: which tools the model sees and
-	// which calls may run (see package authz). nil: no authorization, every
-	// tool is offered and every call may run.
-	Authorizer Authorizer
-	// Protector keeps personal data from the model: it sees tokens, each
-	// tool gets the originals it is granted, and the caller sees what the
-	// principal may see (see package privacy). nil: no protection.
-	Protector Protector
-	// ToolSearch lets the model find tools instead of seeing them all
-	// (see package toolsearch): each model call is offered the search tool
+	// Authorize begins the authorization of every request: which tools
+	// the model sees and which calls may run (package authz: pass
+	// guard.Begin). It may refuse the request (for example, tools but no
+	// principal). nil: no authorization, every tool is offered and every
+	// call may run. The client calls it at fixed stages; a client built
+	// with it has no way to skip it. It must be safe for concurrent use.
+	Authorize func(ctx context.Context, r *BeginParams) (Authorizer, error)
+	// Protect begins the protection of personal data in every request:
+	// the model sees tokens, each tool gets the originals it is granted,
+	// and the caller sees what the principal may see (package privacy:
+	// pass guard.Begin). The client calls the returned Protector's End
+	// when the request ends, however it ends. nil: no protection. It must
+	// be safe for concurrent use.
+	Protect func(ctx context.Context, r *BeginParams) (Protector, error)
+	// SearchTools begins the tool search of every request, letting the
+	// model find tools instead of seeing them all (package toolsearch:
+	// pass searcher.Begin): each model call is offered the search tool
 	// and the tools the model found so far, chosen among the tools the
-	// authorizer (if any) offers. nil: no tool search, every tool the
-	// authorizer allows is offered.
-	ToolSearch ToolSearch
+	// authorizer (if any) offers. The client calls it inside the guards:
+	// the privacy guard wraps the search tool like any other tool (so its
+	// query is tokenized), and the authorizer receives it in
+	// [BeginParams.SearchTool] and chooses the tools a search may see.
+	// nil: no tool search, every tool the authorizer allows is offered.
+	// It must be safe for concurrent use.
+	SearchTools func(ctx context.Context, r *BeginParams) (ToolSearch, error)
 	// ConfirmTools names tools whose calls always need a person's
 	// decision, whatever their metadata says (for tools you cannot
 	// annotate, such as MCP tools). Use the names the model sees; a name
@@ -174,9 +185,9 @@ func NewClient(model Model, tools []*Tool, opts *ClientOptions) *Client {
 		options:    opts.ModelOptions,
 		modelMW:    slices.Clone(opts.ModelMiddleware),
 		toolMW:     slices.Clone(opts.ToolMiddleware),
-		authz:      opts.Authorizer,
-		protector:  opts.Protector,
-		search:     opts.ToolSearch,
+		authz:      opts.Authorize,
+		protector:  opts.Protect,
+		search:     opts.SearchTools,
 		logger:     opts.Logger,
 		maxFile:    opts.MaxFileSize,
 		reasoning:  opts.ShowReasoning,

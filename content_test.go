@@ -177,7 +177,7 @@ func TestClientRecheckKeepsParts(t *testing.T) {
 		},
 	}
 	authz := &replyRecorder{}
-	c := toolgate.NewClient(scripted.New(r, scripted.Reply{Text: "Done."}), tools, &toolgate.ClientOptions{Authorizer: toolsAuthorizer{authz, tools}})
+	c := toolgate.NewClient(scripted.New(r, scripted.Reply{Text: "Done."}), tools, &toolgate.ClientOptions{Authorize: toolsAuthorizer{authz, tools}.Begin})
 	resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "r", Input: "book both"})
 	if err != nil || !resp.Paused() {
 		t.Fatalf("Call: %v, %+v", err, resp)
@@ -211,7 +211,7 @@ type toolsAuthorizer struct {
 	tools []*toolgate.Tool
 }
 
-func (a toolsAuthorizer) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
+func (a toolsAuthorizer) Begin(context.Context, *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	return a, nil
 }
 func (a toolsAuthorizer) Tools(context.Context) ([]*toolgate.Tool, error) { return a.tools, nil }

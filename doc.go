@@ -22,8 +22,9 @@
 //     store has the implementations); a call of a decided pause is recorded
 //     as started before it runs, so [Client.RecoverPause] finishes a
 //     resumption that died without running any call twice.
-//   - [Authorizer], [Protector] and [ToolSearch] are the seams of packages
-//     authz, privacy and toolsearch.
+//   - [ClientOptions.Authorize], [ClientOptions.Protect] and
+//     [ClientOptions.SearchTools] begin, for each request, the [Authorizer],
+//     [Protector] and [ToolSearch] of packages authz, privacy and toolsearch.
 //
 // A paused reply is read from the store, never from a client request. Deny
 // messages and edited arguments reach the model and the tools: they are

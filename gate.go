@@ -20,12 +20,12 @@ const (
 	SeamPolicy = "confirmation_policy"
 	// SeamDecider: the check of who decided ([ResumeTurnParams.MayDecide]).
 	SeamDecider = "decider"
-	// SeamAuthorizer: the [Authorizer] or its [TurnAuthorizer].
+	// SeamAuthorizer: [ClientOptions.Authorize] or the [Authorizer] it began.
 	SeamAuthorizer = "authorizer"
-	// SeamProtector: the [Protector] or its [TurnProtector], recognizers
+	// SeamProtector: [ClientOptions.Protect] or the [Protector] it began, recognizers
 	// and validators included.
 	SeamProtector = "protector"
-	// SeamToolSearch: the [ToolSearch] or its [TurnToolSearch].
+	// SeamToolSearch: [ClientOptions.SearchTools] or the [ToolSearch] it began.
 	SeamToolSearch = "tool_search"
 	// SeamToolMiddleware: code wrapped around a tool's function
 	// ([ClientOptions.ToolMiddleware], [Tool.Wrap], the guards' per-call
@@ -190,9 +190,9 @@ func guarded(logger *slog.Logger, seam string, f func() error) (err error) {
 	return f()
 }
 
-// safeAuthorizer is a [TurnAuthorizer] whose panics fail closed.
+// safeAuthorizer is a [Authorizer] whose panics fail closed.
 type safeAuthorizer struct {
-	ra     TurnAuthorizer
+	ra     Authorizer
 	logger *slog.Logger
 }
 
@@ -211,10 +211,10 @@ func (s safeAuthorizer) CheckReply(ctx context.Context, p *Prompt, reply *Assist
 	return s.ra.CheckReply(ctx, p, reply)
 }
 
-// safeProtector is a [TurnProtector] whose panics fail closed. Its Tool
+// safeProtector is a [Protector] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeProtector struct {
-	rp     TurnProtector
+	rp     Protector
 	logger *slog.Logger
 }
 
@@ -248,10 +248,10 @@ func (s safeProtector) End(ctx context.Context) (err error) {
 	return s.rp.End(ctx)
 }
 
-// safeSearch is a [TurnToolSearch] whose panics fail closed. Its Tool
+// safeSearch is a [ToolSearch] whose panics fail closed. Its Tool
 // is called only within [guarded].
 type safeSearch struct {
-	rs     TurnToolSearch
+	rs     ToolSearch
 	logger *slog.Logger
 }
 

@@ -199,7 +199,7 @@ func TestGateEditNeedsConfirmation(t *testing.T) {
 // panicAuthorizer offers every tool and panics in CheckReply.
 type panicAuthorizer struct{}
 
-func (panicAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
+func (panicAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	return panicGuard{tools: r.Tools}, nil
 }
 
@@ -216,7 +216,7 @@ func (panicGuard) CheckReply(context.Context, *toolgate.Prompt, *toolgate.Assist
 // panicProtector panics when it rewrites messages for the model.
 type panicProtector struct{}
 
-func (panicProtector) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnProtector, error) {
+func (panicProtector) Begin(context.Context, *toolgate.BeginParams) (toolgate.Protector, error) {
 	return panicRequestProtector{}, nil
 }
 
@@ -263,8 +263,8 @@ func TestGatePanicsFailClosed(t *testing.T) {
 		{"confirmation policy", statusOnly, func(o *toolgate.ClientOptions) {
 			o.Policy = func(toolgate.ToolCall, toolgate.ToolMetadata) bool { panic("policy bug") }
 		}, nil, ""},
-		{"authorizer", statusOnly, func(o *toolgate.ClientOptions) { o.Authorizer = panicAuthorizer{} }, nil, toolgate.SeamAuthorizer},
-		{"protector", statusOnly, func(o *toolgate.ClientOptions) { o.Protector = panicProtector{} }, nil, toolgate.SeamProtector},
+		{"authorizer", statusOnly, func(o *toolgate.ClientOptions) { o.Authorize = panicAuthorizer{}.Begin }, nil, toolgate.SeamAuthorizer},
+		{"protector", statusOnly, func(o *toolgate.ClientOptions) { o.Protect = panicProtector{}.Begin }, nil, toolgate.SeamProtector},
 		{"tool middleware", statusOnly, func(o *toolgate.ClientOptions) {
 			o.ToolMiddleware = []func(toolgate.ToolFunc) toolgate.ToolFunc{func(toolgate.ToolFunc) toolgate.ToolFunc {
 				return func(context.Context, *toolgate.ToolRequest) (string, error) { panic("middleware bug") }
@@ -428,7 +428,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	var seen []*toolgate.Principal
 	auth := recordingAuthorizer{seen: &seen}
 	c := toolgate.NewClient(scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{call("s", "flightStatus", vx)}}, scripted.Reply{Text: "ok"}),
-		ft.tools(), &toolgate.ClientOptions{Authorizer: auth})
+		ft.tools(), &toolgate.ClientOptions{Authorize: auth.Begin})
 	if _, err := c.Call(t.Context(), &toolgate.CallParams{Principal: &toolgate.Principal{ID: "", Roles: []string{"admin"}}, Input: "go"}); err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +444,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 // request.
 type recordingAuthorizer struct{ seen *[]*toolgate.Principal }
 
-func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
+func (a recordingAuthorizer) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	*a.seen = append(*a.seen, r.Principal)
 	return allowGuard{tools: r.Tools}, nil
 }
@@ -542,7 +542,7 @@ func TestGateAbandonedPauseRunsNothing(t *testing.T) {
 // panicSearch is a tool search whose Offer panics.
 type panicSearch struct{}
 
-func (panicSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
+func (panicSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.ToolSearch, error) {
 	return panicRequestSearch{}, nil
 }
 
@@ -559,7 +559,7 @@ func (panicRequestSearch) Offer(context.Context, []toolgate.Message, []*toolgate
 // TestGateToolSearchPanic: invariant 5 for tool search.
 func TestGateToolSearchPanic(t *testing.T) {
 	var ft flightTools
-	c := toolgate.NewClient(scripted.New(statusAndBook()), ft.tools(), &toolgate.ClientOptions{ToolSearch: panicSearch{}, Logger: discardLogger()})
+	c := toolgate.NewClient(scripted.New(statusAndBook()), ft.tools(), &toolgate.ClientOptions{SearchTools: panicSearch{}.Begin, Logger: discardLogger()})
 	_, err := c.Call(t.Context(), &toolgate.CallParams{Input: "go"})
 	var pe *toolgate.PanicError
 	if !errors.As(err, &pe) || pe.Seam != toolgate.SeamToolSearch {

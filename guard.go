@@ -4,23 +4,11 @@ import (
 	"context"
 )
 
-// Authorizer is the seam through which an authorization guard (package
-// authz) takes part in every request of a [Client]. The client calls it at
-// fixed stages; a client built with an Authorizer has no way to skip it.
-//
-// An Authorizer must be safe for concurrent use.
-type Authorizer interface {
-	// Begin starts authorizing one request: a turn of [Client.Call] or
-	// [Client.Stream], or a resumption. It may refuse the request (for
-	// example, tools but no principal). The returned guard serves that
-	// request only.
-	Begin(ctx context.Context, r *BeginParams) (TurnAuthorizer, error)
-}
-
-// BeginParams are the inputs of the Begin method of every guard seam
-// ([Authorizer], [Protector], [ToolSearch]): the request (a turn of
-// [Client.Call] or [Client.Stream], or a resumption) about to start. Each
-// seam gets the same Principal, ConversationID and Resume.
+// BeginParams are the inputs of the functions that begin a request's guards
+// ([ClientOptions.Authorize], [ClientOptions.Protect],
+// [ClientOptions.SearchTools]): the request (a turn of [Client.Call] or
+// [Client.Stream], or a resumption) about to start. Each gets the same
+// Principal, ConversationID and Resume.
 type BeginParams struct {
 	// Principal is the caller; nil when the caller gave none.
 	Principal *Principal
@@ -29,23 +17,24 @@ type BeginParams struct {
 	// Resume is true for a resumption after a pause.
 	Resume bool
 	// Tools is the set of tools the request starts with, in the client's
-	// order (after the privacy guard, before tool middleware). Set for the
-	// [Authorizer] only: the protector sees each tool through
-	// [TurnProtector.Tool], the tool search the round's tools in
-	// [TurnToolSearch.Offer].
+	// order (after the privacy guard, before tool middleware). Set for
+	// [ClientOptions.Authorize] only: the protector sees each tool through
+	// [Protector.Tool], the tool search the round's tools in
+	// [ToolSearch.Offer].
 	Tools []*Tool
 	// SearchTool is the request's tool-search tool (see [ToolSearch]), the
 	// instance the model will be offered (after the privacy guard, before
-	// tool middleware), or nil. Set for the [Authorizer] only. It is not
+	// tool middleware), or nil. Set for [ClientOptions.Authorize] only. It is not
 	// part of Tools: an authorizer recognises it by identity, offers it
 	// every round without a policy decision, and refuses any other tool
 	// that takes its name.
 	SearchTool *Tool
 }
 
-// TurnAuthorizer is what [Authorizer.Begin] returns: the authorization
-// of one request (a turn, or a resumption), serving that request only.
-// The client calls its methods in this order, every round:
+// Authorizer is the authorization of one request (a turn, or a
+// resumption), begun by [ClientOptions.Authorize] and serving that request
+// only; package authz provides one. The client calls its methods in this
+// order, every round:
 //
 //  1. Tools, before every model call: the tools the model may see. The
 //     returned tools are what the client offers the model and runs, so
@@ -59,28 +48,15 @@ type BeginParams struct {
 //     on resumption): every call must be authorized. A non-nil error ends
 //     the request; non-nil refusals instead answer every call of the reply
 //     with those results (none runs) and the turn goes on.
-type TurnAuthorizer interface {
+type Authorizer interface {
 	Tools(ctx context.Context) ([]*Tool, error)
 	CheckPrompt(ctx context.Context, offered []*Tool, p *Prompt) error
 	CheckReply(ctx context.Context, p *Prompt, reply *AssistantMessage) (refusals []ToolResult, err error)
 }
 
-// Protector is the seam through which a privacy guard (package privacy)
-// takes part in every request of a [Client]: the model sees tokens instead
-// of personal data, each tool receives the original values it is granted,
-// and the end user sees what their role allows. The client calls it at
-// fixed stages; a client built with a Protector has no way to skip it.
-//
-// A Protector must be safe for concurrent use.
-type Protector interface {
-	// Begin starts protecting one request (a turn or a resumption). The
-	// returned protector serves that request only; the client calls its End
-	// when the request ends, however it ends.
-	Begin(ctx context.Context, r *BeginParams) (TurnProtector, error)
-}
-
-// TurnProtector is what [Protector.Begin] returns: the protection of one
-// request (a turn, or a resumption). The client calls:
+// Protector is the protection of personal data in one request (a turn, or
+// a resumption), begun by [ClientOptions.Protect] and serving that request
+// only; package privacy provides one. The client calls:
 //   - Tool once per tool at the start: the returned tool is what the
 //     authorizer (if any) and the manager see, so authorization runs on
 //     tokenized arguments and before any original is restored;
@@ -97,7 +73,7 @@ type Protector interface {
 //     by a limit and of streamed rounds, and the response's metadata; and
 //     OutputStream for the text deltas of a stream;
 //   - End when the request ends.
-type TurnProtector interface {
+type Protector interface {
 	// Messages returns msgs as the model may see them. msgs is not changed.
 	Messages(ctx context.Context, msgs []Message) ([]Message, error)
 	// Tool returns t wrapped so that it receives originals only of the
@@ -112,23 +88,9 @@ type TurnProtector interface {
 	End(ctx context.Context) error
 }
 
-// ToolSearch is the seam through which a tool-search tool (package
-// toolsearch) lets the model find the tools it needs among many: the model
-// is offered the search tool and the tools it found so far, instead of every
-// tool. The client calls it at fixed stages, inside the guards: the privacy
-// guard wraps the search tool like any other tool (so its query is
-// tokenized), and the authorization guard receives it in
-// [BeginParams.SearchTool] and chooses the tools a search may see.
-//
-// A ToolSearch must be safe for concurrent use.
-type ToolSearch interface {
-	// Begin starts one request: a turn of [Client.Call] or [Client.Stream],
-	// or a resumption. The returned value serves that request only.
-	Begin(ctx context.Context, r *BeginParams) (TurnToolSearch, error)
-}
-
-// TurnToolSearch is what [ToolSearch.Begin] returns: the tool search of
-// one request (a turn, or a resumption). The client calls:
+// ToolSearch is the tool search of one request (a turn, or a resumption),
+// begun by [ClientOptions.SearchTools] and serving that request only;
+// package toolsearch provides one. The client calls:
 //   - Tool once at the start: the search tool of the request. Its name must
 //     differ from every tool of the client.
 //   - Offer before every model call, and once before a resumption runs the
@@ -144,7 +106,7 @@ type ToolSearch interface {
 // round's tools (not just the found ones), so that every call the person
 // allowed finds its tool; the model calls after it are offered the search
 // tool and Offer's choice again.
-type TurnToolSearch interface {
+type ToolSearch interface {
 	Tool() *Tool
 	Offer(ctx context.Context, history []Message, tools []*Tool) ([]*Tool, error)
 }

@@ -90,12 +90,12 @@ type turn struct {
 	usage     Usage
 	results   []ToolResult // results of the turn's rounds
 	emit      func(*Chunk) bool
-	inBody    bool           // a streaming caller's loop body is running (see callModel)
-	guard     TurnAuthorizer // nil without an authorizer
-	prot      TurnProtector  // nil without a protector
-	protTools []*Tool        // the client's tools wrapped by prot
-	search    TurnToolSearch // nil without tool search
-	searchT   *Tool          // the request's search tool, wrapped by prot
+	inBody    bool       // a streaming caller's loop body is running (see callModel)
+	guard     Authorizer // nil without an authorizer
+	prot      Protector  // nil without a protector
+	protTools []*Tool    // the client's tools wrapped by prot
+	search    ToolSearch // nil without tool search
+	searchT   *Tool      // the request's search tool, wrapped by prot
 	outStream func(context.Context, string, bool) (string, error)
 	wrapped   map[*Tool]*Tool // guard's tools wrapped by tool middleware
 	// for resumption

@@ -17,7 +17,7 @@ type fakeSearch struct {
 	given [][]string
 }
 
-func (f *fakeSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
+func (f *fakeSearch) Begin(context.Context, *toolgate.BeginParams) (toolgate.ToolSearch, error) {
 	return f, nil
 }
 
@@ -60,7 +60,7 @@ func TestToolSearchSeam(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			model := scripted.New(scripted.Reply{Text: "ok"})
-			client := toolgate.NewClient(model, f.tools(), &toolgate.ClientOptions{ToolSearch: tc.fs})
+			client := toolgate.NewClient(model, f.tools(), &toolgate.ClientOptions{SearchTools: tc.fs.Begin})
 			_, err := client.Call(ctx, &toolgate.CallParams{Input: "x"})
 			if tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {

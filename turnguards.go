@@ -19,7 +19,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 	tools := t.c.tools
 	if p := t.c.protector; p != nil {
 		err := guarded(log, SeamProtector, func() error {
-			rp, err := p.Begin(ctx, &BeginParams{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+			rp, err := p(ctx, &BeginParams{Principal: t.principal, ConversationID: t.convID, Resume: resume})
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 	}
 	if s := t.c.search; s != nil {
 		err := guarded(log, SeamToolSearch, func() error {
-			rs, err := s.Begin(ctx, &BeginParams{Principal: t.principal, ConversationID: t.convID, Resume: resume})
+			rs, err := s(ctx, &BeginParams{Principal: t.principal, ConversationID: t.convID, Resume: resume})
 			if err != nil {
 				return err
 			}
@@ -68,7 +68,7 @@ func (t *turn) begin(ctx context.Context, resume bool) error {
 		return nil
 	}
 	return guarded(log, SeamAuthorizer, func() error {
-		g, err := t.c.authz.Begin(ctx, &BeginParams{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
+		g, err := t.c.authz(ctx, &BeginParams{Principal: t.principal, Tools: tools, ConversationID: t.convID, Resume: resume, SearchTool: t.searchT})
 		if err != nil {
 			return err
 		}

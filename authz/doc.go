@@ -24,7 +24,7 @@
 //		}), nil)
 //		model := scripted.New(scripted.Reply{Text: "How can I help?"})
 //		client := toolgate.NewClient(model, []*toolgate.Tool{lookup, refund},
-//			&toolgate.ClientOptions{Authorizer: guard})
+//			&toolgate.ClientOptions{Authorize: guard.Begin})
 //		resp, err := client.Call(context.Background(), &toolgate.CallParams{
 //			Principal: &toolgate.Principal{ID: "sam", Roles: []string{"support"}},
 //			Input:     "Hello",
@@ -52,7 +52,7 @@
 //     application checks it too.
 //  6. On resumption after a pause, 3–5 run again for the principal of the
 //     resumption: access may have been revoked while the approval waited.
-//  7. With tool search ([toolgate.ClientOptions.ToolSearch], package
+//  7. With tool search ([toolgate.ClientOptions.SearchTools], package
 //     toolsearch), the search tool is recognised by identity: offered
 //     without a decision, refused when replaced
 //     ([CodeToolSearchChanged]). Only the tools allowed in step 1 are

@@ -58,7 +58,7 @@ func TestEditedArgumentsAuthorized(t *testing.T) {
 				scripted.Reply{Text: "done"},
 			)
 			client := toolgate.NewClient(model, []*toolgate.Tool{c.tool("transfer", gated)},
-				&toolgate.ClientOptions{Authorizer: authz.NewGuard(limit.policy(), &authz.Options{RefuseNeutrally: neutral})})
+				&toolgate.ClientOptions{Authorize: authz.NewGuard(limit.policy(), &authz.Options{RefuseNeutrally: neutral}).Begin})
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "x", Principal: alice, Input: "send 500"})
 			if err != nil || !resp.Paused() {
 				t.Fatalf("Call: %v, paused %v", err, resp != nil && resp.Paused())

@@ -23,7 +23,7 @@ func ExampleGuard() {
 		"finance": {"customerLookup", "refund"},
 	}), nil)
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "refund", Arguments: `{"order":"A-17"}`}}})
-	client := toolgate.NewClient(model, []*toolgate.Tool{lookup, refund}, &toolgate.ClientOptions{Authorizer: guard})
+	client := toolgate.NewClient(model, []*toolgate.Tool{lookup, refund}, &toolgate.ClientOptions{Authorize: guard.Begin})
 
 	_, err := client.Call(ctx, &toolgate.CallParams{
 		Principal: &toolgate.Principal{ID: "sam", Roles: []string{"support"}},

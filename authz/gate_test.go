@@ -31,7 +31,7 @@ func gatedTransfer(c *counter, store toolgate.ConversationStore) *toolgate.Clien
 		scripted.Reply{Text: "done"},
 	)
 	return toolgate.NewClient(model, []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})},
-		&toolgate.ClientOptions{Store: store, Authorizer: authz.NewGuard(roles, &authz.Options{Logger: quiet()})})
+		&toolgate.ClientOptions{Store: store, Authorize: authz.NewGuard(roles, &authz.Options{Logger: quiet()}).Begin})
 }
 
 // TestGateRevokedRoleBeforeDecision: invariant 2. The turn paused for
@@ -111,7 +111,7 @@ func TestGateEmptyPrincipal(t *testing.T) {
 	denial(t, err, authz.CodeAuthenticationRequired)
 
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}, scripted.Reply{Text: "done"})
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: g})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: g.Begin})
 	_, err = client.Call(ctx, &toolgate.CallParams{Principal: nobody, Input: "pay"})
 	denial(t, err, authz.CodeAuthenticationRequired)
 
@@ -153,7 +153,7 @@ func TestGatePanickingPolicy(t *testing.T) {
 	tools := []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{})}
 	g := authz.NewGuard(boom, nil)
 	model := scripted.New(scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "t", Name: "transfer", Arguments: `{}`}}}, scripted.Reply{Text: "done"})
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: g, Logger: quiet()})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: g.Begin, Logger: quiet()})
 	_, err := client.Call(ctx, &toolgate.CallParams{Principal: alice, Input: "pay"})
 	var pe *toolgate.PanicError
 	if !errors.As(err, &pe) || pe.Seam != toolgate.SeamAuthorizer {
@@ -190,7 +190,7 @@ func TestGateEditDeciderBeforeAuthorizer(t *testing.T) {
 		scripted.Reply{Text: "done"},
 	)
 	client := toolgate.NewClient(model, []*toolgate.Tool{c.tool("transfer", toolgate.ToolMetadata{RequiresConfirmation: true})},
-		&toolgate.ClientOptions{Authorizer: authz.NewGuard(limit.policy(), &authz.Options{RefuseNeutrally: true})})
+		&toolgate.ClientOptions{Authorize: authz.NewGuard(limit.policy(), &authz.Options{RefuseNeutrally: true}).Begin})
 	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "conv", Principal: alice, Input: "pay"}); err != nil {
 		t.Fatal(err)
 	}

@@ -33,20 +33,20 @@ type Options struct {
 	// always offered, needs no policy decision, and may be added to a
 	// request's tools. A request's own search tool
 	// ([toolgate.BeginParams.SearchTool], set by a client with
-	// [toolgate.ClientOptions.ToolSearch]) is recognised the same way and
+	// [toolgate.ClientOptions.SearchTools]) is recognised the same way and
 	// offered instead. nil: none.
 	SearchTool *toolgate.Tool
 	// Logger receives policy errors. nil: [slog.Default].
 	Logger *slog.Logger
 }
 
-// Guard is the authorization guard: a [toolgate.Authorizer] that filters
+// Guard is the authorization guard: it begins a [toolgate.Authorizer] that filters
 // the tools shown to the model by the definition phase of its policy and
 // authorizes every call in the execution phase, for the whole reply before
 // any call runs and again right before each call runs. It is immutable and
 // safe for concurrent use.
 //
-// Pass it as [toolgate.ClientOptions.Authorizer]. The client calls it at
+// Pass its Begin as [toolgate.ClientOptions.Authorize]. The client calls it at
 // fixed stages; the only way around it is to call a tool's function
 // directly, outside any client or manager.
 type Guard struct {
@@ -85,11 +85,12 @@ func NewGuard(policy Policy, opts *Options) *Guard {
 	return g
 }
 
-// Begin implements [toolgate.Authorizer]. A request that carries tools but
+// Begin begins the authorization of one request (it is a
+// [toolgate.ClientOptions.Authorize]). A request that carries tools but
 // no principal (nil, or one with an empty ID) is refused with
 // [CodeAuthenticationRequired]; the set of tools it starts with is
 // snapshotted.
-func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
+func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	if r == nil {
 		r = &toolgate.BeginParams{}
 	}
@@ -156,7 +157,7 @@ func (rg *requestGuard) decide(ctx context.Context, req *Request, t *toolgate.To
 	return d, nil
 }
 
-// Tools implements [toolgate.TurnAuthorizer]: the definition phase, for
+// Tools implements [toolgate.Authorizer]: the definition phase, for
 // every tool of the snapshot, in order. The returned tools re-check the
 // execution phase right before they run. An empty result stays empty.
 func (rg *requestGuard) Tools(ctx context.Context) ([]*toolgate.Tool, error) {
@@ -224,7 +225,7 @@ func (g *Guard) wrap(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// CheckPrompt implements [toolgate.TurnAuthorizer]: the prompt about to
+// CheckPrompt implements [toolgate.Authorizer]: the prompt about to
 // reach the model may carry only the offered tools, the same instances.
 func (rg *requestGuard) CheckPrompt(_ context.Context, offered []*toolgate.Tool, p *toolgate.Prompt) error {
 	if p == nil {
@@ -273,7 +274,7 @@ func hasName(ts []*toolgate.Tool, name string) bool {
 	return false
 }
 
-// CheckReply implements [toolgate.TurnAuthorizer]: every call must name
+// CheckReply implements [toolgate.Authorizer]: every call must name
 // an exposed tool that the prompt p carries (with tool search, the model is
 // shown only some of the exposed tools), and every call is authorized in
 // the execution phase before any runs. One refusal refuses the whole reply.

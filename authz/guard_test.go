@@ -117,7 +117,7 @@ func setup(policy authz.Policy, opts *authz.Options, replies ...scripted.Reply) 
 		c.tool("book", toolgate.ToolMetadata{RequiresConfirmation: true}),
 	}
 	model := scripted.New(replies...)
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, opts)})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: authz.NewGuard(policy, opts).Begin})
 	return &c, model, client
 }
 
@@ -175,7 +175,7 @@ func TestBypassAttempts(t *testing.T) {
 	})
 	t.Run("no principal, no tools", func(t *testing.T) {
 		model := scripted.New(scripted.Reply{Text: "hi"})
-		client := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Authorizer: authz.NewGuard(authz.AllowAll(), nil)})
+		client := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Authorize: authz.NewGuard(authz.AllowAll(), nil).Begin})
 		if _, err := client.Call(ctx, &toolgate.CallParams{Input: "x"}); err != nil {
 			t.Errorf("request without tools refused: %v", err)
 		}
@@ -208,7 +208,7 @@ func TestBypassAttempts(t *testing.T) {
 			}
 		}
 		client := toolgate.NewClient(model, []*toolgate.Tool{lookup}, &toolgate.ClientOptions{
-			Authorizer:      authz.NewGuard(authz.AllowAll(), nil),
+			Authorize:       authz.NewGuard(authz.AllowAll(), nil).Begin,
 			ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{mw},
 		})
 		_, err := client.Call(ctx, &toolgate.CallParams{Principal: alice, Input: "x"})
@@ -263,7 +263,7 @@ func TestBypassAttempts(t *testing.T) {
 			}
 		}
 		client := toolgate.NewClient(scripted.New(scripted.Reply{Text: "hi"}), []*toolgate.Tool{c.tool("lookup", toolgate.ToolMetadata{})},
-			&toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, nil), ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{mw}})
+			&toolgate.ClientOptions{Authorize: authz.NewGuard(policy, nil).Begin, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{mw}})
 		if _, err := client.Call(ctx, &toolgate.CallParams{Principal: alice, Input: "x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +423,7 @@ func TestPrincipalCarried(t *testing.T) {
 		scripted.Reply{Text: "done"},
 	)
 	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{
-		Authorizer:  authz.NewGuard(policy, nil),
+		Authorize:   authz.NewGuard(policy, nil).Begin,
 		Concurrency: 4,
 	})
 	carol := &toolgate.Principal{ID: "carol"}
@@ -488,7 +488,7 @@ func TestPropertyNoDeniedToolLeaks(t *testing.T) {
 		replies = append(replies, scripted.Reply{Text: "end"})
 		model := scripted.New(replies...)
 		refuse := iter%2 == 0
-		client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, &authz.Options{RefuseNeutrally: refuse})})
+		client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: authz.NewGuard(policy, &authz.Options{RefuseNeutrally: refuse}).Begin})
 		_, err := client.Call(ctx, &toolgate.CallParams{Principal: alice, Input: "go"})
 		if err != nil && !errors.Is(err, authz.ErrDenied) {
 			t.Fatalf("iteration %d: %v", iter, err)

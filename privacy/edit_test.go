@@ -42,7 +42,7 @@ func TestGuardEditedArguments(t *testing.T) {
 			}
 			book := rec.tool("bookFlight", `"booked"`).WithMetadata(toolgate.ToolMetadata{RequiresConfirmation: true})
 			model := echoModel()
-			client := toolgate.NewClient(model, []*toolgate.Tool{book}, &toolgate.ClientOptions{Protector: guard})
+			client := toolgate.NewClient(model, []*toolgate.Tool{book}, &toolgate.ClientOptions{Protect: guard.Begin})
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "e", Input: "for " + email + " with " + card})
 			if err != nil || !resp.Paused() {
 				t.Fatalf("Call: %v, paused %v", err, resp != nil && resp.Paused())

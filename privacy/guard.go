@@ -68,8 +68,8 @@ type GuardOptions struct {
 // set and a user message or a tool result holds a file.
 var ErrUnscannedFile = errors.New("privacy: a file cannot be scanned for personal data")
 
-// Guard is the privacy guard: a [toolgate.Protector] for
-// [toolgate.ClientOptions.Protector]. The model sees tokens instead of the
+// Guard is the privacy guard: its Begin is a
+// [toolgate.ClientOptions.Protect]. The model sees tokens instead of the
 // personal data in every message (user and system text, replies, tool-call
 // arguments, tool results); a tool receives, in its arguments, the original
 // values of the types its disclosure grants (after authorization allowed
@@ -144,8 +144,9 @@ func (v *memoryVaults) SaveVault(_ context.Context, id string, sealed []byte) er
 	return nil
 }
 
-// Begin implements [toolgate.Protector].
-func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnProtector, error) {
+// Begin begins the protection of one request (it is a
+// [toolgate.ClientOptions.Protect]).
+func (g *Guard) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.Protector, error) {
 	if r == nil {
 		r = &toolgate.BeginParams{}
 	}
@@ -195,7 +196,7 @@ func (rp *requestProtector) grant(tool string) Grant {
 	return g
 }
 
-// Messages implements [toolgate.TurnProtector]. Messages are immutable,
+// Messages implements [toolgate.Protector]. Messages are immutable,
 // so each is tokenized once per request; the vault gives a value the same
 // token wherever it appears. The token-shaped text of every part of a
 // message is reserved before any of its values gets a token. A prompt
@@ -390,7 +391,7 @@ func (rp *requestProtector) message(ctx context.Context, m toolgate.Message) (to
 	return nil, fmt.Errorf("privacy: unknown message type %T", m)
 }
 
-// Tool implements [toolgate.TurnProtector]: the tool's arguments are
+// Tool implements [toolgate.Protector]: the tool's arguments are
 // tokenized entirely (so a value the model typed itself is caught), then
 // only the tokens of the types granted to the tool (and the principal) are
 // restored, and only those the vault bound before the model wrote the
@@ -416,14 +417,14 @@ func (rp *requestProtector) Tool(t *toolgate.Tool) *toolgate.Tool {
 	})
 }
 
-// Output implements [toolgate.TurnProtector]. A JSON object or array
+// Output implements [toolgate.Protector]. A JSON object or array
 // (a call's arguments, a tool's result) is rewritten value by value and
 // stays valid JSON ([Rewriter.OutputContent]).
 func (rp *requestProtector) Output(ctx context.Context, text string) (string, error) {
 	return rp.rw.OutputContent(ctx, text, rp.g.mode, rp.out)
 }
 
-// OutputStream implements [toolgate.TurnProtector]. In [ModeBlock] the
+// OutputStream implements [toolgate.Protector]. In [ModeBlock] the
 // text is held until the end and then rewritten whole, as
 // [requestProtector.Output] rewrites the text of a blocking turn: nothing
 // reaches the reader before the verdict.
@@ -451,7 +452,7 @@ func (rp *requestProtector) OutputStream() func(ctx context.Context, piece strin
 	}
 }
 
-// End implements [toolgate.TurnProtector]: the conversation's vault is
+// End implements [toolgate.Protector]: the conversation's vault is
 // sealed and saved when the request changed it.
 func (rp *requestProtector) End(ctx context.Context) error {
 	if rp.g.vaults == nil || rp.convID == "" {

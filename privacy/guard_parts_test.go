@@ -52,7 +52,7 @@ func TestGuardParts(t *testing.T) {
 	}
 	var rec recorder
 	model := scripted.New(partsReply(), scripted.Reply{Text: "Done."})
-	client := toolgate.NewClient(model, []*toolgate.Tool{gatedBook(&rec)}, &toolgate.ClientOptions{Protector: guard})
+	client := toolgate.NewClient(model, []*toolgate.Tool{gatedBook(&rec)}, &toolgate.ClientOptions{Protect: guard.Begin})
 	png := toolgate.FilePart{MediaType: "image/png", Data: []byte("\x89PNG " + email)}
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "Book VX205.",
 		Parts: toolgate.Parts{toolgate.TextPart{Text: "I am " + email}, png}})
@@ -174,7 +174,7 @@ func TestGuardReasoningNotShown(t *testing.T) {
 				t.Fatal(err)
 			}
 			var rec recorder
-			opts := &toolgate.ClientOptions{Protector: guard, ShowReasoning: show}
+			opts := &toolgate.ClientOptions{Protect: guard.Begin, ShowReasoning: show}
 			var reasoning strings.Builder
 			var last *toolgate.Chunk
 			c := toolgate.NewClient(scripted.New(partsReply()), []*toolgate.Tool{gatedBook(&rec)}, opts)

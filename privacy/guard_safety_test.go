@@ -51,7 +51,7 @@ func lookupThenSend(t *testing.T, rec *recorder, guard *privacy.Guard, store too
 		}
 		return scripted.Reply{Text: "done"}, nil
 	})
-	return toolgate.NewClient(model, []*toolgate.Tool{lookup, send}, &toolgate.ClientOptions{Protector: guard, Store: store})
+	return toolgate.NewClient(model, []*toolgate.Tool{lookup, send}, &toolgate.ClientOptions{Protect: guard.Begin, Store: store})
 }
 
 // The token of a value first seen in an unstored round is restored to that
@@ -128,7 +128,7 @@ func TestGuardNewTurnAvoidsHistoryTokens(t *testing.T) {
 	})
 	newClient := func() *toolgate.Client {
 		g, _ := privacy.NewGuard(&privacy.GuardOptions{Scanner: personScanner(), Disclosure: map[string]privacy.Grant{"greet": privacy.AllTypes()}})
-		return toolgate.NewClient(model, []*toolgate.Tool{lookup, greet}, &toolgate.ClientOptions{Protector: g, Store: store})
+		return toolgate.NewClient(model, []*toolgate.Tool{lookup, greet}, &toolgate.ClientOptions{Protect: g.Begin, Store: store})
 	}
 	if _, err := newClient().Call(ctx, &toolgate.CallParams{ConversationID: "b", Input: "I am Ann Lee, who is my manager?"}); err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestGuardForgedTokenNextToTypedAddress(t *testing.T) {
 		return scripted.Reply{Text: "done"}, nil
 	})
 	g, _ := privacy.NewGuard(&privacy.GuardOptions{Disclosure: map[string]privacy.Grant{"send": privacy.AllTypes()}})
-	c := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("send", `"sent"`)}, &toolgate.ClientOptions{Protector: g})
+	c := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("send", `"sent"`)}, &toolgate.ClientOptions{Protect: g.Begin})
 	if _, err := c.Call(ctx, &toolgate.CallParams{Input: "I am " + email}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestGuardTokenizesWhatMiddlewareAdds(t *testing.T) {
 	}
 	model := scripted.New(scripted.Reply{Text: "ok"})
 	g, _ := privacy.NewGuard(nil)
-	c := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protector: g, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{retrieval}})
+	c := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protect: g.Begin, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{retrieval}})
 	if _, err := c.Call(ctx, &toolgate.CallParams{Input: "hi " + email}); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestGuardOutputPaths(t *testing.T) {
 	results := map[privacy.OutputMode]string{}
 	for _, mode := range []privacy.OutputMode{privacy.ModeTokens, privacy.ModeBlock} {
 		g, _ := privacy.NewGuard(&privacy.GuardOptions{Output: mode})
-		c := toolgate.NewClient(model(), []*toolgate.Tool{direct}, &toolgate.ClientOptions{Protector: g, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{meta}})
+		c := toolgate.NewClient(model(), []*toolgate.Tool{direct}, &toolgate.ClientOptions{Protect: g.Begin, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{meta}})
 		resp, err := c.Call(ctx, &toolgate.CallParams{Input: "statement for " + email})
 		if err != nil {
 			t.Fatalf("%v: %v", mode, err)
@@ -295,7 +295,7 @@ func TestGuardPausedReplyOutput(t *testing.T) {
 		}
 	}
 	g, _ := privacy.NewGuard(nil)
-	c := toolgate.NewClient(model, []*toolgate.Tool{send}, &toolgate.ClientOptions{Protector: g, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{meta}})
+	c := toolgate.NewClient(model, []*toolgate.Tool{send}, &toolgate.ClientOptions{Protect: g.Begin, ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{meta}})
 	resp, err := c.Call(ctx, &toolgate.CallParams{ConversationID: "p1", Input: "mail " + email})
 	if err != nil || !resp.Paused() {
 		t.Fatalf("%v", err)
@@ -334,7 +334,7 @@ func TestGuardNumberWithTwoTypes(t *testing.T) {
 		return scripted.Reply{Text: "done"}, nil
 	})
 	g, _ := privacy.NewGuard(&privacy.GuardOptions{Scanner: s, Disclosure: map[string]privacy.Grant{"dial": privacy.Types(privacy.PhoneNumber)}})
-	c := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("dial", `"ok"`)}, &toolgate.ClientOptions{Protector: g})
+	c := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("dial", `"ok"`)}, &toolgate.ClientOptions{Protect: g.Begin})
 	if _, err := c.Call(ctx, &toolgate.CallParams{Input: "dial"}); err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestGuardStreamedBlockModeBehavesAsBlocking(t *testing.T) {
 			return scripted.Reply{Text: tc.answer}, nil
 		})
 		g, _ := privacy.NewGuard(&privacy.GuardOptions{Output: privacy.ModeBlock})
-		c := toolgate.NewClient(model, []*toolgate.Tool{lookup}, &toolgate.ClientOptions{Protector: g})
+		c := toolgate.NewClient(model, []*toolgate.Tool{lookup}, &toolgate.ClientOptions{Protect: g.Begin})
 		_, callErr := c.Call(ctx, &toolgate.CallParams{Input: "who owns it? I am " + email})
 		var text strings.Builder
 		var streamErr error

@@ -113,7 +113,7 @@ func TestGuardEndToEnd(t *testing.T) {
 	}
 	model := echoModel()
 	// The result names the card again: it must be tokenized for the model.
-	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("bookFlight", `{"status":"booked","card":"`+card+`"}`)}, &toolgate.ClientOptions{Protector: guard, StoreEveryRound: true})
+	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("bookFlight", `{"status":"booked","card":"`+card+`"}`)}, &toolgate.ClientOptions{Protect: guard.Begin, StoreEveryRound: true})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "p", Input: "Book VX205 for " + email + ", pay with " + card + "."})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestGuardPrincipalGrantAndOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := toolgate.NewClient(echoModel(), []*toolgate.Tool{rec.tool("bookFlight", `"ok"`)}, &toolgate.ClientOptions{Protector: guard})
+			client := toolgate.NewClient(echoModel(), []*toolgate.Tool{rec.tool("bookFlight", `"ok"`)}, &toolgate.ClientOptions{Protect: guard.Begin})
 			resp, err := client.Call(ctx, &toolgate.CallParams{Principal: tc.who, Input: "for " + email + " with " + card})
 			if err != nil {
 				t.Fatal(err)
@@ -205,7 +205,7 @@ func TestGuardStreamRestoresSplitTokens(t *testing.T) {
 		user := p.Messages[len(p.Messages)-1].(*toolgate.UserMessage).Text
 		return scripted.Reply{Text: "I will write to " + tokens(user)[0] + " today."}, nil
 	})
-	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("noop", "")}, &toolgate.ClientOptions{Protector: guard})
+	client := toolgate.NewClient(model, []*toolgate.Tool{rec.tool("noop", "")}, &toolgate.ClientOptions{Protect: guard.Begin})
 	var text strings.Builder
 	for ch, err := range client.Stream(ctx, &toolgate.CallParams{Input: "mail " + email}) {
 		if err != nil {
@@ -226,7 +226,7 @@ func TestGuardResumeRestoresTokensOfThePausedReply(t *testing.T) {
 	var rec recorder
 	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Disclosure: map[string]privacy.Grant{"bookFlight": privacy.AllTypes()}})
 	book := rec.tool("bookFlight", `"booked"`).WithMetadata(toolgate.ToolMetadata{RequiresConfirmation: true})
-	client := toolgate.NewClient(echoModel(), []*toolgate.Tool{book}, &toolgate.ClientOptions{Protector: guard})
+	client := toolgate.NewClient(echoModel(), []*toolgate.Tool{book}, &toolgate.ClientOptions{Protect: guard.Begin})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "r", Input: "for " + email + " with " + card})
 	if err != nil || !resp.Paused() {
 		t.Fatalf("%v paused=%v", err, resp.Paused())
@@ -260,7 +260,7 @@ func TestGuardWithAuthorizationSeesTokens(t *testing.T) {
 	})
 	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Disclosure: map[string]privacy.Grant{"bookFlight": privacy.AllTypes()}})
 	client := toolgate.NewClient(echoModel(), []*toolgate.Tool{rec.tool("bookFlight", `"ok"`)},
-		&toolgate.ClientOptions{Protector: guard, Authorizer: authz.NewGuard(policy, nil)})
+		&toolgate.ClientOptions{Protect: guard.Begin, Authorize: authz.NewGuard(policy, nil).Begin})
 	if _, err := client.Call(ctx, &toolgate.CallParams{Principal: &toolgate.Principal{ID: "u"}, Input: "for " + email + " with " + card}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestGuardConversationVault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protector: guard, Store: store})
+		return toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protect: guard.Begin, Store: store})
 	}
 	// Turn 1 sees the e-mail as a token; turn 2, in a new client, sees the
 	// same token for the same value even though the history it is given
@@ -339,7 +339,7 @@ func TestGuardConversationVault(t *testing.T) {
 	// A wrong key fails the request before the model is called.
 	m3 := scripted.New(scripted.Reply{Text: "never"})
 	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Vaults: store, Key: []byte("fedcba9876543210fedcba9876543210")})
-	_, err = toolgate.NewClient(m3, nil, &toolgate.ClientOptions{Protector: guard, Store: store}).Call(ctx, &toolgate.CallParams{ConversationID: "v", Input: "hi"})
+	_, err = toolgate.NewClient(m3, nil, &toolgate.ClientOptions{Protect: guard.Begin, Store: store}).Call(ctx, &toolgate.CallParams{ConversationID: "v", Input: "hi"})
 	if !errors.Is(err, privacy.ErrVaultKey) || len(m3.Prompts()) != 0 {
 		t.Errorf("wrong key: %v, model calls %d; want ErrVaultKey and none", err, len(m3.Prompts()))
 	}
@@ -363,7 +363,7 @@ func TestGuardAnalyzerFailureFailsClosed(t *testing.T) {
 	failing := recognizerFunc(func(context.Context, string, []privacy.Finding) ([]privacy.Finding, error) { return nil, boom })
 	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Scanner: privacy.NewScanner(&privacy.ScannerOptions{Recognizers: append(privacy.Builtins(), failing)})})
 	model := scripted.New(scripted.Reply{Text: "never"})
-	_, err := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protector: guard}).Call(ctx, &toolgate.CallParams{Input: "mail " + email})
+	_, err := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protect: guard.Begin}).Call(ctx, &toolgate.CallParams{Input: "mail " + email})
 	if !errors.Is(err, boom) || len(model.Prompts()) != 0 {
 		t.Errorf("got %v with %d model calls; want the analyzer's error and no call", err, len(model.Prompts()))
 	}
@@ -404,7 +404,7 @@ func TestGuardResumeNeverRestoresAWrongValue(t *testing.T) {
 		return scripted.Reply{Text: "done"}, nil
 	})
 	guard, _ := privacy.NewGuard(&privacy.GuardOptions{Disclosure: map[string]privacy.Grant{"send": privacy.AllTypes()}})
-	client := toolgate.NewClient(model, []*toolgate.Tool{lookup, send}, &toolgate.ClientOptions{Protector: guard})
+	client := toolgate.NewClient(model, []*toolgate.Tool{lookup, send}, &toolgate.ClientOptions{Protect: guard.Begin})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "w", Input: "mail my assistant, I am " + email})
 	if err != nil || !resp.Paused() {
 		t.Fatalf("%v paused=%v", err, resp.Paused())
@@ -448,7 +448,7 @@ func TestGuardExternalAnalyzerFailsClosed(t *testing.T) {
 			analyzer := privacy.NewAnalyzer(srv.URL+"/analyze", &privacy.AnalyzerOptions{Timeout: 200 * time.Millisecond, Retries: -1, MaxResponseBytes: 64 << 10})
 			guard, _ := privacy.NewGuard(&privacy.GuardOptions{Scanner: privacy.NewScanner(&privacy.ScannerOptions{Recognizers: append(privacy.Builtins(), analyzer)})})
 			model := scripted.New(scripted.Reply{Text: "never"})
-			_, err := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protector: guard}).Call(ctx, &toolgate.CallParams{Input: "Ada Lovelace, " + email})
+			_, err := toolgate.NewClient(model, nil, &toolgate.ClientOptions{Protect: guard.Begin}).Call(ctx, &toolgate.CallParams{Input: "Ada Lovelace, " + email})
 			if err == nil || len(model.Prompts()) != 0 {
 				t.Fatalf("got %v with %d model calls; want an error and none", err, len(model.Prompts()))
 			}

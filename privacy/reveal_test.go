@@ -29,7 +29,7 @@ func TestConversationRewriter(t *testing.T) {
 	}
 
 	m := scripted.New(scripted.Reply{Text: "noted"})
-	client := toolgate.NewClient(m, nil, &toolgate.ClientOptions{Protector: guard})
+	client := toolgate.NewClient(m, nil, &toolgate.ClientOptions{Protect: guard.Begin})
 	if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "v", Input: "mine is " + email}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestConversationRewriter(t *testing.T) {
 	// A guard without a vault store keeps vaults in memory: it reveals
 	// what it tokenized itself.
 	inMemory, _ := privacy.NewGuard(nil)
-	mc := toolgate.NewClient(scripted.New(scripted.Reply{Text: "noted"}), nil, &toolgate.ClientOptions{Protector: inMemory})
+	mc := toolgate.NewClient(scripted.New(scripted.Reply{Text: "noted"}), nil, &toolgate.ClientOptions{Protect: inMemory.Begin})
 	if _, err := mc.Call(ctx, &toolgate.CallParams{ConversationID: "m", Input: "mine is " + email}); err != nil {
 		t.Fatal(err)
 	}

@@ -1337,7 +1337,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			bad(p+".authorization.cedar", err)
 			return nil, err
 		}
-		opts.Authorizer = server.AuditAuthorizer(authz.NewGuard(policy, nil), b.audit, b.digestKey)
+		opts.Authorize = server.AuditAuthorizer(authz.NewGuard(policy, nil).Begin, b.audit, b.digestKey)
 	}
 	if pv := a.Privacy; pv.Enabled {
 		key, err := vaultKey(os.Getenv(pv.VaultKeyEnv))
@@ -1362,7 +1362,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 			bad(p+".privacy", err)
 			return nil, err
 		}
-		opts.Protector = g
+		opts.Protect = g.Begin
 		b.guard = g
 	}
 	return toolgate.NewClient(model, tools, opts), nil

@@ -451,7 +451,7 @@ func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMe
 	return recs
 }
 
-// AuditAuthorizer returns next wrapped so that the calls it refuses in a
+// AuditAuthorizer returns next (a [toolgate.ClientOptions.Authorize]) wrapped so that the calls it refuses in a
 // turn are written to log as [audit.KindRefused] records (the actor is
 // the rule "authorization"): calls refused neutrally, and the calls of a
 // reply whose denial ([*authz.DenialError]) ends the turn. Calls refused
@@ -464,21 +464,22 @@ func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMe
 // [Build] installs it for the agents with authorization; wrap the
 // authorizer of a client built by hand with it to audit its refusals. It
 // panics when next or log is nil.
-func AuditAuthorizer(next toolgate.Authorizer, log audit.Log, digestKey []byte) toolgate.Authorizer {
+func AuditAuthorizer(next func(context.Context, *toolgate.BeginParams) (toolgate.Authorizer, error), log audit.Log, digestKey []byte) func(context.Context, *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	if next == nil || log == nil {
 		panic("server: AuditAuthorizer: nil authorizer or log")
 	}
-	return &auditAuthorizer{next: next, a: &auditor{log: log, key: slices.Clone(digestKey), logger: slog.Default()}}
+	x := &auditAuthorizer{next: next, a: &auditor{log: log, key: slices.Clone(digestKey), logger: slog.Default()}}
+	return x.begin
 }
 
 type auditAuthorizer struct {
-	next toolgate.Authorizer
+	next func(context.Context, *toolgate.BeginParams) (toolgate.Authorizer, error)
 	a    *auditor
 }
 
-// Begin implements [toolgate.Authorizer].
-func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
-	ra, err := x.next.Begin(ctx, r)
+// begin begins the request's authorization with next and audits it.
+func (x *auditAuthorizer) begin(ctx context.Context, r *toolgate.BeginParams) (toolgate.Authorizer, error) {
+	ra, err := x.next(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +493,7 @@ func (x *auditAuthorizer) Begin(ctx context.Context, r *toolgate.BeginParams) (t
 // auditRequest audits the refusals of one request.
 type auditRequest struct {
 	// fixed at Begin
-	next   toolgate.TurnAuthorizer
+	next   toolgate.Authorizer
 	a      *auditor
 	convID string
 	resume bool

@@ -47,7 +47,7 @@ type auditOptions struct {
 	memory bool
 	ttl    time.Duration
 	// authorizer, when set, guards the agent, wrapped by AuditAuthorizer.
-	authorizer toolgate.Authorizer
+	authorizer func(context.Context, *toolgate.BeginParams) (toolgate.Authorizer, error)
 	// log, when set, is the audit log.
 	log audit.Log
 	// inStore keeps the records and the audit log in the SQLite store's
@@ -87,7 +87,7 @@ func newAuditFixture(t testing.TB, o auditOptions) *auditFixture {
 	tools := &flightdemo.Tools{}
 	opts := &toolgate.ClientOptions{Store: f.store, SystemPrompt: flightdemo.SystemPrompt}
 	if o.authorizer != nil {
-		opts.Authorizer = server.AuditAuthorizer(o.authorizer, f.log, nil)
+		opts.Authorize = server.AuditAuthorizer(o.authorizer, f.log, nil)
 	}
 	client := toolgate.NewClient(flightdemo.Model(), tools.Tools(), opts)
 	key := func(k, id string, roles ...string) server.APIKey {
@@ -238,7 +238,7 @@ type refuser struct {
 	deny   bool
 }
 
-func (x *refuser) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnAuthorizer, error) {
+func (x *refuser) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.Authorizer, error) {
 	return &refuserRequest{x: x, tools: r.Tools}, nil
 }
 
@@ -271,7 +271,7 @@ func TestAuditRefused(t *testing.T) {
 	t.Run("in a turn", func(t *testing.T) {
 		x := &refuser{}
 		x.refuse.Store(true)
-		f := newAuditFixture(t, auditOptions{authorizer: x})
+		f := newAuditFixture(t, auditOptions{authorizer: x.Begin})
 		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 		out := f.must(200, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
 		if out["status"] != "completed" {
@@ -288,7 +288,7 @@ func TestAuditRefused(t *testing.T) {
 	t.Run("a denial ends the turn", func(t *testing.T) {
 		x := &refuser{deny: true}
 		x.refuse.Store(true)
-		f := newAuditFixture(t, auditOptions{authorizer: x})
+		f := newAuditFixture(t, auditOptions{authorizer: x.Begin})
 		conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 		out := f.must(403, "POST", "/v1/conversations/"+conv+"/messages", travellerKey, `{"input":"`+flightdemo.Input+`"}`)
 		if out["error"] != "authorization_denied" || out["denial"] != "EXECUTION_DENIED" || out["tool"] != "bookFlight" {
@@ -301,7 +301,7 @@ func TestAuditRefused(t *testing.T) {
 	})
 	t.Run("when the pause resumes", func(t *testing.T) {
 		x := &refuser{}
-		f := newAuditFixture(t, auditOptions{authorizer: x})
+		f := newAuditFixture(t, auditOptions{authorizer: x.Begin})
 		conv, pause := f.pause(travellerKey)
 		x.refuse.Store(true) // access revoked while the pause waited
 		f.must(200, "POST", decisionsPath(conv, pause), approverKey, allowBook)

@@ -227,7 +227,7 @@ type Agent struct {
 	// agent's pauses never expire.
 	PauseTTL time.Duration `json:"pause_ttl,omitempty" yaml:"pause_ttl,omitempty"`
 	// Privacy is the privacy guard the agent's client protects its turns
-	// with (its [toolgate.ClientOptions.Protector]), which the server uses
+	// with (its [toolgate.ClientOptions.Protect]), which the server uses
 	// to show the agent's conversations and pauses with tokens instead of
 	// personal data. nil: shown as stored.
 	Privacy *privacy.Guard `json:"-" yaml:"-"`

@@ -25,7 +25,7 @@
 //			scripted.Reply{Text: "VX205 is on time."},
 //		)
 //		client := toolgate.NewClient(model, []*toolgate.Tool{status, refund},
-//			&toolgate.ClientOptions{ToolSearch: toolsearch.New(nil)})
+//			&toolgate.ClientOptions{SearchTools: toolsearch.New(nil).Begin})
 //		resp, _ := client.Call(context.Background(), &toolgate.CallParams{Input: "Is VX205 on time?"})
 //		fmt.Println(resp.Text())                    // VX205 is on time.
 //		fmt.Println(len(model.Prompts()[0].Tools)) // 1: only search_tools
@@ -34,7 +34,7 @@
 // # Inside every guard
 //
 // Tool search is a stage of the [toolgate.Client], configured by
-// [toolgate.ClientOptions.ToolSearch], not a tool among others:
+// [toolgate.ClientOptions.SearchTools], not a tool among others:
 //
 //   - The index of a request is built from the tools the authorizer
 //     offers (the definition phase of package authz), never from the denied

@@ -25,7 +25,7 @@ func Example() {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "f1", Name: "flightStatus", Arguments: `{"flight":"VX205"}`}}},
 		scripted.Reply{Text: "VX205 is on time."},
 	)
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{ToolSearch: toolsearch.New(nil)})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{SearchTools: toolsearch.New(nil).Begin})
 	resp, err := client.Call(context.Background(), &toolgate.CallParams{Input: "Is VX205 on time?"})
 	if err != nil {
 		fmt.Println(err)

@@ -65,7 +65,7 @@ type Options struct {
 }
 
 // Searcher lets the model find the tools it needs: pass it as
-// [toolgate.ClientOptions.ToolSearch]. Each model call is then offered the
+// [toolgate.ClientOptions.SearchTools] (pass its Begin). Each model call is then offered the
 // search tool and the tools the model found so far in the conversation,
 // chosen among the tools the round allows (the authorizer's, with one), so
 // a search never sees, returns or offers a tool the principal may not see.
@@ -191,10 +191,11 @@ type FoundTool struct {
 	Description string `json:"description,omitempty"`
 }
 
-// Begin implements [toolgate.ToolSearch]: it returns the request's search
+// Begin begins the tool search of one request (it is a
+// [toolgate.ClientOptions.SearchTools]): it returns the request's search
 // tool, which searches only the tools of the request's latest
-// [toolgate.TurnToolSearch.Offer].
-func (s *Searcher) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.TurnToolSearch, error) {
+// [toolgate.ToolSearch.Offer].
+func (s *Searcher) Begin(_ context.Context, r *toolgate.BeginParams) (toolgate.ToolSearch, error) {
 	if r == nil {
 		r = &toolgate.BeginParams{}
 	}
@@ -215,10 +216,10 @@ type request struct {
 	hashes map[*toolgate.Tool]uint64 // guarded by mu: each tool's hash (see Searcher.toolHash)
 }
 
-// Tool implements [toolgate.TurnToolSearch].
+// Tool implements [toolgate.ToolSearch].
 func (rs *request) Tool() *toolgate.Tool { return rs.tool }
 
-// Offer implements [toolgate.TurnToolSearch]: it indexes tools for the
+// Offer implements [toolgate.ToolSearch]: it indexes tools for the
 // conversation when they differ from the indexed ones, and returns those
 // the model found so far (or in the latest search, with
 // [Options.LatestOnly]) in the order they were found.

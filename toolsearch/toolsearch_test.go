@@ -161,7 +161,7 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 				scripted.Reply{Text: "Booked."},
 			)
 			store := memory.New()
-			opts := &toolgate.ClientOptions{Store: store, StoreEveryRound: tc.everyRound, ToolSearch: toolsearch.New(nil)}
+			opts := &toolgate.ClientOptions{Store: store, StoreEveryRound: tc.everyRound, SearchTools: toolsearch.New(nil).Begin}
 			client := toolgate.NewClient(model, tools, opts)
 			resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "trip", Input: "Book VX205"})
 			if err != nil {
@@ -174,7 +174,7 @@ func TestFoundToolPausesAndResumes(t *testing.T) {
 				t.Fatalf("bookFlight ran %d times before the decision", n)
 			}
 			if tc.fresh {
-				opts.ToolSearch = toolsearch.New(nil)
+				opts.SearchTools = toolsearch.New(nil).Begin
 				client = toolgate.NewClient(model, tools, opts)
 			}
 			resp, err = client.Resume(ctx, &toolgate.ResumeTurnParams{PauseID: resp.PauseID, ConversationID: "trip", Decisions: []toolgate.Decision{toolgate.Allow(resp.Awaiting[0])}})
@@ -223,7 +223,7 @@ func TestResumeCarriesEveryTool(t *testing.T) {
 	t.Run("no authorizer", func(t *testing.T) {
 		var c counter
 		model := replies()
-		client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: toolsearch.New(nil)})
+		client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{SearchTools: toolsearch.New(nil).Begin})
 		resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: "book"})
 		if err != nil || !resp.Paused() {
 			t.Fatalf("got %v, %v; want a pause", resp, err)
@@ -242,8 +242,8 @@ func TestResumeCarriesEveryTool(t *testing.T) {
 	})
 	t.Run("authorizer", func(t *testing.T) {
 		var c counter
-		client := toolgate.NewClient(replies(), travelTools(&c), &toolgate.ClientOptions{ToolSearch: toolsearch.New(nil),
-			Authorizer: authz.NewGuard(authz.AllowAll(), nil)})
+		client := toolgate.NewClient(replies(), travelTools(&c), &toolgate.ClientOptions{SearchTools: toolsearch.New(nil).Begin,
+			Authorize: authz.NewGuard(authz.AllowAll(), nil).Begin})
 		_, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: &toolgate.Principal{ID: "p"}, Input: "book"})
 		var de *authz.DenialError
 		if !errors.As(err, &de) || de.Code != authz.CodeToolNotExposed || de.Tool != "sendEmail" {
@@ -267,7 +267,7 @@ func TestDeniedToolsNeverIndexedNorOffered(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{searchCall("s1", "book a flight and refund the payment")}},
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "r1", Name: "refundPayment"}}},
 	)
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: guard, ToolSearch: toolsearch.New(&toolsearch.Options{Index: spy})})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: guard.Begin, SearchTools: toolsearch.New(&toolsearch.Options{Index: spy}).Begin})
 	_, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: &toolgate.Principal{ID: "sam", Roles: []string{"agent"}}, Input: "hi"})
 	var de *authz.DenialError
 	if !errors.As(err, &de) || de.Code != authz.CodeToolNotExposed {
@@ -307,8 +307,8 @@ func TestSearchResultNamingDeniedToolRefused(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{searchCall("s1", "hotel")}},
 		scripted.Reply{Text: "done"},
 	)
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorizer: guard, StoreEveryRound: true,
-		ToolSearch: toolsearch.New(&toolsearch.Options{Index: spy})})
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorize: guard.Begin, StoreEveryRound: true,
+		SearchTools: toolsearch.New(&toolsearch.Options{Index: spy}).Begin})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: &toolgate.Principal{ID: "sam", Roles: []string{"agent"}}, Input: "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestQueryTokenizedBeforeIndex(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{searchCall("s1", "send an e-mail to "+email+" about card "+card)}},
 		scripted.Reply{Text: "done"},
 	)
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Protector: guard, ToolSearch: toolsearch.New(&toolsearch.Options{Index: spy})})
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Protect: guard.Begin, SearchTools: toolsearch.New(&toolsearch.Options{Index: spy}).Begin})
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 		}
 		return scripted.Reply{Text: "ok"}, nil
 	})
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{SearchTools: search.Begin, StoreEveryRound: true})
 	call := func(input string) {
 		t.Helper()
 		if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: input}); err != nil {
@@ -403,7 +403,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 	}
 	// Same names, same instances' definitions: a new client with equal tools
 	// does not rebuild.
-	client = toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
+	client = toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{SearchTools: search.Begin, StoreEveryRound: true})
 	call("four")
 	if n := spy.Builds(); n != 1 {
 		t.Fatalf("equal tools rebuilt the index: %d builds, want 1", n)
@@ -411,7 +411,7 @@ func TestReindexOnlyOnChange(t *testing.T) {
 	// A changed description rebuilds once.
 	changed := travelTools(&c)
 	changed[0] = c.tool("flightStatus", "Tell whether a flight is on time.", toolgate.ToolMetadata{})
-	client = toolgate.NewClient(model, changed, &toolgate.ClientOptions{ToolSearch: search, StoreEveryRound: true})
+	client = toolgate.NewClient(model, changed, &toolgate.ClientOptions{SearchTools: search.Begin, StoreEveryRound: true})
 	call("five")
 	call("six")
 	if n := spy.Builds(); n != 2 {
@@ -436,7 +436,7 @@ func TestEvictionBound(t *testing.T) {
 	const bound = 3
 	search := toolsearch.New(&toolsearch.Options{Index: spy, MaxConversations: bound})
 	model := scripted.NewFunc(func(*toolgate.Prompt) (scripted.Reply, error) { return scripted.Reply{Text: "ok"}, nil })
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: search})
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{SearchTools: search.Begin})
 	for i := range 10 {
 		if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: fmt.Sprint("c", i), Input: "x"}); err != nil {
 			t.Fatal(err)
@@ -481,7 +481,7 @@ func TestLatestOnly(t *testing.T) {
 				scripted.Reply{Text: "ok"},
 				scripted.Reply{Text: "next turn"},
 			)
-			client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: toolsearch.New(&toolsearch.Options{LatestOnly: latest})})
+			client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{SearchTools: toolsearch.New(&toolsearch.Options{LatestOnly: latest}).Begin})
 			for _, in := range []string{"one", "two"} {
 				if _, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Input: in}); err != nil {
 					t.Fatal(err)
@@ -602,8 +602,8 @@ func TestSearchToolReplaced(t *testing.T) {
 	}
 	model := scripted.New(scripted.Reply{Text: "ok"})
 	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{
-		Authorizer:      authz.NewGuard(authz.AllowAll(), nil),
-		ToolSearch:      toolsearch.New(nil),
+		Authorize:       authz.NewGuard(authz.AllowAll(), nil).Begin,
+		SearchTools:     toolsearch.New(nil).Begin,
 		ModelMiddleware: []func(toolgate.ModelFunc) toolgate.ModelFunc{swap},
 	})
 	_, err := client.Call(ctx, &toolgate.CallParams{Principal: &toolgate.Principal{ID: "p"}, Input: "x"})
@@ -620,7 +620,7 @@ func TestSearchToolReplaced(t *testing.T) {
 // refused at the start of a request.
 func TestSearchToolNameClash(t *testing.T) {
 	var c counter
-	client := toolgate.NewClient(scripted.New(), travelTools(&c), &toolgate.ClientOptions{ToolSearch: toolsearch.New(&toolsearch.Options{Name: "sendEmail"})})
+	client := toolgate.NewClient(scripted.New(), travelTools(&c), &toolgate.ClientOptions{SearchTools: toolsearch.New(&toolsearch.Options{Name: "sendEmail"}).Begin})
 	_, err := client.Call(context.Background(), &toolgate.CallParams{Input: "x"})
 	if err == nil || !strings.Contains(err.Error(), "sendEmail") {
 		t.Fatalf("got %v, want a name clash", err)
@@ -647,7 +647,7 @@ func TestFoundToolPausesWithGuards(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "b1", Name: "bookFlight"}}},
 		scripted.Reply{Text: "Booked."},
 	)
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorizer: guard, Protector: prot, ToolSearch: toolsearch.New(nil)})
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{Authorize: guard.Begin, Protect: prot.Begin, SearchTools: toolsearch.New(nil).Begin})
 	sam := &toolgate.Principal{ID: "sam", Roles: []string{"agent"}}
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "c", Principal: sam, Input: "book VX205"})
 	if err != nil || !resp.Paused() {
@@ -683,7 +683,7 @@ func TestConcurrentConversations(t *testing.T) {
 		}
 		return scripted.Reply{Text: "ok"}, nil
 	})
-	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{ToolSearch: search})
+	client := toolgate.NewClient(model, travelTools(&c), &toolgate.ClientOptions{SearchTools: search.Begin})
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 8 {

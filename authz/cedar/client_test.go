@@ -158,7 +158,7 @@ func TestClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var f flights
 			model := scripted.New(tc.replies...)
-			client := toolgate.NewClient(model, f.tools(), &toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, nil)})
+			client := toolgate.NewClient(model, f.tools(), &toolgate.ClientOptions{Authorize: authz.NewGuard(policy, nil).Begin})
 			_, err := client.Call(context.Background(), &toolgate.CallParams{Principal: tc.who, Input: "Book VX205"})
 			if tc.code == "" {
 				if err != nil {

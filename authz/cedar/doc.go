@@ -32,7 +32,7 @@
 //			scripted.Reply{Text: "Done."},
 //		)
 //		client := toolgate.NewClient(model, []*toolgate.Tool{transfer},
-//			&toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, nil)})
+//			&toolgate.ClientOptions{Authorize: authz.NewGuard(policy, nil).Begin})
 //		resp, err := client.Call(context.Background(), &toolgate.CallParams{
 //			Principal: &toolgate.Principal{ID: "fay", Roles: []string{"finance"}},
 //			Input:     "Send 500 to Bob",

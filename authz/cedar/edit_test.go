@@ -33,7 +33,7 @@ func TestEditedSeatsForbidden(t *testing.T) {
 		scripted.Reply{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "bookFlight", Arguments: `{"flight":"VX205","seats":4}`}}},
 		scripted.Reply{Text: "Booked."},
 	)
-	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorizer: authz.NewGuard(policy, nil)})
+	client := toolgate.NewClient(model, tools, &toolgate.ClientOptions{Authorize: authz.NewGuard(policy, nil).Begin})
 	alice := &toolgate.Principal{ID: "alice", Roles: []string{"traveller"}}
 	resp, err := client.Call(ctx, &toolgate.CallParams{ConversationID: "s", Principal: alice, Input: "Book VX205 for four"})
 	if err != nil || !resp.Paused() {

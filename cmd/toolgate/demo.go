@@ -155,7 +155,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 			return 1
 		}
-		opts.Authorizer = authz.NewGuard(policy, nil)
+		opts.Authorize = authz.NewGuard(policy, nil).Begin
 	}
 	if f.privacy {
 		guard, err := privacy.NewGuard(&privacy.GuardOptions{
@@ -167,7 +167,7 @@ func runDemo(ctx context.Context, args []string, e *env) int {
 			fmt.Fprintf(e.stderr, "toolgate demo: %v\n", err)
 			return 1
 		}
-		opts.Protector = guard
+		opts.Protect = guard.Begin
 	}
 	d.client = toolgate.NewClient(model, d.tools.Tools(), opts)
 	if err := d.run(ctx); err != nil {
