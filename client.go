@@ -117,7 +117,13 @@ type ClientOptions struct {
 	ConfirmTools []string
 	// Policy is asked in addition to the metadata flag and ConfirmTools: a
 	// call needs a decision when any of them says so. nil: none added.
-	Policy ConfirmationPolicy
+	// It says whether one call needs a person's decision before it runs;
+	// meta is the metadata of the tool the call would run with (zero when
+	// the prompt carries no such tool). A policy may inspect the
+	// arguments; one that cannot parse them should answer true (fail
+	// closed). A policy that panics is taken to answer true, and the panic
+	// is logged. It must be safe for concurrent use and must not block.
+	Policy func(call ToolCall, meta ToolMetadata) bool
 	// DisableMetadataFlag stops honouring [ToolMetadata.RequiresConfirmation].
 	// Only for tests and batch jobs where nobody can decide; a warning is
 	// logged when a client is built with it. ConfirmTools and Policy still

@@ -91,33 +91,27 @@ func positionalKey(i int) string {
 	return "#" + strconv.Itoa(i)
 }
 
-// ConfirmationPolicy says whether one call needs a person's decision before
-// it runs. meta is the metadata of the tool the call would run with (zero
-// when the prompt carries no such tool). A policy may inspect the arguments;
-// one that cannot parse them should answer true (fail closed). A policy
-// that panics is taken to answer true, and the panic is logged.
-//
-// A policy must be safe for concurrent use and must not block.
-type ConfirmationPolicy func(call ToolCall, meta ToolMetadata) bool
+// confirmationPolicy is the type of [ClientOptions.Policy].
+type confirmationPolicy = func(call ToolCall, meta ToolMetadata) bool
 
 // fromMetadata returns the default policy: a call needs confirmation when
 // its tool's metadata says RequiresConfirmation.
-func fromMetadata() ConfirmationPolicy {
+func fromMetadata() confirmationPolicy {
 	return func(_ ToolCall, meta ToolMetadata) bool { return meta.RequiresConfirmation }
 }
 
 // forTools returns the policy of [ClientOptions.ConfirmTools]: it asks
 // for confirmation of every call of the named tools, whatever their
 // metadata says. Names are the names the model sees, prefixes included.
-func forTools(names ...string) ConfirmationPolicy {
+func forTools(names ...string) confirmationPolicy {
 	set := slices.Clone(names)
 	return func(call ToolCall, _ ToolMetadata) bool { return slices.Contains(set, call.Name) }
 }
 
 // or returns a policy that asks when any of ps asks. Nil policies are
 // skipped; or() never asks.
-func or(ps ...ConfirmationPolicy) ConfirmationPolicy {
-	ps = slices.DeleteFunc(slices.Clone(ps), func(p ConfirmationPolicy) bool { return p == nil })
+func or(ps ...confirmationPolicy) confirmationPolicy {
+	ps = slices.DeleteFunc(slices.Clone(ps), func(p confirmationPolicy) bool { return p == nil })
 	return func(call ToolCall, meta ToolMetadata) bool {
 		for _, p := range ps {
 			if p(call, meta) {

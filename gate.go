@@ -175,7 +175,7 @@ func (m *manager) needs(p *Prompt, call ToolCall) (bool, error) {
 
 // ask asks policy about call, judged with the metadata of the prompt's tool
 // of that name. A panic becomes a [*PanicError].
-func (m *manager) ask(policy ConfirmationPolicy, p *Prompt, call ToolCall) (needs bool, err error) {
+func (m *manager) ask(policy confirmationPolicy, p *Prompt, call ToolCall) (needs bool, err error) {
 	var meta ToolMetadata
 	if t := p.Tool(call.Name); t != nil {
 		meta = t.meta

@@ -19,8 +19,8 @@ import (
 // concurrent use.
 type manager struct {
 	// fixed at creation
-	policy      ConfirmationPolicy
-	argPolicy   ConfirmationPolicy // managerOptions.Policy alone; nil when none
+	policy      confirmationPolicy
+	argPolicy   confirmationPolicy // managerOptions.Policy alone; nil when none
 	confirm     []string
 	limits      callLimits
 	concurrency int
@@ -35,7 +35,7 @@ type manager struct {
 type managerOptions struct {
 	// Policy is asked in addition to the metadata flag and ConfirmTools: a
 	// call needs confirmation when any of them says so. nil: none added.
-	Policy ConfirmationPolicy
+	Policy confirmationPolicy
 	// ConfirmTools names tools whose calls always need confirmation,
 	// whatever their metadata says (for tools you cannot annotate, such as
 	// MCP tools). Use the names the model sees. See
@@ -104,7 +104,7 @@ func newManager(opts *managerOptions) *manager {
 	if m.logger == nil {
 		m.logger = slog.Default()
 	}
-	var ps []ConfirmationPolicy
+	var ps []confirmationPolicy
 	if opts.DisableMetadataFlag {
 		m.logger.Warn("toolgate: the requires-confirmation flag of tool metadata is disabled; flagged tools run without a person's decision")
 	} else {

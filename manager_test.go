@@ -1252,7 +1252,7 @@ func TestCanceledContext(t *testing.T) {
 }
 
 // byName is a policy that asks about the calls of the named tools.
-func byName(names ...string) toolgate.ConfirmationPolicy {
+func byName(names ...string) func(toolgate.ToolCall, toolgate.ToolMetadata) bool {
 	return func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool { return slices.Contains(names, call.Name) }
 }
 

@@ -13,7 +13,7 @@ func TestPolicies(t *testing.T) {
 	names[0] = "changed" // forTools keeps its own copy
 	tests := []struct {
 		name   string
-		policy ConfirmationPolicy
+		policy confirmationPolicy
 		call   ToolCall
 		meta   ToolMetadata
 		want   bool

@@ -445,7 +445,7 @@ func (s *Server) Issues() []Issue {
 // already carry the flag in their metadata; add this policy to
 // [toolgate.ClientOptions.Policy] when the client does not honour the
 // flag (DisableMetadataFlag), so that the named tools stay gated.
-func (s *Server) Policy() toolgate.ConfirmationPolicy {
+func (s *Server) Policy() func(call toolgate.ToolCall, meta toolgate.ToolMetadata) bool {
 	return func(call toolgate.ToolCall, _ toolgate.ToolMetadata) bool {
 		return s.matches(call.Name)
 	}

@@ -1370,7 +1370,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 
 // connectMCP connects to the agent's MCP servers and returns their tools
 // and a confirmation policy for their confirm_tools (nil without servers).
-func (b *agentBuild) connectMCP() ([]*toolgate.Tool, toolgate.ConfirmationPolicy, error) {
+func (b *agentBuild) connectMCP() ([]*toolgate.Tool, func(toolgate.ToolCall, toolgate.ToolMetadata) bool, error) {
 	owner := map[string]string{} // tool name → whose it is
 	for _, t := range builtinTools {
 		owner[t] = "a built-in tool"
@@ -1379,7 +1379,7 @@ func (b *agentBuild) connectMCP() ([]*toolgate.Tool, toolgate.ConfirmationPolicy
 		owner[h.Name] = "an HTTP tool"
 	}
 	var tools []*toolgate.Tool
-	var policies []toolgate.ConfirmationPolicy
+	var policies []func(toolgate.ToolCall, toolgate.ToolMetadata) bool
 	var failed error
 	for i, m := range b.a.MCPServers {
 		sp := fmt.Sprintf("%s.mcp_servers[%d]", b.p, i)
