@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/storekit"
 )
 
 // Streamed turns: a request to post a message or decide a pause that
@@ -149,6 +150,12 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, toolgate.ErrConflict):
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
+	case r.Context().Err() == nil && (storekit.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)):
+		// The turn's own context is not cancelled with the request's, so a
+		// deadline here is the store's (or another dependency's): the same
+		// answer as the 503 of a turn that had not begun streaming.
+		s.logger.WarnContext(r.Context(), "server: the store did not answer in a streamed turn", "method", r.Method, "path", capped(r.URL.Path), "err", logcap.Error(err))
+		code, msg = codeStoreUnavailable, "the database the turn needs is unavailable or did not answer in time; read the conversation, then retry"
 	case errors.As(err, &de):
 		_, code = decisionStatus(de)
 		msg = de.Error()
