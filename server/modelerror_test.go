@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -81,11 +80,7 @@ func TestModelErrorStreamed(t *testing.T) {
 	merr := &provider.Error{Provider: "anthropic", Kind: provider.KindRateLimit, StatusCode: 429}
 	f := newFixtureWith(t, memory.New(), &failingModel{Model: scripted.New(), err: merr}, nil)
 	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
-	req := httptest.NewRequest("POST", "/v1/conversations/"+conv+"/messages", strings.NewReader(`{"input":"hello"}`))
-	req.Header.Set("Authorization", "Bearer "+travellerKey)
-	req.Header.Set("Accept", "text/event-stream")
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := f.postStreamed(conv, `{"input":"hello"}`)
 	body := rec.Body.String()
 	if !strings.Contains(body, `"error":"model_error"`) || !strings.Contains(body, `"kind":"rate_limit"`) {
 		t.Errorf("streamed turn: %d %s, want model_error with kind rate_limit", rec.Code, body)

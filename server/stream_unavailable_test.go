@@ -28,6 +28,17 @@ func (s *unavailableStore) Append(ctx context.Context, id string, p *toolgate.Ap
 	return s.ConversationStore.Append(ctx, id, p)
 }
 
+// postStreamed posts a message to conv as the traveller, asking for the
+// turn as a stream, and returns the recorded answer.
+func (f *fixture) postStreamed(conv, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/v1/conversations/"+conv+"/messages", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+travellerKey)
+	req.Header.Set("Accept", "text/event-stream")
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
 // TestStreamedTurnStoreUnavailable: a streamed turn whose store becomes
 // unavailable after the stream began ends with an "error" event saying
 // store_unavailable (retry), not internal: the same as the 503 of a turn
@@ -37,11 +48,7 @@ func TestStreamedTurnStoreUnavailable(t *testing.T) {
 	f := newFixtureWith(t, store, scripted.New(scripted.Reply{Text: "Your flight is on time."}), nil)
 	conv := f.must(201, "POST", "/v1/conversations", travellerKey, `{}`)["id"].(string)
 	store.failing.Store(true)
-	req := httptest.NewRequest("POST", "/v1/conversations/"+conv+"/messages", strings.NewReader(`{"input":"hello"}`))
-	req.Header.Set("Authorization", "Bearer "+travellerKey)
-	req.Header.Set("Accept", "text/event-stream")
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := f.postStreamed(conv, `{"input":"hello"}`)
 	body := rec.Body.String()
 	switch rec.Code {
 	case 200:
