@@ -11,11 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/storekit"
 )
 
 // Idempotent requests. POST .../messages and POST .../decisions take an
@@ -69,6 +71,8 @@ const (
 // keyHold is the idempotency key record a running request holds.
 type keyHold struct {
 	scope, key, token string
+	// until is when the hold ends by itself (the record's LockedUntil).
+	until time.Time
 }
 
 type keyHoldKey struct{}
@@ -137,7 +141,7 @@ func (s *Server) idempotent(h func(http.ResponseWriter, *http.Request, *toolgate
 			s.retried(w, r, p, k, prior)
 			return
 		}
-		hold := &keyHold{scope: k.Scope, key: k.Key, token: k.Token}
+		hold := &keyHold{scope: k.Scope, key: k.Key, token: k.Token, until: k.LockedUntil}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &responseCopy{ResponseWriter: w}
 		h(rec, r.WithContext(context.WithValue(r.Context(), keyHoldKey{}, hold)), p)
@@ -156,17 +160,113 @@ func outcomeKnown(status int) bool {
 // the hold when the response says nothing of the outcome.
 func (s *Server) settleKey(ctx context.Context, hold *keyHold, status int, body []byte) {
 	ctx = context.WithoutCancel(ctx)
-	var err error
+	err := s.settleOnce(ctx, hold, status, body)
+	if err == nil {
+		return
+	}
+	if transient(err) && s.settling.start() {
+		// The database is unavailable for now: settle the record once it
+		// answers again, so that a retry does not wait for the hold to
+		// end (the turn timeout and a margin) to be answered.
+		s.logger.WarnContext(ctx, "server: storing the outcome of an idempotency key failed; retrying in the background", "err", logcap.Error(err))
+		go s.settleLater(hold, status, body)
+		return
+	}
+	// A retry finds the hold until it ends, then settles the record
+	// from the store (or runs afresh when nothing took effect).
+	s.logger.ErrorContext(ctx, "server: storing the outcome of an idempotency key failed", "err", logcap.Error(err))
+}
+
+// settleOnce stores the outcome of hold's request (status and body), or
+// releases the hold when status says nothing of the outcome.
+func (s *Server) settleOnce(ctx context.Context, hold *keyHold, status int, body []byte) error {
 	if outcomeKnown(status) {
-		err = s.cfg.Records.CompleteKey(ctx, hold.scope, hold.key, hold.token, status, body)
-	} else {
-		err = s.cfg.Records.ReleaseKey(ctx, hold.scope, hold.key, hold.token, now())
+		return s.cfg.Records.CompleteKey(ctx, hold.scope, hold.key, hold.token, status, body)
 	}
-	if err != nil {
-		// A retry finds the hold until it ends, then settles the record
-		// from the store (or runs afresh when nothing took effect).
-		s.logger.ErrorContext(ctx, "server: storing the outcome of an idempotency key failed", "err", logcap.Error(err))
+	return s.cfg.Records.ReleaseKey(ctx, hold.scope, hold.key, hold.token, now())
+}
+
+// transient reports whether err says that the database did not serve a
+// request for now (unavailable, or a statement's deadline ran out), so
+// that the same write may succeed later.
+func transient(err error) bool {
+	return storekit.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// The waits between the background attempts to settle a key record.
+const (
+	settleFirstWait = 50 * time.Millisecond
+	settleMaxWait   = 2 * time.Second
+)
+
+// settleLater retries settleOnce with growing waits until it succeeds,
+// fails for good, the hold ends by itself (a retry then settles the
+// record from the store) or the server closes.
+func (s *Server) settleLater(hold *keyHold, status int, body []byte) {
+	defer s.settling.done()
+	wait := settleFirstWait
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-s.settling.ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		if !now().Before(hold.until) {
+			return
+		}
+		err := s.settleOnce(s.settling.ctx, hold, status, body)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, records.ErrNotFound):
+			// Settled meanwhile: an attempt whose answer was lost
+			// committed, or a retry took the record over.
+			return
+		case !transient(err) || s.settling.ctx.Err() != nil:
+			s.logger.Error("server: storing the outcome of an idempotency key failed", "err", logcap.Error(err))
+			return
+		}
+		wait = min(2*wait, settleMaxWait)
 	}
+}
+
+// settlers tracks the background attempts to settle key records, which
+// [Server.Close] stops and waits for.
+type settlers struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newSettlers() settlers {
+	ctx, cancel := context.WithCancel(context.Background())
+	return settlers{ctx: ctx, cancel: cancel}
+}
+
+// start counts a new background attempt; false once stopped.
+func (st *settlers) start() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return false
+	}
+	st.wg.Add(1)
+	return true
+}
+
+func (st *settlers) done() { st.wg.Done() }
+
+// stop cancels the attempts and waits for them to return.
+func (st *settlers) stop() {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	st.cancel()
+	st.wg.Wait()
 }
 
 // retried answers a request whose key has the record prior.

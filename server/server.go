@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/logcap"
@@ -54,6 +55,8 @@ type Server struct {
 	ops    *ops // metrics, traces, timeouts (ops.go)
 	web    webState
 	hooks  *notifier // nil without webhooks
+	// settling retries the settling of idempotency keys (idempotency.go).
+	settling settlers
 
 	closed atomic.Bool
 }
@@ -67,7 +70,7 @@ func New(cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg.clone(), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg.clone(), mux: http.NewServeMux(), settling: newSettlers()}
 	s.keys.Store(keys)
 	s.logger = requestLogger(s.cfg.Logger)
 	s.ops = newOps(s.cfg)
@@ -111,7 +114,8 @@ func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 // Close stops the server from accepting requests: later ones are answered
 // with 503 (GET /readyz then names the check "server" as closing). It
 // ends the event streams, unsubscribes from the broker, stops the
-// background expiry of pauses and waits for it to return. It does not
+// background expiry of pauses and the background settling of
+// idempotency keys, and waits for them to return. It does not
 // close the agents' clients or stores, nor the broker, which the caller
 // owns. Close is idempotent and returns nil.
 func (s *Server) Close() error {
@@ -121,6 +125,7 @@ func (s *Server) Close() error {
 		s.stopSweeper()
 		s.stopRecovery()
 		s.stopWebhooks()
+		s.settling.stop()
 	}
 	return nil
 }
