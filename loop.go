@@ -240,7 +240,7 @@ func (t *turn) resume(ctx context.Context) (*Response, error) {
 		res = &runResult{Message: refused}
 	default:
 		mk := t.newMarker(claim)
-		pl.start = t.marking(mk)
+		pl.start, pl.together = t.marking(mk), mk.expect
 		res, err = m.execute(ctx, pl)
 		if mk.claimed() {
 			t.claim = claim.Token

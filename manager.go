@@ -469,6 +469,13 @@ func (m *manager) execute(ctx context.Context, pl *plan) (*runResult, error) {
 			}
 		}
 		bc := b // only the concurrent path lets the batch escape
+		if pl.together != nil && pl.start != nil {
+			wave := make([]string, min(m.concurrency, len(todo)))
+			for j := range wave {
+				wave[j] = keys[todo[j]]
+			}
+			bc.ended = pl.together(wave)
+		}
 		err = runBounded(ctx, m.concurrency, todo, bc.run)
 	}
 	if err != nil {
@@ -497,10 +504,14 @@ type batch struct {
 	convID    string
 	principal *Principal
 	start     func(context.Context, *ToolRequest) error // see [plan.start]
+	ended     func(context.Context, string)             // see [plan.together]; nil: not told
 }
 
 // run runs the allowed call i and stores its result.
 func (b *batch) run(ctx context.Context, i int) error {
+	if b.ended != nil {
+		defer b.ended(ctx, b.keys[i])
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -36,6 +36,11 @@ type plan struct {
 	// with it. The client records the call as started there (the first
 	// start claims the pause) and gives it its idempotency key.
 	start func(context.Context, *ToolRequest) error
+	// together, when set with start, is told the keys of the calls a
+	// concurrent execution launches at once, before it launches them, so
+	// that their starts are recorded together; the function it returns is
+	// called with each launched call's key when the call ends.
+	together func(keys []string) (ended func(ctx context.Context, key string))
 }
 
 // newPlan matches the decisions of p to the calls of its reply (stage 1):

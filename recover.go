@@ -242,8 +242,10 @@ func (t *turn) marking(m *marker) func(context.Context, *ToolRequest) error {
 // marker records the starts of one resumption's calls. Calls that start
 // while a record is being written are recorded together by the next write
 // (a group commit): each call still waits for the durable record of its
-// own start, and concurrent calls share the store's round trips. It is safe
-// for concurrent use.
+// own start, and concurrent calls share the store's round trips. The calls
+// a concurrent execution launches at once (see [marker.expect]) are
+// recorded by one write, the claim's when it is the first. It is safe for
+// concurrent use.
 type marker struct {
 	// fixed at creation
 	store                  ConversationStore
@@ -257,6 +259,7 @@ type marker struct {
 	writing bool         // guarded by mu: a write is in progress
 	keys    []string     // guarded by mu: waiting for the next write
 	waiting []chan error // guarded by mu: their callers
+	gather  []string     // guarded by mu: launched together, neither started nor ended yet
 	took    bool         // guarded by mu: the first write claimed the pause
 	failed  error        // guarded by mu: why the first write failed; later marks fail too
 }
@@ -268,6 +271,32 @@ func (m *marker) claimed() bool {
 	return m.took
 }
 
+// expect tells m that the calls of keys are launched at once: their starts
+// wait for one another and are recorded by one write. Each of them must
+// then either start (mark) or end without starting; the returned function
+// says so for a call that ended (for one that started it does nothing).
+// The calls only normalise their arguments between being launched and
+// starting, so no start waits for long.
+func (m *marker) expect(keys []string) func(ctx context.Context, key string) {
+	m.mu.Lock()
+	m.gather = slices.Clone(keys)
+	m.mu.Unlock()
+	return m.ended
+}
+
+// ended notes that the call of key ended; if it was launched with others
+// and never started, their starts no longer wait for it.
+func (m *marker) ended(ctx context.Context, key string) {
+	m.mu.Lock()
+	i := slices.Index(m.gather, key)
+	if i < 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.gather = slices.Delete(m.gather, i, i+1)
+	m.drain(ctx)
+}
+
 // mark records key as started and returns once the record is stored.
 func (m *marker) mark(ctx context.Context, key string) error {
 	m.mu.Lock()
@@ -275,31 +304,73 @@ func (m *marker) mark(ctx context.Context, key string) error {
 		m.mu.Unlock()
 		return m.failed
 	}
-	if m.writing {
+	if i := slices.Index(m.gather, key); i >= 0 {
+		m.gather = slices.Delete(m.gather, i, i+1)
+	}
+	if m.writing || len(m.gather) > 0 {
 		done := make(chan error, 1)
 		m.keys, m.waiting = append(m.keys, key), append(m.waiting, done)
 		m.mu.Unlock()
-		return <-done
+		return m.await(ctx, done)
 	}
-	// This caller writes its own key, then for whoever queued meanwhile,
-	// until nobody waits.
+	// This caller writes its own key with those that were gathered, then
+	// for whoever queued meanwhile.
+	keys, waiting := append(m.keys, key), m.waiting
+	m.keys, m.waiting = nil, nil
 	m.writing = true
 	m.mu.Unlock()
-	err := m.write(ctx, []string{key})
+	err := m.write(ctx, keys)
+	for _, w := range waiting {
+		w <- err
+	}
 	m.mu.Lock()
+	m.writing = false
+	m.drain(ctx)
+	return err
+}
+
+// await waits for the write of the key queued with done. When ctx ends
+// first and no write took the key yet, the key is withdrawn (it is never
+// recorded) and the context's error returned.
+func (m *marker) await(ctx context.Context, done chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	m.mu.Lock()
+	if i := slices.Index(m.waiting, done); i >= 0 {
+		m.keys = slices.Delete(m.keys, i, i+1)
+		m.waiting = slices.Delete(m.waiting, i, i+1)
+		m.mu.Unlock()
+		return context.Cause(ctx)
+	}
+	m.mu.Unlock()
+	return <-done // a write took it: its outcome is the call's
+}
+
+// drain writes the queued keys, a batch per write, until none is queued,
+// unless a write is in progress (it drains them) or calls launched
+// together have not all started or ended yet (the last of them drains).
+// It is called with m.mu held and releases it.
+func (m *marker) drain(ctx context.Context) {
+	if m.writing || len(m.gather) > 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.writing = true
 	for len(m.keys) > 0 {
 		keys, waiting := m.keys, m.waiting
 		m.keys, m.waiting = nil, nil
 		m.mu.Unlock()
-		werr := m.write(ctx, keys)
+		err := m.write(ctx, keys)
 		for _, w := range waiting {
-			w <- werr
+			w <- err
 		}
 		m.mu.Lock()
 	}
 	m.writing = false
 	m.mu.Unlock()
-	return err
 }
 
 // write records keys as started. The first write of a marker with a claim

@@ -488,36 +488,83 @@ func (s *slowMarks) MarkStarted(ctx context.Context, id, pauseID, token string, 
 }
 
 func TestMarksCoalesce(t *testing.T) {
-	// Calls that start while a record of a start is being written are
-	// recorded together by the next write.
-	synctest.Test(t, func(t *testing.T) {
-		store := &slowMarks{Store: memory.New(), release: make(chan struct{})}
-		g := newGatedTools()
-		model := scripted.New(abcReply(), scripted.Reply{Text: "ok"})
-		c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store,
-			Concurrency: 3})
-		pause := pauseABC(t, c, "conv")
-		done := make(chan error, 1)
-		go func() {
+	// The calls a concurrent execution launches at once are recorded by
+	// one write (the claim's); a call launched later, when a slot frees,
+	// by a write of its own.
+	for _, tc := range []struct {
+		concurrency int
+		want        [][]string
+	}{
+		{3, [][]string{{"ca", "cb", "cc"}}},
+		{2, [][]string{{"ca", "cb"}, {"cc"}}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			store := &slowMarks{Store: memory.New(), release: make(chan struct{})}
+			g := newGatedTools()
+			model := scripted.New(abcReply(), scripted.Reply{Text: "ok"})
+			c := toolgate.NewClient(model, g.tools(), &toolgate.ClientOptions{Store: store,
+				Concurrency: tc.concurrency})
+			pause := pauseABC(t, c, "conv")
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID,
+					Decisions: []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Allow("cc")}})
+				done <- err
+			}()
+			synctest.Wait() // the first write (the claim) waits
+			close(store.release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range store.batches {
+				slices.Sort(b)
+			}
+			if diff := cmp.Diff(tc.want, store.batches); diff != "" {
+				t.Errorf("concurrency %d: records of started calls mismatch (-want +got):\n%s", tc.concurrency, diff)
+			}
+			if got := load(t, store, "conv").Messages[2].(*toolgate.ToolMessage); len(got.Results) != 3 {
+				t.Errorf("resolution %+v, want 3 results", got)
+			}
+			if got := g.count(); got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
+				t.Errorf("runs = %v, want each once", got)
+			}
+		})
+	}
+}
+
+func TestMarksWaveCallEndsUnstarted(t *testing.T) {
+	// A call launched with others that ends before it starts (its
+	// arguments are not JSON) is not waited for: the others start in one
+	// write, the claim, and it is never recorded.
+	for _, bad := range []toolgate.ToolCall{call("cb", "b", "{not json"), call("cb", "b", "[1, 2")} {
+		synctest.Test(t, func(t *testing.T) {
+			store := &slowMarks{Store: memory.New(), release: make(chan struct{})}
+			close(store.release)
+			g := newGatedTools()
+			reply := scripted.Reply{ToolCalls: []toolgate.ToolCall{call("ca", "a", "{}"), bad, call("cc", "c", "{}")}}
+			c := toolgate.NewClient(scripted.New(reply, scripted.Reply{Text: "ok"}), g.tools(), &toolgate.ClientOptions{Store: store,
+				Concurrency: 3})
+			pause := pauseABC(t, c, "conv")
 			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID,
 				Decisions: []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Allow("cc")}})
-			done <- err
-		}()
-		synctest.Wait() // the first write (the claim) waits; the other two calls queue
-		close(store.release)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		if len(store.batches) != 2 || len(store.batches[0]) != 1 || len(store.batches[1]) != 2 {
-			t.Errorf("records of started calls %v, want the claim's with 1 key then one of 2", store.batches)
-		}
-		if got := load(t, store, "conv").Messages[2].(*toolgate.ToolMessage); len(got.Results) != 3 {
-			t.Errorf("resolution %+v, want 3 results", got)
-		}
-		if got := g.count(); got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
-			t.Errorf("runs = %v, want each once", got)
-		}
-	})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range store.batches {
+				slices.Sort(b)
+			}
+			if diff := cmp.Diff([][]string{{"ca", "cc"}}, store.batches); diff != "" {
+				t.Errorf("%s: records of started calls mismatch (-want +got):\n%s", bad.Arguments, diff)
+			}
+			msg := load(t, store, "conv").Messages[2].(*toolgate.ToolMessage)
+			if len(msg.Results) != 3 || msg.Results[1].Status != toolgate.ResultError {
+				t.Errorf("%s: resolution %+v, want the second call failed", bad.Arguments, msg)
+			}
+			if got := g.count(); got["a"] != 1 || got["b"] != 0 || got["c"] != 1 {
+				t.Errorf("%s: runs = %v, want a and c once", bad.Arguments, got)
+			}
+		})
+	}
 }
 
 // panickyMarks panics on every record of started calls: every MarkStarted
@@ -541,28 +588,53 @@ func (panickyMarks) MarkStarted(context.Context, string, string, string, []strin
 func TestMarkStoreFails(t *testing.T) {
 	// A store that cannot record a start (here: it panics) stops the run
 	// before the call, without leaving concurrent calls waiting. The first
-	// calls start with the claim; when only later records fail, the calls
-	// started with the claim ran and the others did not.
-	for _, claims := range []bool{true, false} {
-		for _, concurrency := range []int{1, 3} {
-			store := panickyMarks{Store: memory.New(), claims: claims}
-			g := newGatedTools()
-			c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
-				Concurrency: concurrency, Logger: discardLogger()})
-			pause := pauseABC(t, c, "conv")
-			_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: allowABDenyC()})
-			if err == nil {
-				t.Errorf("claims %v, concurrency %d: Resume succeeded although starts could not be recorded", claims, concurrency)
-			}
-			ran := g.count()
-			pr := load(t, store, "conv").Pause
-			switch {
-			case claims && len(ran) != 0:
-				t.Errorf("claims failing, concurrency %d: tools ran: %v", concurrency, ran)
-			case claims && pr.Claimed:
-				t.Errorf("claims failing, concurrency %d: the pause is claimed: %+v", concurrency, pr)
-			case !claims && (len(ran) != 1 || len(pr.Started) != 1 || ran[strings.TrimPrefix(pr.Started[0], "c")] != 1):
-				t.Errorf("marks failing, concurrency %d: ran %v with %v started, want the one call the claim started", concurrency, ran, pr.Started)
+	// calls start with the claim (with Concurrency, all those launched at
+	// once); when only later records fail, the calls started with the
+	// claim ran and the others did not.
+	allowAll := []toolgate.Decision{toolgate.Allow("ca"), toolgate.Allow("cb"), toolgate.Allow("cc")}
+	for _, tc := range []struct {
+		claims      bool // claims fail too, not just later records
+		concurrency int
+		decisions   []toolgate.Decision
+		ran         []string // the tools that ran; nil: none, and the pause stays unclaimed
+	}{
+		{true, 1, allowABDenyC(), nil},
+		{true, 3, allowABDenyC(), nil},
+		{false, 1, allowABDenyC(), []string{"a"}},
+		{false, 2, allowAll, []string{"a", "b"}},
+	} {
+		store := panickyMarks{Store: memory.New(), claims: tc.claims}
+		g := newGatedTools()
+		c := toolgate.NewClient(scripted.New(abcReply()), g.tools(), &toolgate.ClientOptions{Store: store,
+			Concurrency: tc.concurrency, Logger: discardLogger()})
+		pause := pauseABC(t, c, "conv")
+		_, err := c.Resume(t.Context(), &toolgate.ResumeTurnParams{ConversationID: "conv", PauseID: pause.ID, Decisions: tc.decisions})
+		if err == nil {
+			t.Errorf("claims %v, concurrency %d: Resume succeeded although starts could not be recorded", tc.claims, tc.concurrency)
+		}
+		ran := g.count()
+		pr := load(t, store, "conv").Pause
+		if pr == nil {
+			t.Fatalf("claims %v, concurrency %d: the pause was resolved", tc.claims, tc.concurrency)
+		}
+		var names, started []string
+		for name := range ran {
+			names = append(names, name)
+		}
+		for _, k := range pr.Started {
+			started = append(started, strings.TrimPrefix(k, "c"))
+		}
+		slices.Sort(names)
+		slices.Sort(started)
+		switch {
+		case tc.ran == nil && (len(ran) != 0 || pr.Claimed):
+			t.Errorf("claims failing, concurrency %d: tools ran: %v, pause %+v; want none run and the pause unclaimed", tc.concurrency, ran, pr)
+		case tc.ran != nil && (!slices.Equal(names, tc.ran) || !slices.Equal(started, tc.ran)):
+			t.Errorf("marks failing, concurrency %d: ran %v with %v started, want %v, the calls the claim started", tc.concurrency, ran, pr.Started, tc.ran)
+		}
+		for name, n := range ran {
+			if n != 1 {
+				t.Errorf("concurrency %d: %s ran %d times", tc.concurrency, name, n)
 			}
 		}
 	}

@@ -85,6 +85,17 @@ type Transactional interface {
 	ConversationStore() toolgate.ConversationStore
 }
 
+// ConversationLoader is implemented by the [Transactional] record stores
+// that read a conversation's record together with the conversation as
+// their [Transactional.ConversationStore] loads it, in one statement (one
+// snapshot, one round trip): package store/postgres. The record is what
+// [Store.Conversation] returns, the conversation what
+// [toolgate.ConversationStore.Load] returns; without a record the error
+// wraps [ErrNotFound].
+type ConversationLoader interface {
+	LoadConversation(ctx context.Context, id string) (*Conversation, *toolgate.Conversation, error)
+}
+
 type hookKey struct{}
 
 type hookValue struct {

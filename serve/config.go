@@ -216,6 +216,13 @@ type AgentSpec struct {
 	Approvals []server.ApprovalRule `yaml:"approvals"`
 	// MaxRounds is [toolgate.ClientOptions.MaxRounds]. 0: its default.
 	MaxRounds int `yaml:"max_rounds"`
+	// Concurrency is [toolgate.ClientOptions.Concurrency]: how many allowed
+	// calls of one model reply run at once. Calls launched together have
+	// their starts recorded in one durable write (the first with the
+	// claim), so a reply of two calls decided together costs one write
+	// transaction fewer than when they run one after the other. Only for
+	// tools that may run side by side. 0 or 1: one at a time.
+	Concurrency int `yaml:"concurrency"`
 	// PauseTTL is [server.Agent.PauseTTL]: it overrides the file's pause_ttl for
 	// this agent. 0: the file's; "-1s" (any negative value): the agent's
 	// pauses never expire.
@@ -783,6 +790,9 @@ func (fc *FileConfig) check(d *decoder) {
 		if a.MaxRounds < 0 {
 			bad(p+".max_rounds", "must not be negative")
 		}
+		if a.Concurrency < 0 {
+			bad(p+".concurrency", "must not be negative")
+		}
 		fc.checkMCP(a, p, bad, env)
 	}
 
@@ -1324,6 +1334,7 @@ func (b *agentBuild) client() (*toolgate.Client, error) {
 		Store:               store,
 		SystemPrompt:        a.SystemPrompt,
 		MaxRounds:           a.MaxRounds,
+		Concurrency:         a.Concurrency,
 		Logger:              logger,
 		ModelMiddleware:     []func(toolgate.ModelFunc) toolgate.ModelFunc{b.tel.ModelMiddleware(&telemetry.Model{Agent: b.name, Provider: providerNames[m.Provider], Name: m.Name})},
 		ToolMiddleware:      []func(toolgate.ToolFunc) toolgate.ToolFunc{b.tel.ToolMiddleware(b.name)},

@@ -96,6 +96,7 @@ func TestConfigInvalid(t *testing.T) {
 		{"duplicate key", "\t\ttools: [flightStatus, bookFlight]\n", "\t\ttools: [flightStatus, bookFlight]\n\t\ttools: [flightStatus]\n", 6, 5, "agents.flights.tools", "appears twice"},
 		{"negative pause_ttl", "store:\n", "pause_ttl: -5m\nstore:\n", 14, 12, "pause_ttl", "must not be negative"},
 		{"negative idempotency_ttl", "store:\n", "idempotency_ttl: -5m\nstore:\n", 14, 18, "idempotency_ttl", "must not be negative"},
+		{"negative concurrency", "\t\trequester_roles", "\t\tconcurrency: -1\n\t\trequester_roles", 10, 18, "agents.flights.concurrency", "must not be negative"},
 		{"pause_ttl not a duration", "\t\trequester_roles", "\t\tpause_ttl: soon\n\t\trequester_roles", 10, 16, "agents.flights.pause_ttl", "want a duration"},
 		{"reveal roles without privacy", "\t\trequester_roles: [traveller]\n", "\t\treveal_roles: [auditor]\n\t\trequester_roles: [traveller]\n", 10, 19, "agents.flights.reveal_roles", "need privacy.enabled"},
 		{"missing env var for the audit digest key", "store:\n", "audit:\n\tdigest_key_env: TG_TEST_UNSET\nstore:\n", 15, 19, "audit.digest_key_env", "TG_TEST_UNSET is not set"},

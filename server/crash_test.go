@@ -830,9 +830,16 @@ func TestServerCrashInStore(t *testing.T) {
 	}
 	t.Parallel()
 	for _, m := range []struct {
-		name string
-		mode crashMode
-	}{{"sqlite", crashSQLite}, {"postgres", crashPostgres}, {"postgres two instances", crashPostgresTwo}} {
+		name        string
+		mode        crashMode
+		concurrency int
+	}{
+		{"sqlite", crashSQLite, 1},
+		{"postgres", crashPostgres, 1},
+		{"postgres two instances", crashPostgresTwo, 1},
+		// The calls side by side: their starts are one write, the claim.
+		{"postgres two instances, calls side by side", crashPostgresTwo, 2},
+	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			if m.mode != crashSQLite {
@@ -841,7 +848,7 @@ func TestServerCrashInStore(t *testing.T) {
 			for stop := 1; stop <= crashPoints; stop++ {
 				t.Run(strconv.Itoa(stop), func(t *testing.T) {
 					t.Parallel()
-					crashRun(t, stop, 1, m.mode)
+					crashRun(t, stop, m.concurrency, m.mode)
 				})
 			}
 		})

@@ -77,6 +77,40 @@ func (s *Server) conversation(ctx context.Context, id string) (*conversation, er
 	return c, nil
 }
 
+// loadConversation returns what [Server.conversation] returns for id and,
+// when there is a record, the conversation as its agent's store holds it.
+// A record not yet cached is read with the conversation in one statement
+// when the record store can ([records.ConversationLoader]) and is the
+// agent's store's; otherwise the conversation is loaded after the record.
+func (s *Server) loadConversation(ctx context.Context, id string) (*conversation, *toolgate.Conversation, error) {
+	if l, ok := s.cfg.Records.(records.ConversationLoader); ok && s.convs.get(id) == nil {
+		c, conv, err := l.LoadConversation(ctx, id)
+		switch {
+		case errors.Is(err, records.ErrNotFound):
+			return nil, nil, nil
+		case err != nil:
+			return nil, nil, err
+		}
+		a := s.cfg.Agents[c.Agent]
+		if a == nil {
+			return nil, nil, nil // another server's agent on a shared database
+		}
+		s.convs.put(c)
+		if t, ok := s.cfg.Records.(records.Transactional); ok && a.Client.Store() == t.ConversationStore() {
+			return c, conv, nil
+		}
+	}
+	c, err := s.conversation(ctx, id)
+	if c == nil || err != nil {
+		return nil, nil, err
+	}
+	conv, err := s.cfg.Agents[c.Agent].Client.Store().Load(ctx, c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, conv, nil
+}
+
 // decision returns the record of a pause, or nil.
 func (s *Server) decision(ctx context.Context, convID, pauseID string) (*DecisionRecord, error) {
 	d, err := s.cfg.Records.Decision(ctx, convID, pauseID)

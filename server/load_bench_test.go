@@ -23,7 +23,7 @@ const loadConfig = `agents:
 		model:
 			provider: scripted-demo
 		tools: [flightStatus, bookFlight]
-		confirmation:
+CONCURRENCY		confirmation:
 			tools: [bookFlight]
 		approvals:
 			- tools: [bookFlight]
@@ -43,8 +43,19 @@ authentication:
 // database, written in the transactions of the changes it records), as
 // toolgate serve keeps it unless told otherwise.
 func loadInstance(b *testing.B, store string) string {
+	return loadInstanceCalls(b, store, 0)
+}
+
+// loadInstanceCalls is loadInstance with the agent's concurrency set to
+// calls (0: the default, one call at a time).
+func loadInstanceCalls(b *testing.B, store string, calls int) string {
 	b.Helper()
 	text := strings.Replace(loadConfig, "STORE\n", store, 1)
+	conc := ""
+	if calls > 0 {
+		conc = "\t\tconcurrency: " + strconv.Itoa(calls) + "\n"
+	}
+	text = strings.Replace(text, "CONCURRENCY", conc, 1)
 	fc, err := serve.LoadConfig(writeConfig(b, text))
 	if err != nil {
 		b.Fatal(err)
@@ -112,6 +123,20 @@ func BenchmarkDecisionsSQLite(b *testing.B) {
 // PostgreSQL database (TOOLGATE_POSTGRES_URL): each pause is opened on one
 // instance and decided on the other.
 func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
+	benchmarkPostgresTwoInstances(b, 0)
+}
+
+// BenchmarkDecisionsPostgresTwoInstancesConcurrentCalls is
+// BenchmarkDecisionsPostgresTwoInstances with the agent's concurrency at 2:
+// the reply's two calls run side by side, and their starts are recorded
+// with the claim, in one write.
+func BenchmarkDecisionsPostgresTwoInstancesConcurrentCalls(b *testing.B) {
+	benchmarkPostgresTwoInstances(b, 2)
+}
+
+// benchmarkPostgresTwoInstances measures two services on one PostgreSQL
+// database whose agent runs calls calls of a reply at once (0: one).
+func benchmarkPostgresTwoInstances(b *testing.B, calls int) {
 	url, schema := pgtest.Schema(b, "toolgate_load_")
 	// Each instance's pool holds up to benchPoolConns connections, unless
 	// the URL says otherwise.
@@ -128,7 +153,7 @@ func BenchmarkDecisionsPostgresTwoInstances(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { pg.Close(context.Background()) })
-	benchmarkDecisions(b, []string{loadInstance(b, store), loadInstance(b, store)}, &loadgen.ProcMeter{Database: pg})
+	benchmarkDecisions(b, []string{loadInstanceCalls(b, store, calls), loadInstanceCalls(b, store, calls)}, &loadgen.ProcMeter{Database: pg})
 }
 
 // addCost adds c to sum.

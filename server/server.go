@@ -771,8 +771,15 @@ type decisionRequest struct {
 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Principal) {
 	ctx := r.Context()
-	c := s.pathConversation(w, r, p, func(c *conversation) bool { return s.approver(p, c.Agent) })
-	if c == nil {
+	// The record and the conversation, in one round trip where the store
+	// can.
+	c, conv, err := s.loadConversation(ctx, r.PathValue("id"))
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if c == nil || !(s.canRead(p, c) || s.approver(p, c.Agent)) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such conversation")
 		return
 	}
 	pauseID := r.PathValue("pause")
@@ -781,11 +788,6 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, p *toolgate.Prin
 		return
 	}
 	a := s.cfg.Agents[c.Agent]
-	conv, err := a.Client.Store().Load(ctx, c.ID)
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
 	pause, reply := openPause(conv)
 	if pause == nil || pause.ID != pauseID || pause.Claimed {
 		rec, err := s.decision(ctx, c.ID, pauseID)

@@ -133,7 +133,7 @@ const pendingToolsMigration = `ALTER TABLE S.server_pending ADD COLUMN tools tex
 type recordQueries struct {
 	insertConversation, selectConversation, conversationSeq, listConversations    string
 	insertDecision, selectDecision, deleteDecision, updateDecision, listDecisions string
-	resolveDecision                                                               string
+	resolveDecision, loadConversation                                             string
 	upsertPending, deletePending, pendingCursor, listPending, listPendingScoped   string
 	insertApproval, selectApproval                                                string
 	insertGrant, listGrants, revokeGrant                                          string
@@ -151,8 +151,23 @@ func newRecordQueries(schema string) recordQueries {
 		insertConversation: r.Replace(`INSERT INTO S.server_conversations (id, agent, owner_id, owner, created_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`),
 		selectConversation: r.Replace(conv + "WHERE id = $1"),
-		conversationSeq:    r.Replace("SELECT seq FROM S.server_conversations WHERE id = $1"),
-		listConversations:  r.Replace(conv + "WHERE seq > $1 AND ($2 = '' OR owner_id = $2) ORDER BY seq LIMIT $3"),
+		// [queries.selectConversation] with the conversation's record
+		// (kind 2) after it, in its own columns: one statement, so one
+		// snapshot and one round trip.
+		loadConversation: r.Replace(`SELECT 0 AS kind, id, msg_index, awaiting, claimed, created_at, created_at_nanos,
+				claim_token, claimed_at, claimed_at_nanos, decisions, started,
+				NULL::integer AS seq, NULL::integer AS format, NULL::text AS body,
+				NULL::text AS agent, NULL::text AS owner_id, NULL::text AS owner, NULL::bigint AS rec_created_at
+			FROM S.pauses WHERE conversation_id = $1
+			UNION ALL
+			SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, seq, format, body, NULL, NULL, NULL, NULL
+			FROM S.messages WHERE conversation_id = $1
+			UNION ALL
+			SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, agent, owner_id, owner, created_at
+			FROM S.server_conversations WHERE id = $1
+			ORDER BY kind, seq`),
+		conversationSeq:   r.Replace("SELECT seq FROM S.server_conversations WHERE id = $1"),
+		listConversations: r.Replace(conv + "WHERE seq > $1 AND ($2 = '' OR owner_id = $2) ORDER BY seq LIMIT $3"),
 		insertDecision: r.Replace(`INSERT INTO S.server_decisions (conversation_id, pause_id, outcome, record)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),
 		selectDecision: r.Replace(dec + "WHERE conversation_id = $1 AND pause_id = $2"),
@@ -393,7 +408,7 @@ func (t *recordTx) Audit(recs ...*audit.Record) error {
 		}
 	}
 	if err := t.r.s.audit.QueueTx(t.ctx, t.conn, &t.pending, recs...); err != nil {
-		return err
+		return dbErr(err) // a connection that ended is an unavailable database
 	}
 	t.audited = true
 	return nil
@@ -467,6 +482,42 @@ func (r *recordStore) Conversation(ctx context.Context, id string) (*records.Con
 		return nil, recErr("conversation", err)
 	}
 	return c, nil
+}
+
+// recordRow holds the columns of a conversation's record as
+// [recordQueries.loadConversation] returns them; found says whether there
+// was one.
+type recordRow struct {
+	agent, ownerID string
+	owner          []byte
+	created        int64
+	found          bool
+}
+
+// dest returns the scan destinations of the record's columns, in order.
+func (r *recordRow) dest() []any { return []any{&r.agent, &r.ownerID, &r.owner, &r.created} }
+
+// LoadConversation implements [records.ConversationLoader]: the
+// conversation's record and the conversation, in one statement.
+func (r *recordStore) LoadConversation(ctx context.Context, id string) (*records.Conversation, *toolgate.Conversation, error) {
+	ctx, cancel := r.s.bound(ctx)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	var row recordRow
+	conv, err := r.s.loadRows(ctx, r.s.rq.loadConversation, id, &row)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: load %q: %w", id, dbErr(err))
+	}
+	if !row.found {
+		return nil, nil, fmt.Errorf("postgres: records: conversation %q: %w", id, records.ErrNotFound)
+	}
+	p, err := recordrows.DecodePrincipal(row.ownerID, row.owner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: records: conversation %q: %w", id, err)
+	}
+	return &records.Conversation{ID: id, Agent: row.agent, Owner: p, CreatedAt: recordrows.Time(row.created)}, conv, nil
 }
 
 // readTx runs fn in a read-only snapshot.

@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/records"
 	"github.com/toolgate/toolgate/records/recordstest"
@@ -64,6 +66,8 @@ func TestRecordsCorrupt(t *testing.T) {
 	}
 	_, err := rs.Conversation(ctx, "c1")
 	check("owner of another id", err)
+	_, _, err = rs.(records.ConversationLoader).LoadConversation(ctx, "c1")
+	check("owner of another id, loaded with the conversation", err)
 	_, err = rs.ListConversations(ctx, nil)
 	check("list", err)
 	for _, p := range []string{"p1", "p2"} {
@@ -94,4 +98,64 @@ func TestRecordsInTransactions(t *testing.T) {
 			return s, recs(t, s).(records.Transactional)
 		}
 	})
+}
+
+// TestLoadConversation reads a conversation's record and the conversation
+// in one statement: the same values as Conversation and Load, with and
+// without a pause, and ErrNotFound without a record.
+func TestLoadConversation(t *testing.T) {
+	s, _ := open(t)
+	rs := recs(t, s)
+	l, ok := rs.(records.ConversationLoader)
+	if !ok {
+		t.Fatal("the record store is not a records.ConversationLoader")
+	}
+	ctx := t.Context()
+	owner := toolgate.Principal{ID: "ada", Roles: []string{"traveller"}}
+	at := time.Unix(1700000000, 123000000)
+	for _, id := range []string{"empty", "paused", "messages"} {
+		if err := rs.CreateConversation(ctx, &records.Conversation{ID: id, Agent: "flights", Owner: owner, CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply := &toolgate.AssistantMessage{ToolCalls: []toolgate.ToolCall{{ID: "c1", Name: "bookFlight", Arguments: `{"flight":"VX205"}`}}}
+	if err := s.Append(ctx, "paused", &toolgate.AppendParams{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "book it"}, reply},
+		Pause: &toolgate.PauseRecord{ID: "p1", Awaiting: []string{"c1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "messages", &toolgate.AppendParams{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}, &toolgate.AssistantMessage{Text: "hello"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"empty", "paused", "messages"} {
+		wantRec, err := rs.Conversation(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantConv, err := s.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, conv, err := l.LoadConversation(ctx, id)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if diff := cmp.Diff(wantRec, rec); diff != "" {
+			t.Errorf("%s: record mismatch (-Conversation +LoadConversation):\n%s", id, diff)
+		}
+		if diff := cmp.Diff(wantConv, conv); diff != "" {
+			t.Errorf("%s: conversation mismatch (-Load +LoadConversation):\n%s", id, diff)
+		}
+	}
+	if _, conv, err := l.LoadConversation(ctx, "paused"); err != nil || conv.Pause == nil || conv.Pause.ID != "p1" || len(conv.Messages) != 2 {
+		t.Errorf("paused: %+v, %v; want its pause p1 on 2 messages", conv, err)
+	}
+	// Messages without a record, and nothing at all.
+	if err := s.Append(ctx, "norecord", &toolgate.AppendParams{Messages: []toolgate.Message{&toolgate.UserMessage{Text: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"norecord", "nothing"} {
+		if _, _, err := l.LoadConversation(ctx, id); !errors.Is(err, records.ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", id, err)
+		}
+	}
 }

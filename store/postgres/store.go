@@ -337,15 +337,26 @@ func (s *Store) Load(ctx context.Context, id string) (*toolgate.Conversation, er
 	return conv, nil
 }
 
-// load reads the result of [queries.selectConversation]. Each row is
-// scanned twice: for its kind, then for the columns of that kind, the
-// others (NULL) skipped.
+// load reads the result of [queries.selectConversation].
 func (s *Store) load(ctx context.Context, id string) (*toolgate.Conversation, error) {
-	rows, err := s.pool.Query(ctx, s.q.selectConversation, id)
+	return s.loadRows(ctx, s.q.selectConversation, id, nil)
+}
+
+// loadRows reads the result of query: [queries.selectConversation] or,
+// with rec, [recordQueries.loadConversation], whose rows have the
+// columns of rec after those and whose row of kind 2 is the conversation's
+// record, scanned into rec. Each row is scanned twice: for its kind, then
+// for the columns of that kind, the others (NULL) skipped.
+func (s *Store) loadRows(ctx context.Context, query, id string, rec *recordRow) (*toolgate.Conversation, error) {
+	rows, err := s.pool.Query(ctx, query, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	var recDest []any
+	if rec != nil {
+		recDest = rec.dest()
+	}
 	var (
 		kind        int32
 		pr          pauseRow
@@ -357,19 +368,25 @@ func (s *Store) load(ctx context.Context, id string) (*toolgate.Conversation, er
 	// A statement that failed (a dropped table, a connection lost) may
 	// report its error only through rows, with no columns described.
 	prDest := pr.dest()
-	if n, want := len(rows.FieldDescriptions()), 1+len(prDest)+3; n != want {
+	width := 1 + len(prDest) + 3 + len(recDest)
+	if n, want := len(rows.FieldDescriptions()), width; n != want {
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: the conversation's rows have %d columns, want %d", toolgate.ErrCorrupt, n, want)
 	}
-	kindDest := make([]any, 1+len(prDest)+3)
+	kindDest := make([]any, width)
 	kindDest[0] = &kind
-	pauseDest := make([]any, len(kindDest))
+	pauseDest := make([]any, width)
 	copy(pauseDest[1:], prDest)
-	msgDest := make([]any, len(kindDest))
-	copy(msgDest[len(msgDest)-3:], []any{&seq, &format, &body})
+	msgDest := make([]any, width)
+	copy(msgDest[1+len(prDest):], []any{&seq, &format, &body})
+	var recRow []any
+	if rec != nil {
+		recRow = make([]any, width)
+		copy(recRow[width-len(recDest):], recDest)
+	}
 	for rows.Next() {
 		if err := rows.Scan(kindDest...); err != nil {
 			return nil, fmt.Errorf("%w: %v", toolgate.ErrCorrupt, err)
@@ -389,6 +406,11 @@ func (s *Store) load(ctx context.Context, id string) (*toolgate.Conversation, er
 			if err := msgs.Add(int64(seq), int64(format), body); err != nil {
 				return nil, err
 			}
+		case kind == 2 && rec != nil && !rec.found:
+			if err := rows.Scan(recRow...); err != nil {
+				return nil, fmt.Errorf("%w: the conversation's record: %v", toolgate.ErrCorrupt, err)
+			}
+			rec.found = true
 		default:
 			return nil, fmt.Errorf("%w: a row of kind %d out of place", toolgate.ErrCorrupt, kind)
 		}
