@@ -124,6 +124,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
+	// Savepoints journal the pages they change in memory, not in a
+	// temporary file: only a rollback to one reads them.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	if o.ReadOnly {
 		q.Set("mode", "rw")

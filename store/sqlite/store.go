@@ -160,6 +160,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
+	// The group commits run each write in a savepoint, which journals
+	// the pages it changes: in memory, not in a temporary file (only a
+	// rollback to the savepoint reads them; the durable journal is the
+	// WAL).
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	dsn := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	write, err := sql.Open("sqlite", dsn.String())
