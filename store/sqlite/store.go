@@ -49,9 +49,9 @@ type Store struct {
 	// records' reads; on write, for Append, ClaimPause, MarkStarted and the
 	// records' writes. A statement of write runs in a transaction through
 	// [sql.Tx.StmtContext], which reuses it on the one connection.
-	readConversation                                                   *sql.Stmt
-	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
-	claimPause, markStarted, claimState                                *sql.Stmt
+	readConversation                                     *sql.Stmt
+	appendState, insertMessage, insertPause, deletePause *sql.Stmt
+	claimPause, markStarted, claimState                  *sql.Stmt
 
 	mu    sync.Mutex
 	stmts []*sql.Stmt // guarded by mu: every prepared statement, to close
@@ -70,7 +70,6 @@ type Store struct {
 
 // The statements of a [Store].
 const (
-	selectPauseSQL = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started FROM pauses WHERE conversation_id = ?"
 	// selectConversationSQL reads the pause (kind 1) and the messages
 	// (kind 0) of a conversation in one statement, so that they come from
 	// one snapshot without a transaction of their own. A message row
@@ -84,7 +83,17 @@ const (
 	UNION ALL
 	SELECT 0, seq, format, body, '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
 	ORDER BY 2`
-	countMessagesSQL = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
+	// appendStateSQL reads what the rules of an append need, in one
+	// statement: a row of kind 0 with the number of the conversation's
+	// messages and the largest message number (-1 for none), and a row of
+	// kind 1 with its pause, when it has one, in the columns of
+	// [selectConversationSQL] (a row of kind 0 fills the pause's columns
+	// with values of their types). Its arguments are the conversation id,
+	// twice.
+	appendStateSQL = `SELECT 0, count(*), coalesce(max(seq), -1), '', '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
+	UNION ALL
+	SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
+		FROM pauses WHERE conversation_id = ?`
 	insertMessageSQL = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
 	insertPauseSQL   = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
 	deletePauseSQL   = "DELETE FROM pauses WHERE conversation_id = ?"
@@ -204,8 +213,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 func (s *Store) prepare(ctx context.Context) error {
 	return s.prepareAll(ctx, []stmtSpec{
 		{s.read, &s.readConversation, selectConversationSQL},
-		{s.write, &s.writePause, selectPauseSQL},
-		{s.write, &s.countMessages, countMessagesSQL},
+		{s.write, &s.appendState, appendStateSQL},
 		{s.write, &s.insertMessage, insertMessageSQL},
 		{s.write, &s.insertPause, insertPauseSQL},
 		{s.write, &s.deletePause, deletePauseSQL},
@@ -421,37 +429,6 @@ func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate
 	return pause, msgs.List(), nil
 }
 
-// loadPause reads the conversation's unresolved pause, or nil, with
-// [selectPauseSQL].
-func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, error) {
-	rows, err := stmt.QueryContext(ctx, id)
-	if err != nil {
-		return nil, dbErr(err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return nil, dbErr(rows.Err())
-	}
-	var (
-		pr                   toolgate.PauseRecord
-		awaiting             sql.RawBytes
-		claimed              int64
-		created, createdN    int64
-		claimedAt            sql.NullInt64
-		claimedN             int64
-		decisions, startedKs sql.RawBytes
-	)
-	// The row has been read: a Scan error is a value of the wrong type.
-	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN,
-		&pr.ClaimToken, &claimedAt, &claimedN, &decisions, &startedKs); err != nil {
-		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
-	}
-	if err := pauseRow(&pr, claimed, awaiting, created, createdN, claimedAt, claimedN, decisions, startedKs); err != nil {
-		return nil, err
-	}
-	return &pr, nil
-}
-
 // pauseRow completes pr, which holds the id, index and claim token of a
 // pause row, with the row's other columns, and checks them.
 func pauseRow(pr *toolgate.PauseRecord, claimed int64, awaiting []byte, created, createdN int64, claimedAt sql.NullInt64, claimedN int64, decisions, started []byte) error {
@@ -501,25 +478,58 @@ func loadClaim(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	return &pr, nil
 }
 
-// countMessages returns the number of messages stored for id, checking
-// that they are numbered from 0 without gaps, with [countMessagesSQL].
-func countMessages(ctx context.Context, stmt *sql.Stmt, id string) (int, error) {
-	rows, err := stmt.QueryContext(ctx, id)
+// loadAppendState returns the number of messages stored for id, checking
+// that they are numbered from 0 without gaps, and the conversation's
+// unresolved pause, or nil, with [appendStateSQL].
+func loadAppendState(ctx context.Context, stmt *sql.Stmt, id string) (int, *toolgate.PauseRecord, error) {
+	rows, err := stmt.QueryContext(ctx, id, id)
 	if err != nil {
-		return 0, dbErr(err)
+		return 0, nil, dbErr(err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		return 0, dbErr(rows.Err())
+	var (
+		n       = -1
+		pause   *toolgate.PauseRecord
+		kind    int64
+		a, b    int64
+		pauseID string
+		// The pause's other columns, as in loadConversation.
+		awaiting, token             sql.RawBytes
+		created, createdN, claimedN int64
+		claimedAt                   sql.NullInt64
+		decisions, started          sql.RawBytes
+		dest                        = []any{&kind, &a, &b, &pauseID, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
+	)
+	for rows.Next() {
+		// The row has been read: a Scan error is a value of the wrong
+		// type. Scan fills its destinations in order, so kind is set.
+		err := rows.Scan(dest...)
+		if kind == 0 {
+			if err != nil {
+				return 0, nil, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
+			}
+			if b != a-1 {
+				return 0, nil, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, a, b)
+			}
+			n = int(a)
+			continue
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+		}
+		pause = &toolgate.PauseRecord{ID: pauseID, Index: int(a), ClaimToken: string(token)}
+		if err := pauseRow(pause, b, awaiting, created, createdN, claimedAt, claimedN, decisions, started); err != nil {
+			return 0, nil, err
+		}
 	}
-	var n, last int64
-	if err := rows.Scan(&n, &last); err != nil {
-		return 0, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
+	if err := rows.Err(); err != nil {
+		return 0, nil, dbErr(err)
 	}
-	if last != n-1 {
-		return 0, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
+	if n < 0 {
+		// An aggregate always gives its row.
+		return 0, nil, fmt.Errorf("%w: message numbers: no count", toolgate.ErrCorrupt)
 	}
-	return int(n), nil
+	return n, pause, nil
 }
 
 // Append implements [toolgate.ConversationStore]. The rules are those of
@@ -553,11 +563,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := countMessages(ctx, tx.StmtContext(ctx, s.countMessages), id)
-		if err != nil {
-			return err
-		}
-		pause, err := loadPause(ctx, tx.StmtContext(ctx, s.writePause), id)
+		n, pause, err := loadAppendState(ctx, tx.StmtContext(ctx, s.appendState), id)
 		if err != nil {
 			return err
 		}
