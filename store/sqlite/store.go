@@ -48,13 +48,21 @@ type Store struct {
 	// Prepared statements, fixed at creation: on read, for Load and the
 	// records' reads; on write, for Append, ClaimPause, MarkStarted and the
 	// records' writes. A statement of write runs in a transaction through
-	// [sql.Tx.StmtContext], which reuses it on the one connection.
+	// [Store.txStmt], which reuses it on the one connection.
 	readConversation                                     *sql.Stmt
 	appendState, insertMessage, insertPause, deletePause *sql.Stmt
 	claimPause, markStarted, claimState                  *sql.Stmt
 
 	mu    sync.Mutex
 	stmts []*sql.Stmt // guarded by mu: every prepared statement, to close
+
+	// The statements of write bound to the transaction they last ran in
+	// ([sql.Tx.StmtContext] makes a new one on every call), so that the
+	// writes of one group commit, which share its transaction, bind each
+	// statement once: see [Store.txStmt].
+	txMu    sync.Mutex
+	txOf    *sql.Tx                 // guarded by txMu
+	txStmts map[*sql.Stmt]*sql.Stmt // guarded by txMu
 	// The record store, made by the first successful Records: read
 	// without mu by the writes that run its hooks, which must not wait
 	// for a Records preparing its statements on the writing connection.
@@ -349,12 +357,34 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 	return s.commit.Do(ctx, fn)
 }
 
+// txStmt returns stmt, a statement prepared on write, bound to tx, a
+// transaction of write that has not ended: the same value for every call
+// with tx. The value is closed when tx ends.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt) *sql.Stmt {
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if s.txOf != tx {
+		// The transaction before has ended: its statements are closed.
+		s.txOf = tx
+		if s.txStmts == nil {
+			s.txStmts = make(map[*sql.Stmt]*sql.Stmt)
+		}
+		clear(s.txStmts)
+	}
+	st := s.txStmts[stmt]
+	if st == nil {
+		st = tx.StmtContext(ctx, stmt)
+		s.txStmts[stmt] = st
+	}
+	return st
+}
+
 // exec runs one prepared write statement in a (shared) write transaction.
 func (s *Store) exec(ctx context.Context, stmt *sql.Stmt, args ...any) (sql.Result, error) {
 	var res sql.Result
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		res, err = tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+		res, err = s.txStmt(ctx, tx, stmt).ExecContext(ctx, args...)
 		return err
 	})
 	return res, err
@@ -563,7 +593,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, pause, err := loadAppendState(ctx, tx.StmtContext(ctx, s.appendState), id)
+		n, pause, err := loadAppendState(ctx, s.txStmt(ctx, tx, s.appendState), id)
 		if err != nil {
 			return err
 		}
@@ -574,11 +604,11 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			return encErr
 		}
 		if p.Resolves != "" {
-			if _, err := tx.StmtContext(ctx, s.deletePause).ExecContext(ctx, id); err != nil {
+			if _, err := s.txStmt(ctx, tx, s.deletePause).ExecContext(ctx, id); err != nil {
 				return dbErr(err)
 			}
 		}
-		ins := tx.StmtContext(ctx, s.insertMessage)
+		ins := s.txStmt(ctx, tx, s.insertMessage)
 		for i, b := range bodies {
 			if _, err := ins.ExecContext(ctx, id, n+i, storerows.FormatJSON, b); err != nil {
 				return dbErr(err)
@@ -590,7 +620,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			if created.IsZero() {
 				created = time.Now()
 			}
-			_, err := tx.StmtContext(ctx, s.insertPause).ExecContext(ctx,
+			_, err := s.txStmt(ctx, tx, s.insertPause).ExecContext(ctx,
 				id, p.Pause.ID, n+len(bodies)-1, string(awaiting), created.Unix(), created.Nanosecond())
 			if err != nil {
 				return dbErr(err)
@@ -622,7 +652,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
+		pause, err := loadClaim(ctx, s.txStmt(ctx, tx, s.claimState), id)
 		if err != nil {
 			return err
 		}
@@ -637,7 +667,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
+		if _, err := s.txStmt(ctx, tx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
 			return dbErr(err)
 		}
 		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
@@ -664,7 +694,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		return err
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
+		pause, err := loadClaim(ctx, s.txStmt(ctx, tx, s.claimState), id)
 		if err != nil {
 			return err
 		}
@@ -675,7 +705,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id); err != nil {
+		if _, err := s.txStmt(ctx, tx, s.markStarted).ExecContext(ctx, started, id); err != nil {
 			return dbErr(err)
 		}
 		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
