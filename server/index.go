@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -53,6 +54,23 @@ func (cc *convCache) put(c *conversation) {
 		cc.m = make(map[string]*conversation)
 	}
 	cc.m[c.ID] = c
+}
+
+// storedConversation returns the record c as a record store reads it back:
+// a copy without the empty role list and attributes, which a stored owner
+// does not keep, and without the clock reading of the creation time.
+func storedConversation(c *conversation) *conversation {
+	out := *c
+	out.Owner.Roles = nil
+	if len(c.Owner.Roles) > 0 {
+		out.Owner.Roles = slices.Clone(c.Owner.Roles)
+	}
+	out.Owner.Attributes = nil
+	if len(c.Owner.Attributes) > 0 {
+		out.Owner.Attributes = maps.Clone(c.Owner.Attributes)
+	}
+	out.CreatedAt = c.CreatedAt.Round(0)
+	return &out
 }
 
 // conversation returns the record of conversation id, or nil when there

@@ -237,6 +237,9 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request, p *t
 		s.internal(w, r, err)
 		return
 	}
+	// The record as the store gives it back, so that the turns posted to
+	// this instance next need not read it.
+	s.convs.put(storedConversation(c))
 	w.Header().Set("Location", "/v1/conversations/"+c.ID)
 	writeJSON(w, http.StatusCreated, convJSON(c))
 }

@@ -64,6 +64,12 @@ type Log struct {
 		body   []byte
 		anchor audit.Anchor
 	} // guarded by mu
+	// The statements of an append bound to the transaction of the last
+	// append ([sql.Tx.StmtContext] makes new ones on every call), so that
+	// the appends of one group commit, which share its transaction, bind
+	// them once. They are closed when that transaction ends.
+	txOf                         *sql.Tx   // guarded by mu
+	txSelectHead, txInsertRecord *sql.Stmt // guarded by mu
 }
 
 // ErrNotLog is returned by [Open] with [Options.ReadOnly] for a file that
@@ -124,6 +130,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
+	// Savepoints journal the pages they change in memory, not in a
+	// temporary file: only a rollback to one reads them.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	if o.ReadOnly {
 		q.Set("mode", "rw")
@@ -365,7 +374,7 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 	if err != nil {
 		return err
 	}
-	insert := tx.StmtContext(ctx, l.insertRecord)
+	insert := l.txInsertRecord
 	for i := range sealed {
 		if err := audit.Seal(head, &sealed[i]); err != nil {
 			return err
@@ -385,9 +394,14 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 
 // readHead returns the anchor of the last stored record, or the zero
 // Anchor for an empty log. It decodes the record unless its row is the one
-// of l.head. l.mu must be held.
+// of l.head. It binds the statements of an append to tx. l.mu must be
+// held.
 func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
-	rows, err := tx.StmtContext(ctx, l.selectHead).QueryContext(ctx)
+	if l.txOf != tx {
+		l.txOf = tx
+		l.txSelectHead, l.txInsertRecord = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord)
+	}
+	rows, err := l.txSelectHead.QueryContext(ctx)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
 	}

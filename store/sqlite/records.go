@@ -288,12 +288,12 @@ func (t *recordTx) AddPending(p *records.Pending) error {
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), recordrows.EncodeTools(p.Tools))
+	_, err := t.r.s.txStmt(t.ctx, t.tx, t.r.stmts.addPending).ExecContext(t.ctx, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), recordrows.EncodeTools(p.Tools))
 	return recErr("add pending", err)
 }
 
 func (t *recordTx) RemovePending(conversationID, pauseID string) error {
-	_, err := t.tx.StmtContext(t.ctx, t.r.stmts.removePending).ExecContext(t.ctx, conversationID, pauseID)
+	_, err := t.r.s.txStmt(t.ctx, t.tx, t.r.stmts.removePending).ExecContext(t.ctx, conversationID, pauseID)
 	return recErr("remove pending", err)
 }
 
@@ -479,14 +479,14 @@ func (r *recordStore) Begin(ctx context.Context, d *records.Decision) (*records.
 
 // beginTx is Begin inside tx, with d's encoded record.
 func (r *recordStore) beginTx(ctx context.Context, tx *sql.Tx, d *records.Decision, body string) (*records.Decision, error) {
-	res, err := tx.StmtContext(ctx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
+	res, err := r.s.txStmt(ctx, tx, r.stmts.beginDecision).ExecContext(ctx, d.ConversationID, d.PauseID, string(d.Outcome), body)
 	if err != nil {
 		return nil, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 1 {
 		return nil, err
 	}
-	return scanDecision(tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
+	return scanDecision(r.s.txStmt(ctx, tx, r.stmts.priorDecision).QueryRowContext(ctx, d.ConversationID, d.PauseID))
 }
 
 func (r *recordStore) Finish(ctx context.Context, conversationID, pauseID string, outcome records.Outcome) error {
@@ -509,9 +509,9 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 		err error
 	)
 	if outcome == records.OutcomeNone {
-		res, err = tx.StmtContext(ctx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
+		res, err = r.s.txStmt(ctx, tx, r.stmts.deleteDecision).ExecContext(ctx, conversationID, pauseID)
 	} else {
-		res, err = tx.StmtContext(ctx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
+		res, err = r.s.txStmt(ctx, tx, r.stmts.finishDecision).ExecContext(ctx, string(outcome), conversationID, pauseID)
 	}
 	if err != nil {
 		return err
@@ -519,7 +519,7 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 	n, err := res.RowsAffected()
 	if err == nil && n == 0 && outcome == records.OutcomeNone {
 		// Not deleted: absent, or resolved for good.
-		switch err = tx.StmtContext(ctx, r.stmts.priorDecision).QueryRowContext(ctx, conversationID, pauseID).Scan(new(string), new(string), new(string), new([]byte)); {
+		switch err = r.s.txStmt(ctx, tx, r.stmts.priorDecision).QueryRowContext(ctx, conversationID, pauseID).Scan(new(string), new(string), new(string), new([]byte)); {
 		case err == nil:
 			return nil
 		case errors.Is(err, sql.ErrNoRows):
@@ -530,7 +530,7 @@ func (r *recordStore) finishTx(ctx context.Context, tx *sql.Tx, conversationID, 
 		return cmpErr(err, fmt.Errorf("decision of pause %q of %q: %w", pauseID, conversationID, records.ErrNotFound))
 	}
 	if outcome.Resolves() {
-		_, err = tx.StmtContext(ctx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
+		_, err = r.s.txStmt(ctx, tx, r.stmts.removePending).ExecContext(ctx, conversationID, pauseID)
 	}
 	return err
 }

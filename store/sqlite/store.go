@@ -48,13 +48,21 @@ type Store struct {
 	// Prepared statements, fixed at creation: on read, for Load and the
 	// records' reads; on write, for Append, ClaimPause, MarkStarted and the
 	// records' writes. A statement of write runs in a transaction through
-	// [sql.Tx.StmtContext], which reuses it on the one connection.
-	readConversation                                                   *sql.Stmt
-	writePause, countMessages, insertMessage, insertPause, deletePause *sql.Stmt
-	claimPause, markStarted, claimState                                *sql.Stmt
+	// [Store.txStmt], which reuses it on the one connection.
+	readConversation                                     *sql.Stmt
+	appendState, insertMessage, insertPause, deletePause *sql.Stmt
+	claimPause, markStarted, claimState                  *sql.Stmt
 
 	mu    sync.Mutex
 	stmts []*sql.Stmt // guarded by mu: every prepared statement, to close
+
+	// The statements of write bound to the transaction they last ran in
+	// ([sql.Tx.StmtContext] makes a new one on every call), so that the
+	// writes of one group commit, which share its transaction, bind each
+	// statement once: see [Store.txStmt].
+	txMu    sync.Mutex
+	txOf    *sql.Tx                 // guarded by txMu
+	txStmts map[*sql.Stmt]*sql.Stmt // guarded by txMu
 	// The record store, made by the first successful Records: read
 	// without mu by the writes that run its hooks, which must not wait
 	// for a Records preparing its statements on the writing connection.
@@ -70,7 +78,6 @@ type Store struct {
 
 // The statements of a [Store].
 const (
-	selectPauseSQL = "SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started FROM pauses WHERE conversation_id = ?"
 	// selectConversationSQL reads the pause (kind 1) and the messages
 	// (kind 0) of a conversation in one statement, so that they come from
 	// one snapshot without a transaction of their own. A message row
@@ -84,7 +91,17 @@ const (
 	UNION ALL
 	SELECT 0, seq, format, body, '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
 	ORDER BY 2`
-	countMessagesSQL = "SELECT count(*), coalesce(max(seq), -1) FROM messages WHERE conversation_id = ?"
+	// appendStateSQL reads what the rules of an append need, in one
+	// statement: a row of kind 0 with the number of the conversation's
+	// messages and the largest message number (-1 for none), and a row of
+	// kind 1 with its pause, when it has one, in the columns of
+	// [selectConversationSQL] (a row of kind 0 fills the pause's columns
+	// with values of their types). Its arguments are the conversation id,
+	// twice.
+	appendStateSQL = `SELECT 0, count(*), coalesce(max(seq), -1), '', '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
+	UNION ALL
+	SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
+		FROM pauses WHERE conversation_id = ?`
 	insertMessageSQL = "INSERT INTO messages (conversation_id, seq, format, body) VALUES (?, ?, ?, ?)"
 	insertPauseSQL   = "INSERT INTO pauses (conversation_id, id, msg_index, awaiting, claimed, created_at, created_at_nanos) VALUES (?, ?, ?, ?, 0, ?, ?)"
 	deletePauseSQL   = "DELETE FROM pauses WHERE conversation_id = ?"
@@ -160,6 +177,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
+	// The group commits run each write in a savepoint, which journals
+	// the pages it changes: in memory, not in a temporary file (only a
+	// rollback to the savepoint reads them; the durable journal is the
+	// WAL).
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	dsn := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	write, err := sql.Open("sqlite", dsn.String())
@@ -199,8 +221,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 func (s *Store) prepare(ctx context.Context) error {
 	return s.prepareAll(ctx, []stmtSpec{
 		{s.read, &s.readConversation, selectConversationSQL},
-		{s.write, &s.writePause, selectPauseSQL},
-		{s.write, &s.countMessages, countMessagesSQL},
+		{s.write, &s.appendState, appendStateSQL},
 		{s.write, &s.insertMessage, insertMessageSQL},
 		{s.write, &s.insertPause, insertPauseSQL},
 		{s.write, &s.deletePause, deletePauseSQL},
@@ -336,12 +357,34 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 	return s.commit.Do(ctx, fn)
 }
 
+// txStmt returns stmt, a statement prepared on write, bound to tx, a
+// transaction of write that has not ended: the same value for every call
+// with tx. The value is closed when tx ends.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt) *sql.Stmt {
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if s.txOf != tx {
+		// The transaction before has ended: its statements are closed.
+		s.txOf = tx
+		if s.txStmts == nil {
+			s.txStmts = make(map[*sql.Stmt]*sql.Stmt)
+		}
+		clear(s.txStmts)
+	}
+	st := s.txStmts[stmt]
+	if st == nil {
+		st = tx.StmtContext(ctx, stmt)
+		s.txStmts[stmt] = st
+	}
+	return st
+}
+
 // exec runs one prepared write statement in a (shared) write transaction.
 func (s *Store) exec(ctx context.Context, stmt *sql.Stmt, args ...any) (sql.Result, error) {
 	var res sql.Result
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		res, err = tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+		res, err = s.txStmt(ctx, tx, stmt).ExecContext(ctx, args...)
 		return err
 	})
 	return res, err
@@ -416,37 +459,6 @@ func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate
 	return pause, msgs.List(), nil
 }
 
-// loadPause reads the conversation's unresolved pause, or nil, with
-// [selectPauseSQL].
-func loadPause(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseRecord, error) {
-	rows, err := stmt.QueryContext(ctx, id)
-	if err != nil {
-		return nil, dbErr(err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return nil, dbErr(rows.Err())
-	}
-	var (
-		pr                   toolgate.PauseRecord
-		awaiting             sql.RawBytes
-		claimed              int64
-		created, createdN    int64
-		claimedAt            sql.NullInt64
-		claimedN             int64
-		decisions, startedKs sql.RawBytes
-	)
-	// The row has been read: a Scan error is a value of the wrong type.
-	if err := rows.Scan(&pr.ID, &pr.Index, &awaiting, &claimed, &created, &createdN,
-		&pr.ClaimToken, &claimedAt, &claimedN, &decisions, &startedKs); err != nil {
-		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
-	}
-	if err := pauseRow(&pr, claimed, awaiting, created, createdN, claimedAt, claimedN, decisions, startedKs); err != nil {
-		return nil, err
-	}
-	return &pr, nil
-}
-
 // pauseRow completes pr, which holds the id, index and claim token of a
 // pause row, with the row's other columns, and checks them.
 func pauseRow(pr *toolgate.PauseRecord, claimed int64, awaiting []byte, created, createdN int64, claimedAt sql.NullInt64, claimedN int64, decisions, started []byte) error {
@@ -496,25 +508,58 @@ func loadClaim(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	return &pr, nil
 }
 
-// countMessages returns the number of messages stored for id, checking
-// that they are numbered from 0 without gaps, with [countMessagesSQL].
-func countMessages(ctx context.Context, stmt *sql.Stmt, id string) (int, error) {
-	rows, err := stmt.QueryContext(ctx, id)
+// loadAppendState returns the number of messages stored for id, checking
+// that they are numbered from 0 without gaps, and the conversation's
+// unresolved pause, or nil, with [appendStateSQL].
+func loadAppendState(ctx context.Context, stmt *sql.Stmt, id string) (int, *toolgate.PauseRecord, error) {
+	rows, err := stmt.QueryContext(ctx, id, id)
 	if err != nil {
-		return 0, dbErr(err)
+		return 0, nil, dbErr(err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		return 0, dbErr(rows.Err())
+	var (
+		n       = -1
+		pause   *toolgate.PauseRecord
+		kind    int64
+		a, b    int64
+		pauseID string
+		// The pause's other columns, as in loadConversation.
+		awaiting, token             sql.RawBytes
+		created, createdN, claimedN int64
+		claimedAt                   sql.NullInt64
+		decisions, started          sql.RawBytes
+		dest                        = []any{&kind, &a, &b, &pauseID, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
+	)
+	for rows.Next() {
+		// The row has been read: a Scan error is a value of the wrong
+		// type. Scan fills its destinations in order, so kind is set.
+		err := rows.Scan(dest...)
+		if kind == 0 {
+			if err != nil {
+				return 0, nil, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
+			}
+			if b != a-1 {
+				return 0, nil, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, a, b)
+			}
+			n = int(a)
+			continue
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
+		}
+		pause = &toolgate.PauseRecord{ID: pauseID, Index: int(a), ClaimToken: string(token)}
+		if err := pauseRow(pause, b, awaiting, created, createdN, claimedAt, claimedN, decisions, started); err != nil {
+			return 0, nil, err
+		}
 	}
-	var n, last int64
-	if err := rows.Scan(&n, &last); err != nil {
-		return 0, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
+	if err := rows.Err(); err != nil {
+		return 0, nil, dbErr(err)
 	}
-	if last != n-1 {
-		return 0, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, n, last)
+	if n < 0 {
+		// An aggregate always gives its row.
+		return 0, nil, fmt.Errorf("%w: message numbers: no count", toolgate.ErrCorrupt)
 	}
-	return int(n), nil
+	return n, pause, nil
 }
 
 // Append implements [toolgate.ConversationStore]. The rules are those of
@@ -548,11 +593,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := countMessages(ctx, tx.StmtContext(ctx, s.countMessages), id)
-		if err != nil {
-			return err
-		}
-		pause, err := loadPause(ctx, tx.StmtContext(ctx, s.writePause), id)
+		n, pause, err := loadAppendState(ctx, s.txStmt(ctx, tx, s.appendState), id)
 		if err != nil {
 			return err
 		}
@@ -563,11 +604,11 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			return encErr
 		}
 		if p.Resolves != "" {
-			if _, err := tx.StmtContext(ctx, s.deletePause).ExecContext(ctx, id); err != nil {
+			if _, err := s.txStmt(ctx, tx, s.deletePause).ExecContext(ctx, id); err != nil {
 				return dbErr(err)
 			}
 		}
-		ins := tx.StmtContext(ctx, s.insertMessage)
+		ins := s.txStmt(ctx, tx, s.insertMessage)
 		for i, b := range bodies {
 			if _, err := ins.ExecContext(ctx, id, n+i, storerows.FormatJSON, b); err != nil {
 				return dbErr(err)
@@ -579,7 +620,7 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 			if created.IsZero() {
 				created = time.Now()
 			}
-			_, err := tx.StmtContext(ctx, s.insertPause).ExecContext(ctx,
+			_, err := s.txStmt(ctx, tx, s.insertPause).ExecContext(ctx,
 				id, p.Pause.ID, n+len(bodies)-1, string(awaiting), created.Unix(), created.Nanosecond())
 			if err != nil {
 				return dbErr(err)
@@ -611,7 +652,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
+		pause, err := loadClaim(ctx, s.txStmt(ctx, tx, s.claimState), id)
 		if err != nil {
 			return err
 		}
@@ -626,7 +667,7 @@ func (s *Store) ClaimPause(ctx context.Context, id, pauseID string, c *toolgate.
 		if err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
+		if _, err := s.txStmt(ctx, tx, s.claimPause).ExecContext(ctx, c.Token, at.Unix(), at.Nanosecond(), decisions, started, id); err != nil {
 			return dbErr(err)
 		}
 		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Claim: c})
@@ -653,7 +694,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		return err
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		pause, err := loadClaim(ctx, tx.StmtContext(ctx, s.claimState), id)
+		pause, err := loadClaim(ctx, s.txStmt(ctx, tx, s.claimState), id)
 		if err != nil {
 			return err
 		}
@@ -664,7 +705,7 @@ func (s *Store) MarkStarted(ctx context.Context, id, pauseID, token string, keys
 		if err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, s.markStarted).ExecContext(ctx, started, id); err != nil {
+		if _, err := s.txStmt(ctx, tx, s.markStarted).ExecContext(ctx, started, id); err != nil {
 			return dbErr(err)
 		}
 		return s.runHook(ctx, tx, &records.Write{ConversationID: id, PauseID: pauseID, Started: keys})
