@@ -70,6 +70,10 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		if e := g.dashedFirm(k); e > k {
+			k = e - 1
+			continue
+		}
 		e := g.run(k)
 		a := k
 		// Drop capitalised common words that only start the sentence,
@@ -1045,6 +1049,37 @@ func (g *tagger) partnerList(k int) int {
 	}
 	g.emit(Organization, k, k+5, 0.75)
 	return k + 5
+}
+
+// dashedFirm matches a firm named after two partners joined by a spaced
+// dash ("Hollis - Brandtner") at k and returns its end, or k: two single
+// capitalised words that are family names or in no list, not both given
+// names and not both places.
+func (g *tagger) dashedFirm(k int) int {
+	if !g.cased || !g.isPunct(k+1, '-') || !g.ts[k+1].sp || !g.sameLine(k+1) || !g.capWord(k+2) || !g.ts[k+2].sp || !g.sameLine(k+2) {
+		return k
+	}
+	if g.capWord(k+3) && g.ts[k+3].sp && g.sameLine(k+3) || k > 0 && g.capWord(k-1) && g.ts[k].sp && g.sameLine(k) {
+		return k
+	}
+	firsts, places := 0, 0
+	for _, j := range []int{k, k + 2} {
+		f := g.ts[j].f
+		if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
+			return k
+		}
+		if f&wFirst != 0 {
+			firsts++
+		}
+		if f&(wCity|wCountry|wRegion) != 0 {
+			places++
+		}
+	}
+	if firsts == 2 || places == 2 {
+		return k
+	}
+	g.emit(Organization, k, k+3, 0.7)
+	return k + 3
 }
 
 // orgLine reports whether the run [a, e) is a whole line under a line

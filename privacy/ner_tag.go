@@ -648,7 +648,11 @@ func (g *tagger) streetAddress(k int) int {
 			return k
 		}
 		words := end - nameStart
-		if !(marker || trailing || nums == 2) {
+		// The rest of a postal address after the words shows them to be
+		// a street of a type no list knows ("12 Tolland Reaches,
+		// Brackwood, NS B3H 4R2").
+		tail := words <= 4 && len(g.word(nameStart)) > 1 && g.postalTail(end)
+		if !(marker || trailing || nums == 2 || tail) {
 			// Capitalised words after a number are a street only where
 			// the text says so.
 			if !g.addressCue(numStart) || words > 4 {
@@ -657,7 +661,7 @@ func (g *tagger) streetAddress(k int) int {
 		}
 		// A year or a count before capitalised words ("in 2001
 		// American") is no street.
-		if nums == 1 && !marker && !trailing {
+		if nums == 1 && !marker && !trailing && !tail {
 			return k
 		}
 		ownNumber = nums == 2 || trailing
@@ -959,7 +963,8 @@ func (g *tagger) streetNoNumber(k int) int {
 		// A street name of its own language followed by its number,
 		// after words that announce an address ("sent to Vesturgata
 		// 66", "his address: Trg revolucije 12").
-		if !trailing || end-k > 4 || !g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+		tail := g.postalTail(end)
+		if !trailing || end-k > 4 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
 		for j := k; j < end-1; j++ {
@@ -995,6 +1000,33 @@ func (g *tagger) streetNoNumber(k int) int {
 		}
 	}
 	return end
+}
+
+// postalTail reports whether the line goes on after a street line that
+// ends at e with the rest of a postal address: a comma, then a postal code
+// and a capitalised town (", 40121 Castelvetro"), or a town, an optional
+// comma and state code, and a postal code (", Kellington, OH 43215",
+// ", Harlow Fen NE4 7QT").
+func (g *tagger) postalTail(e int) bool {
+	if !g.cased || !g.isPunct(e, ',') || !g.sameLine(e+1) {
+		return false
+	}
+	j := e + 1
+	if p := g.postcodeAt(j); p > j {
+		return g.sameLine(p) && g.capWord(p)
+	}
+	c := g.cityAt(j)
+	if c == j || !g.capWord(j) {
+		return false
+	}
+	if g.isPunct(c, ',') && g.sameLine(c+1) {
+		c++
+	}
+	if g.isWord(c) && g.sameLine(c) && g.ts[c].upper && len(g.word(c)) >= 2 && len(g.word(c)) <= 3 {
+		c++
+	}
+	p := g.postcodeAt(c)
+	return p > c && g.sameLine(c)
 }
 
 // addressWordBefore reports whether the words right before k announce an

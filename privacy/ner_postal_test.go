@@ -1,0 +1,61 @@
+package privacy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStreetBeforePostalTail: a street line whose street type no list
+// knows is an address when the rest of the line is the tail of a postal
+// address (a postal code and a town, or a town with a state code and a
+// postal code), and the whole address is one span. The sentences are
+// written for this test.
+func TestStreetBeforePostalTail(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		// House number, street of an unknown type, town, state, postcode.
+		{"She now lives at 4417 Marrow Sprigs, Kellington, OH 43215.", []string{"ADDRESS:4417 Marrow Sprigs, Kellington, OH 43215"}},
+		{"Send it to 12 Tolland Reaches, Brackwood, NS B3H 4R2 please.", []string{"ADDRESS:12 Tolland Reaches, Brackwood, NS B3H 4R2"}},
+		// Town and a postal code of letters and digits without a state.
+		{"The office moved to 8 Quenby Meadows, Harlow Marsh NE4 7QT last year.", []string{"ADDRESS:8 Quenby Meadows, Harlow Marsh NE4 7QT"}},
+		// Street words of another language, the number after them, then
+		// the postcode and the town.
+		{"Ms. Dorne now lives at Vicolo Stretto Bassi 14, 40121 Castelvetro.", []string{"PERSON:Ms.", "PERSON:Dorne", "ADDRESS:Vicolo Stretto Bassi 14, 40121 Castelvetro"}},
+		{"Our supplier sits at Corredor Olmedo 97, 28013 Villafranca del Campo.", []string{"ADDRESS:Corredor Olmedo 97, 28013 Villafranca del Campo"}},
+	})
+	// Without the postal tail, capitalised words after a number stay no
+	// street.
+	for _, text := range []string{
+		"In 2001 Harlow Marsh won the cup, and 12 Tolland Reaches were sold.",
+		"We sold 40 Acme Widgets, 12 Brass Fittings and 3 Copper Pipes.",
+		"Chapter 12 Tolland Reaches, Brackwood tells the rest.",
+		"Order 4417 Marrow Sprigs, Kellington, OH before noon.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestDashedFirm: a firm named after two partners joined by a spaced dash
+// is one organisation; given names, places and words of the sentence on
+// either side of a dash are not. The sentences are written for this test.
+func TestDashedFirm(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The contract with Hollis - Brandtner was signed.", []string{"ORGANIZATION:Hollis - Brandtner"}},
+		{"Invoices go to Quarrington - Pelletier, our new supplier.", []string{"ORGANIZATION:Quarrington - Pelletier"}},
+	})
+	for _, text := range []string{
+		"Ask Maria - John knows the answer.",
+		"We flew Berlin - Madrid last week.",
+		"Opening hours: Monday - Friday.",
+		"The new Hollis Brandtner - Pelletier report is out.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ORGANIZATION:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
