@@ -59,3 +59,15 @@ func TestDashedFirm(t *testing.T) {
 		}
 	}
 }
+
+// TestTownWithQualifier: the town of an address keeps a lower-case word of
+// its own language after it and a region in brackets; an English word
+// after it does not join. The sentences are written for this test.
+func TestTownWithQualifier(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Please send it to Strada Fonda 12, 40121 Sorvico terme.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico terme"}},
+		{"Our office: Lindenweg 4, 57368 Halle (Saale).", []string{"ADDRESS:Lindenweg 4, 57368 Halle (Saale)"}},
+		{"Please send it to Strada Fonda 12, 40121 Sorvico today.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico"}},
+		{"Ship to Strada Fonda 12, 40121 Sorvico and call me.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico"}},
+	})
+}

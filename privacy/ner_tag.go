@@ -1176,6 +1176,22 @@ func (g *tagger) cityAt(k int) int {
 		}
 		j++
 	}
+	return g.townQualifier(j)
+}
+
+// townQualifier returns the end of a qualifier after a town that ends at
+// j, or j: a lower-case word of the town's own language at the end of the
+// phrase ("Sorvico terme") or a region in brackets ("Halle (Saale)").
+func (g *tagger) townQualifier(j int) int {
+	if !g.sameLine(j) || !g.ts[j].sp {
+		return j
+	}
+	if g.isWord(j) && !g.ts[j].cap && g.ts[j].f&(wCommon|wConnector) == 0 && len(g.word(j)) >= 4 && (j+1 >= len(g.ts) || !g.isWord(j+1) || !g.sameLine(j+1)) {
+		return j + 1
+	}
+	if g.isPunct(j, '(') && g.capWord(j+1) && g.glued(j+1) && g.isPunct(j+2, ')') && g.glued(j+2) {
+		return j + 3
+	}
 	return j
 }
 
