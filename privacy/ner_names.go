@@ -955,7 +955,7 @@ func (g *tagger) orgCue(a, e, p int) bool {
 // Words around the names of organisations (lower case).
 var (
 	orgBefore = wordSet("joined joining join rejoined founded co-founded cofounded acquired employer company firm startup " +
-		"start-up subsidiary competitor rival vendor")
+		"start-up subsidiary competitor rival vendor supplier contractor manufacturer distributor")
 	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
 		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
 	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
@@ -1041,7 +1041,7 @@ func (g *tagger) partnerList(k int) int {
 	}
 	// After a verb of meeting or speaking ("met", "ask", "with"), the
 	// words are people.
-	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
+	if p := g.prevWord(k); g.isPunct(k-1, ':') && !g.oneOf(p, orgBefore) || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)

@@ -71,3 +71,18 @@ func TestTownWithQualifier(t *testing.T) {
 		{"Ship to Strada Fonda 12, 40121 Sorvico and call me.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico"}},
 	})
 }
+
+// TestFirmForms: legal forms of several countries end an organisation's
+// name, and partners listed after a word of business and a colon are a
+// firm, while a list after another colon is people. The sentences are
+// written for this test.
+func TestFirmForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The invoice from Tarnby Møbler ApS is late.", []string{"ORGANIZATION:Tarnby Møbler ApS"}},
+		{"We ordered from Quellbrunn OHG again.", []string{"ORGANIZATION:Quellbrunn OHG"}},
+		{"Payment to Varga Kft is due.", []string{"ORGANIZATION:Varga Kft"}},
+		{"Current employer: Quill, Marrowby and Tesk", []string{"ORGANIZATION:Quill, Marrowby and Tesk"}},
+		{"New supplier: Quill, Marrowby und Tesk", []string{"ORGANIZATION:Quill, Marrowby und Tesk"}},
+		{"Present: Quill, Marrowby and Tesk", []string{"PERSON:Quill", "PERSON:Marrowby", "PERSON:Tesk"}},
+	})
+}
