@@ -91,6 +91,11 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		if fe := g.dottedForm(a, e); fe > 0 {
+			g.emit(Organization, a, fe, 0.8)
+			k = fe - 1
+			continue
+		}
 		if a > k {
 			if pe := g.partnerList(a); pe > a {
 				k = pe - 1
@@ -1080,6 +1085,41 @@ func (g *tagger) dashedFirm(k int) int {
 	}
 	g.emit(Organization, k, k+3, 0.7)
 	return k + 3
+}
+
+// dottedForms are legal forms of firms written with dots or a slash, in
+// lower case.
+var dottedForms = []string{"s.r.o.", "spol. s r.o.", "a.s.", "d.o.o.", "d.d.", "sp. z o.o.", "sp. k.", "sp. j.", "s.a.", "s.l.",
+	"s.l.u.", "s.p.a.", "s.r.l.", "s.a.s.", "s.n.c.", "s.a.r.l.", "b.v.", "n.v.", "e.k.", "k.k.", "a/s", "i/s", "s.c."}
+
+// dottedForm returns the end of a firm's name when a legal form written
+// with dots or a slash ("Novák s.r.o.", "Kowalski Sp. z o.o.", "Bang
+// A/S") begins after the first word of the run [a, e) or right after it,
+// or -1.
+func (g *tagger) dottedForm(a, e int) int {
+	if !g.cased {
+		return -1
+	}
+	for j := a + 1; j <= e && j < len(g.ts); j++ {
+		if !g.ts[j].sp || !g.sameLine(j) || !g.isWord(j) || len(g.word(j)) > 3 {
+			continue
+		}
+		p := g.ts[j].s
+		for _, form := range dottedForms {
+			q := p + len(form)
+			if q > len(g.text) || !strings.EqualFold(g.text[p:q], form) || q < len(g.text) && isAlnum(g.text[q]) {
+				continue
+			}
+			x := j
+			for x < len(g.ts) && g.ts[x].e < q {
+				x++
+			}
+			if x < len(g.ts) && g.ts[x].e == q {
+				return x + 1
+			}
+		}
+	}
+	return -1
 }
 
 // orgLine reports whether the run [a, e) is a whole line under a line

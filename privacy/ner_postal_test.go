@@ -86,3 +86,15 @@ func TestFirmForms(t *testing.T) {
 		{"Present: Quill, Marrowby and Tesk", []string{"PERSON:Quill", "PERSON:Marrowby", "PERSON:Tesk"}},
 	})
 }
+
+// TestDottedFirmForms: legal forms written with dots or a slash end an
+// organisation's name. The sentences are written for this test.
+func TestDottedFirmForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Payment from Novacek s.r.o. arrived today.", []string{"ORGANIZATION:Novacek s.r.o."}},
+		{"The letter from Kowalczyk Sp. z o.o. was forwarded.", []string{"ORGANIZATION:Kowalczyk Sp. z o.o."}},
+		{"We buy from Horvatic d.o.o. and from Ferrando S.p.A. now.", []string{"ORGANIZATION:Horvatic d.o.o.", "ORGANIZATION:Ferrando S.p.A."}},
+		{"Ask Bangsbo Trading A/S about it.", []string{"ORGANIZATION:Bangsbo Trading A/S"}},
+		{"Quintero Ruiz S.L. sent the bill.", []string{"ORGANIZATION:Quintero Ruiz S.L."}},
+	})
+}
