@@ -516,8 +516,12 @@ func (e *entities) holdback(text string) int {
 		last = anchor
 		if anchor {
 			start, quiet = p, 0
-		} else if quiet++; quiet >= 2 {
-			break
+		} else if w-p > 1 || digit {
+			// (A word of one letter does not count: it may sit inside a
+			// firm's legal form, "Sp. z o.o.".)
+			if quiet++; quiet >= 2 {
+				break
+			}
 		}
 	}
 	if start < 0 {

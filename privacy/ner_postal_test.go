@@ -98,3 +98,28 @@ func TestDottedFirmForms(t *testing.T) {
 		{"Quintero Ruiz S.L. sent the bill.", []string{"ORGANIZATION:Quintero Ruiz S.L."}},
 	})
 }
+
+// TestPostalFormsStream: a stream cut at any point rewrites the sentences
+// of the tests above as the whole text is rewritten.
+func TestPostalFormsStream(t *testing.T) {
+	for _, text := range []string{
+		"She now lives at 4417 Marrow Sprigs, Kellington, OH 43215.",
+		"The office moved to 8 Quenby Meadows, Harlow Marsh NE4 7QT last year.",
+		"Our supplier sits at Corredor Olmedo 97, 28013 Villafranca del Campo.",
+		"The contract with Hollis - Brandtner was signed.",
+		"Please send it to Strada Fonda 12, 40121 Sorvico terme.",
+		"Our office: Lindenweg 4, 57368 Halle (Saale).",
+		"Current employer: Quill, Marrowby and Tesk",
+		"The letter from Kowalczyk Sp. z o.o. was forwarded.",
+		"We buy from Horvatic d.o.o. and from Ferrando S.p.A. now.",
+		"Ask Bangsbo Trading A/S about it.",
+	} {
+		want := oneShot(t, text, ModeTokens, NoTypes())
+		for i := 0; i <= len(text); i++ {
+			if got, _ := streamed(t, text, []int{i}, ModeTokens, NoTypes()); got != want {
+				t.Errorf("split at %d of %q:\n got %q\nwant %q", i, text, got, want)
+				break
+			}
+		}
+	}
+}
