@@ -430,6 +430,12 @@ func (g *tagger) classify(a, e int) {
 	if orgCue && e-a == 1 && (place != 0 || f&wLast != 0 && g.lowerIs(p, "with")) && !g.orgCue(a, e, -1) {
 		orgCue = false
 	}
+	// The value of a form field that asks for a place: "City: X",
+	// "Location: X", "Place of birth: X".
+	if g.cased && g.isPunct(a-1, ':') && g.sameLine(a) && g.oneOf(g.prevWord(a), placeFields) {
+		g.emit(Location, a, e, 0.75)
+		return
+	}
 	switch {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
 		g.emit(Location, a, e, 0.8)
@@ -970,6 +976,10 @@ var (
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
 
+// placeFields are the labels of form fields that ask for a place, before
+// a colon.
+var placeFields = wordSet("location city town village country place region state province county hometown birthplace birth destination origin")
+
 // geoHeads name waters, coasts and lands before "of" and a name.
 var geoHeads = wordSet("gulf bay sea isle isles strait straits cape lake sound firth straits coast")
 
@@ -984,7 +994,7 @@ var partnerAnds = wordSet("and und et e y en och og")
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

@@ -123,3 +123,15 @@ func TestPostalFormsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceFields: the value of a form field that asks for a place is a
+// place, whatever the name looks like. The forms are written for this
+// test.
+func TestPlaceFields(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Applicant: Tom Ekins\nLocation: Brannock Vale", []string{"PERSON:Tom Ekins", "LOCATION:Brannock Vale"}},
+		{"City: Harlowmere\nCountry: Norland", []string{"LOCATION:Harlowmere", "LOCATION:Norland"}},
+		{"Place of birth: Quenby", []string{"LOCATION:Quenby"}},
+		{"Contact: Quenby", []string{"PERSON:Quenby"}},
+	})
+}
