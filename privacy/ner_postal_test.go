@@ -15,6 +15,8 @@ func TestStreetBeforePostalTail(t *testing.T) {
 		// House number, street of an unknown type, town, state, postcode.
 		{"She now lives at 4417 Marrow Sprigs, Kellington, OH 43215.", []string{"ADDRESS:4417 Marrow Sprigs, Kellington, OH 43215"}},
 		{"Send it to 12 Tolland Reaches, Brackwood, NS B3H 4R2 please.", []string{"ADDRESS:12 Tolland Reaches, Brackwood, NS B3H 4R2"}},
+		// The same as a block under a heading.
+		{"Please post it to:\n4417 Marrow Sprigs\nKellington, OH 43215", []string{"ADDRESS:4417 Marrow Sprigs\nKellington, OH 43215"}},
 		// Town and a postal code of letters and digits without a state.
 		{"The office moved to 8 Quenby Meadows, Harlow Marsh NE4 7QT last year.", []string{"ADDRESS:8 Quenby Meadows, Harlow Marsh NE4 7QT"}},
 		// Street words of another language, the number after them, then
@@ -134,4 +136,29 @@ func TestPlaceFields(t *testing.T) {
 		{"Place of birth: Quenby", []string{"LOCATION:Quenby"}},
 		{"Contact: Quenby", []string{"PERSON:Quenby"}},
 	})
+}
+
+// TestPostcodeForms: postal codes written in groups (Czech and Slovak
+// "602 00", Indian "560 001") or with a country prefix ("LV-1050"), and
+// street words of more languages after the name. The addresses are
+// written for this test.
+func TestPostcodeForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Our office is at Vranovská 12, 602 00 Brnov now.", []string{"ADDRESS:Vranovská 12, 602 00 Brnov"}},
+		{"Send it to 14 Marrow Sprigs, Kelapur 560 001 please.", []string{"ADDRESS:14 Marrow Sprigs, Kelapur 560 001"}},
+		{"Send it to Kalna iela 7, LV-1050 Rigava please.", []string{"ADDRESS:Kalna iela 7, LV-1050 Rigava"}},
+		{"Leave it at Kovačeva cesta 9 if nobody answers.", []string{"ADDRESS:Kovačeva cesta 9"}},
+		{"Leave it at Ostrova laukums 3 if nobody answers.", []string{"ADDRESS:Ostrova laukums 3"}},
+	})
+	// Numbers in groups that are no postal code: a phone number, counts.
+	for _, text := range []string{
+		"Call Vranov on 602 004 118 today.",
+		"Ship to Vranovská 12 by 602 00 units.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.Contains(f, "602") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
 }

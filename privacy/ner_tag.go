@@ -861,6 +861,26 @@ func (g *tagger) postcodeAt(k int) int {
 	}
 	t := g.ts[k]
 	end := -1
+	// Digits in two groups: "602 00" before the town (Czech, Slovak),
+	// "560 001" after it (India); not a third group (a phone number).
+	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 3 && g.isNum(k+1) && g.sameLine(k+1) && g.ts[k+1].sp && !g.ts[k+1].ord &&
+		!(g.isNum(k+2) && g.sameLine(k+2)) {
+		switch len(g.word(k + 1)) {
+		case 2:
+			if g.capWord(k+2) && g.sameLine(k+2) {
+				return k + 2
+			}
+		case 3:
+			if k > 0 && g.capWord(k-1) && g.sameLine(k) {
+				return k + 2
+			}
+		}
+	}
+	// A country prefix: "LV-1050", "CH-8001".
+	if t.kind == tWord && t.upper && len(g.word(k)) == 2 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
+		!g.ts[k+2].ord && len(g.word(k+2)) >= 4 && len(g.word(k+2)) <= 5 {
+		return k + 3
+	}
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
 		if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) && g.glued(e+1) {
@@ -1003,15 +1023,21 @@ func (g *tagger) streetNoNumber(k int) int {
 }
 
 // postalTail reports whether the line goes on after a street line that
-// ends at e with the rest of a postal address: a comma, then a postal code
+// ends at e with the rest of a postal address (or the next line of a block
+// holds it): a comma, then a postal code
 // and a capitalised town (", 40121 Castelvetro"), or a town, an optional
 // comma and state code, and a postal code (", Kellington, OH 43215",
 // ", Harlow Fen NE4 7QT").
 func (g *tagger) postalTail(e int) bool {
-	if !g.cased || !g.isPunct(e, ',') || !g.sameLine(e+1) {
+	j := e + 1
+	switch {
+	case !g.cased || e >= len(g.ts):
+		return false
+	case g.ts[e].nl == 1:
+		j = e // the next line of a block
+	case !g.isPunct(e, ',') || !g.sameLine(e+1):
 		return false
 	}
-	j := e + 1
 	if p := g.postcodeAt(j); p > j {
 		return g.sameLine(p) && g.capWord(p)
 	}
