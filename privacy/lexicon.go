@@ -281,7 +281,8 @@ var builtinWords = map[uint32]string{
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +
 		"bank systems solutions technologies technology labs laboratories industries enterprises services " +
 		"consulting international worldwide global software networks media analytics insurance records studios pictures " +
-		"publishing brewery aps ohg kgaa kft zrt nyrt lda ltda sas snc eurl scs sprl bvba vof oyj sdn bhd pte pvt brothers bros",
+		"publishing brewery aps ohg kgaa kft zrt nyrt kkt lda ltda sas snc eurl scs scop sprl bvba vof oyj sdn bhd pte pvt brothers bros " +
+		"gruppen gruppe grupa grupo gruppo groupe",
 	wOrgWord: "department ministry agency council bureau office association society union league club team " +
 		"committee commission authority board trust fund capital ventures digital data research health medical " +
 		"energy financial finance logistics marketing management communications entertainment electric motors " +

@@ -74,6 +74,10 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		if e := g.twoPartners(k); e > k {
+			k = e - 1
+			continue
+		}
 		e := g.run(k)
 		a := k
 		// Drop capitalised common words that only start the sentence,
@@ -98,6 +102,10 @@ func (g *tagger) names() {
 		}
 		if a > k {
 			if pe := g.partnerList(a); pe > a {
+				k = pe - 1
+				continue
+			}
+			if pe := max(g.dashedFirm(a), g.twoPartners(a)); pe > a {
 				k = pe - 1
 				continue
 			}
@@ -989,12 +997,12 @@ var personVerbs = wordSet("said says wrote writes called calls asked asks replie
 
 // partnerAnds join the last two names of a firm named after its
 // partners, in English and other languages ("A, B und C").
-var partnerAnds = wordSet("and und et e y en och og")
+var partnerAnds = wordSet("and und et e y en och og és")
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
@@ -1074,7 +1082,7 @@ func (g *tagger) dashedFirm(k int) int {
 	if !g.cased || !g.isPunct(k+1, '-') || !g.ts[k+1].sp || !g.sameLine(k+1) || !g.capWord(k+2) || !g.ts[k+2].sp || !g.sameLine(k+2) {
 		return k
 	}
-	if g.capWord(k+3) && g.ts[k+3].sp && g.sameLine(k+3) || k > 0 && g.capWord(k-1) && g.ts[k].sp && g.sameLine(k) {
+	if g.capWord(k+3) && g.ts[k+3].sp && g.sameLine(k+3) || k > 0 && g.capWord(k-1) && g.ts[k-1].f&wCommon == 0 && g.ts[k].sp && g.sameLine(k) {
 		return k
 	}
 	firsts, places := 0, 0
@@ -1097,9 +1105,61 @@ func (g *tagger) dashedFirm(k int) int {
 	return k + 3
 }
 
+// twoPartners matches a firm of two partners at k and returns its end, or
+// k: a name and a word for sons or partners ("Marrowby and Sons",
+// "Ferrando e Hijos"), or two names joined by a conjunction of another
+// language ("Dorvaux et Pelletier", "Quellbrunn und Tesk") that are not
+// both given names nor both places. A legal form after them belongs to
+// the name.
+func (g *tagger) twoPartners(k int) int {
+	if !g.cased || !g.capWord(k) || !g.oneOf(k+1, partnerAnds) || g.ts[k+1].cap || !g.sameLine(k+1) || !g.capWord(k+2) || !g.sameLine(k+2) {
+		return k
+	}
+	if k > 0 && g.capWord(k-1) && g.ts[k-1].f&wCommon == 0 && g.ts[k].sp && g.sameLine(k) {
+		return k // the end of a longer run
+	}
+	end := k + 3
+	if g.capWord(end) && g.ts[end].sp && g.sameLine(end) {
+		if g.ts[end].f&wOrgSuffix == 0 {
+			return k
+		}
+		end++
+	}
+	if !g.oneOf(k+2, partnerWords) {
+		if g.lowerIs(k+1, "and") {
+			return k
+		}
+		firsts, places := 0, 0
+		for _, j := range []int{k, k + 2} {
+			f := g.ts[j].f
+			if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
+				return k
+			}
+			if f&wFirst != 0 {
+				firsts++
+			}
+			if f&(wCity|wCountry|wRegion) != 0 {
+				places++
+			}
+		}
+		if firsts == 2 || places == 2 {
+			return k
+		}
+	}
+	if d := g.dottedForm(end-1, end); d > 0 {
+		end = d
+	}
+	g.emit(Organization, k, end, 0.7)
+	return end
+}
+
+// partnerWords stand for the sons or partners of a firm's founder after
+// "and" ("Marrowby and Sons", "Ferrando e Hijos", "Rácz és Tsa.").
+var partnerWords = wordSet("sons hijos figli fils söhne zonen sønner söner tsa társa cie")
+
 // dottedForms are legal forms of firms written with dots or a slash, in
 // lower case.
-var dottedForms = []string{"s.r.o.", "spol. s r.o.", "a.s.", "d.o.o.", "d.d.", "sp. z o.o.", "sp. k.", "sp. j.", "s.a.", "s.l.",
+var dottedForms = []string{"s.r.o.", "spol. s r.o.", "a.s.", "v.o.s.", "k.s.", "d.o.o.", "d.d.", "sp. z o.o.", "sp. k.", "sp. j.", "s.a.", "s.l.",
 	"s.l.u.", "s.p.a.", "s.r.l.", "s.a.s.", "s.n.c.", "s.a.r.l.", "b.v.", "n.v.", "e.k.", "k.k.", "a/s", "i/s", "s.c."}
 
 // dottedForm returns the end of a firm's name when a legal form written

@@ -162,3 +162,28 @@ func TestPostcodeForms(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoPartnerFirms: two partners joined by a conjunction of another
+// language, or a name and "Sons" (in several languages), are a firm; two
+// given names, or names joined by "and", stay people. The sentences are
+// written for this test.
+func TestTwoPartnerFirms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The quote from Dorvaux et Pelletier arrived.", []string{"ORGANIZATION:Dorvaux et Pelletier"}},
+		{"We ordered from Quellbrunn und Tesk again.", []string{"ORGANIZATION:Quellbrunn und Tesk"}},
+		{"Viewings with Anna from Marrowby and Sons.", []string{"PERSON:Anna", "ORGANIZATION:Marrowby and Sons"}},
+		{"Ask Ferrando e Hijos about it.", []string{"ORGANIZATION:Ferrando e Hijos"}},
+		{"The invoice from Tesk Gruppen is late.", []string{"ORGANIZATION:Tesk Gruppen"}},
+		{"Payment from Novacek v.o.s. arrived.", []string{"ORGANIZATION:Novacek v.o.s."}},
+	})
+	for _, text := range []string{
+		"Marie et Paul arrived late.",
+		"Quellbrunn and Tesk arrived late.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ORGANIZATION:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
