@@ -187,3 +187,21 @@ func TestTwoPartnerFirms(t *testing.T) {
 		}
 	}
 }
+
+// TestAddressEnds: a country in the language of the address after its
+// town, a unit word of Romanian ("Bloc") after a street without a house
+// number, and street-name endings of more languages. The addresses are
+// written for this test.
+func TestAddressEnds(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Registered office: Kalna iela 7, LV-1050 Rigava, Latvija. Director: none.", []string{"ADDRESS:Kalna iela 7, LV-1050 Rigava, Latvija"}},
+		{"Our office is at Strada Fonda 12, 40121 Sorvico, Itálie.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico, Itálie"}},
+		{"Water damage at Aleea Trandafirilor, Bloc 12, 400123 Dorna was reported.", []string{"ADDRESS:Aleea Trandafirilor, Bloc 12, 400123 Dorna"}},
+		{"Leave it at Kerkdreef 67 if nobody answers.", []string{"ADDRESS:Kerkdreef 67"}},
+		{"Leave it at Fjellsvingen 4 if nobody answers.", []string{"ADDRESS:Fjellsvingen 4"}},
+	})
+	// A given name after the town is no country.
+	checkEmbedded(t, []embeddedCase{
+		{"I sent it to Strada Fonda 12, 40121 Sorvico, Anna.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico", "PERSON:Anna"}},
+	})
+}

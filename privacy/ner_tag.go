@@ -355,7 +355,7 @@ func (g *tagger) ages() {
 var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "weg", "vej", "vegen", "veien", "gata", "gatan",
 	"straat", "laan", "plein", "plaats", "gracht", "dijk", "kade", "tie", "katu", "utca", "ulica", "allee", "platz",
 	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
-	"brink", "singel", "hauptstr"}
+	"brink", "singel", "hauptstr", "dreef", "steeg", "svingen", "bakken", "stien", "stræde", "ufer", "backen"}
 
 // streetSuffixEnds holds the last two bytes of each of streetSuffixes.
 var streetSuffixEnds = func() *bigrams {
@@ -669,7 +669,7 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
-		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap {
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 {
 			return k
 		}
 		end = g.streetNoNumber(j)
@@ -766,6 +766,17 @@ func (g *tagger) streetAddress(k int) int {
 			parts = append(parts, addrPart{Address, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
+			continue
+		}
+		// The country in the language of the address, after its postal
+		// code and town: "…, 40121 Sorvico, Itálie." (one word, no given
+		// name, ending the sentence or the line).
+		if postcode && places > 0 && g.isPunct(jj-1, ',') && g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!')) {
+			parts = append(parts, addrPart{Location, jj, jj + 1})
+			j = jj + 1
+			hasMore = true
+			places++
 			continue
 		}
 		if city > jj {
@@ -1001,7 +1012,9 @@ func (g *tagger) streetNoNumber(k int) int {
 	if !trailing && !(g.isWord(last) && g.ts[last].f&wStreetType != 0) && !g.streetMarker(k) {
 		return k
 	}
-	if !trailing && g.ts[last].f&wStreetType == 0 {
+	// (A unit after the name stands in for the house number: "Aleea
+	// Trandafirilor, Bloc 12".)
+	if !trailing && g.ts[last].f&wStreetType == 0 && !(g.streetMarker(k) && g.isPunct(end, ',') && g.secondaryAt(end+1) > 0) {
 		return k
 	}
 	// Without a number, a street type in lower case after capitalised
