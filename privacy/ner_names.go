@@ -1171,7 +1171,10 @@ func (g *tagger) dottedForm(a, e int) int {
 		return -1
 	}
 	for j := a + 1; j <= e && j < len(g.ts); j++ {
-		if !g.ts[j].sp || !g.sameLine(j) || !g.isWord(j) || len(g.word(j)) > 3 {
+		// Every form starts with a word of up to four letters and a dot
+		// or a slash.
+		if !g.ts[j].sp || !g.sameLine(j) || !g.isWord(j) || len(g.word(j)) > 4 || g.ts[j].e >= len(g.text) ||
+			g.text[g.ts[j].e] != '.' && g.text[g.ts[j].e] != '/' {
 			continue
 		}
 		p := g.ts[j].s

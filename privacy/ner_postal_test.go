@@ -197,11 +197,18 @@ func TestAddressEnds(t *testing.T) {
 		{"Registered office: Kalna iela 7, LV-1050 Rigava, Latvija. Director: none.", []string{"ADDRESS:Kalna iela 7, LV-1050 Rigava, Latvija"}},
 		{"Our office is at Strada Fonda 12, 40121 Sorvico, Itálie.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico, Itálie"}},
 		{"Water damage at Aleea Trandafirilor, Bloc 12, 400123 Dorna was reported.", []string{"ADDRESS:Aleea Trandafirilor, Bloc 12, 400123 Dorna"}},
-		{"Leave it at Kerkdreef 67 if nobody answers.", []string{"ADDRESS:Kerkdreef 67"}},
-		{"Leave it at Fjellsvingen 4 if nobody answers.", []string{"ADDRESS:Fjellsvingen 4"}},
+		{"The courier could not find Kerkdreef 67 yesterday.", []string{"ADDRESS:Kerkdreef 67"}},
+		{"The courier could not find Kirkestræde 4 yesterday.", []string{"ADDRESS:Kirkestræde 4"}},
 	})
 	// A given name after the town is no country.
 	checkEmbedded(t, []embeddedCase{
 		{"I sent it to Strada Fonda 12, 40121 Sorvico, Anna.", []string{"ADDRESS:Strada Fonda 12, 40121 Sorvico", "PERSON:Anna"}},
+	})
+}
+
+// TestDottedFormSpol: the Czech form written in two words ("spol. s r.o.").
+func TestDottedFormSpol(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The bill from Novacek spol. s r.o. is paid.", []string{"ORGANIZATION:Novacek spol. s r.o."}},
 	})
 }

@@ -355,7 +355,7 @@ func (g *tagger) ages() {
 var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "weg", "vej", "vegen", "veien", "gata", "gatan",
 	"straat", "laan", "plein", "plaats", "gracht", "dijk", "kade", "tie", "katu", "utca", "ulica", "allee", "platz",
 	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
-	"brink", "singel", "hauptstr", "dreef", "steeg", "svingen", "bakken", "stien", "stræde", "ufer", "backen"}
+	"brink", "singel", "hauptstr", "dreef", "steeg", "stræde"}
 
 // streetSuffixEnds holds the last two bytes of each of streetSuffixes.
 var streetSuffixEnds = func() *bigrams {
