@@ -115,6 +115,15 @@ func TestPostalFormsStream(t *testing.T) {
 		"The letter from Kowalczyk Sp. z o.o. was forwarded.",
 		"We buy from Horvatic d.o.o. and from Ferrando S.p.A. now.",
 		"Ask Bangsbo Trading A/S about it.",
+		"The bill from Novacek spol. s r.o. is paid.",
+		"The quote from Dorvaux et Pelletier arrived.",
+		"Viewings with Anna from Marrowby and Sons.",
+		"Applicant: Tom Ekins\nLocation: Brannock Vale",
+		"Our office is at Vranovská 12, 602 00 Brnov now.",
+		"Send it to 14 Marrow Sprigs, Kelapur 560 001 please.",
+		"Registered office: Kalna iela 7, LV-1050 Rigava, Latvija. Director: none.",
+		"Water damage at Aleea Trandafirilor, Bloc 12, 400123 Dorna was reported.",
+		"Please post it to:\n4417 Marrow Sprigs\nKellington, OH 43215",
 	} {
 		want := oneShot(t, text, ModeTokens, NoTypes())
 		for i := 0; i <= len(text); i++ {
