@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -75,6 +76,10 @@ type Report struct {
 	// Agnostic scores the spans regardless of type: a prediction of any
 	// type matches a labelled value it overlaps enough.
 	Agnostic TypeScore
+	// Tokens scores the same predictions token by token, the way
+	// presidio-research's evaluation does; it does not replace the span
+	// scores above.
+	Tokens TokenReport
 	// Records is the number of texts, Bytes their total size.
 	Records int
 	Bytes   int
@@ -82,9 +87,36 @@ type Report struct {
 	ScanTime time.Duration
 }
 
-// Score returns the score of type t (labelled or not), or nil.
-func (r *Report) Score(t EntityType) *TypeScore {
-	for _, list := range [][]TypeScore{r.Types, r.Unlabelled} {
+// TokenReport scores the predictions of a [Report] token by token. The
+// text is cut into tokens: each run of letters, marks and digits is one,
+// each other character that is not a space is one. A token takes the type
+// of the labelled span it overlaps (none when it overlaps none), and the
+// type of the prediction it overlaps. For a type T, a token labelled T
+// and predicted T is a true positive, one predicted T and labelled
+// otherwise a false positive, one labelled T and predicted otherwise a
+// false negative. TP, FP and FN of a [TypeScore] count tokens here.
+type TokenReport struct {
+	// Types holds one score per type labelled in the data, most
+	// frequent first; Unlabelled the predicted types the data never
+	// labels.
+	Types, Unlabelled []TypeScore
+	// Overall sums the counts of Types and Unlabelled (micro average).
+	Overall TypeScore
+	// Agnostic ignores the types: a token labelled with any type and
+	// predicted with any type is a true positive.
+	Agnostic TypeScore
+	// Count is the number of tokens in the data.
+	Count int
+}
+
+// Score returns the span score of type t (labelled or not), or nil.
+func (r *Report) Score(t EntityType) *TypeScore { return findScore(t, r.Types, r.Unlabelled) }
+
+// Score returns the token score of type t (labelled or not), or nil.
+func (r *TokenReport) Score(t EntityType) *TypeScore { return findScore(t, r.Types, r.Unlabelled) }
+
+func findScore(t EntityType, lists ...[]TypeScore) *TypeScore {
+	for _, list := range lists {
 		for i := range list {
 			if list[i].Type == t {
 				return &list[i]
@@ -131,7 +163,8 @@ var evalAlias = map[EntityType]EntityType{URL: DomainName}
 //
 // A prediction matches a labelled span when their intersection covers at
 // least 90% of each (measured in code points); each labelled span and each
-// prediction matches at most once. Every type labelled in the data is
+// prediction matches at most once. [Report.Tokens] scores the same
+// predictions token by token as well (see [TokenReport]). Every type labelled in the data is
 // scored: a type the scanner never predicts scores its values as misses.
 // Predictions of types the data never labels are false positives, listed
 // in [Report.Unlabelled]. A predicted URL counts as DOMAIN_NAME when the
@@ -182,8 +215,13 @@ func Evaluate(r io.Reader, s *Scanner, opts *EvalOptions) (*Report, error) {
 		score(t)
 	}
 	rep.Agnostic.Type = "ANY"
+	tokScores := map[EntityType]*TypeScore{}
+	for t := range labelled {
+		tokScores[t] = &TypeScore{Type: t}
+	}
 	ctx := context.Background()
 	var byteAt []int
+	var tags tokenTags
 	for _, rec := range recs {
 		text := *rec.FullText
 		rep.Bytes += len(text)
@@ -224,6 +262,7 @@ func Evaluate(r io.Reader, s *Scanner, opts *EvalOptions) (*Report, error) {
 		rep.Agnostic.TP += tp
 		rep.Agnostic.FP += fp
 		rep.Agnostic.FN += fn
+		rep.Tokens.Count += tags.score(text, gold, pred, tokScores, &rep.Tokens.Agnostic)
 	}
 	rep.Overall.Type = "ALL"
 	for _, sc := range scores {
@@ -250,7 +289,104 @@ func Evaluate(r io.Reader, s *Scanner, opts *EvalOptions) (*Report, error) {
 	slices.SortFunc(rep.Unlabelled, bySupport)
 	rep.Overall.finish()
 	rep.Agnostic.finish()
+	tr := &rep.Tokens
+	tr.Overall.Type, tr.Agnostic.Type = "ALL", "ANY"
+	for _, sc := range tokScores {
+		sc.finish()
+		if labelled[sc.Type] {
+			tr.Types = append(tr.Types, *sc)
+		} else {
+			tr.Unlabelled = append(tr.Unlabelled, *sc)
+		}
+		tr.Overall.TP += sc.TP
+		tr.Overall.FP += sc.FP
+		tr.Overall.FN += sc.FN
+	}
+	slices.SortFunc(tr.Types, bySupport)
+	slices.SortFunc(tr.Unlabelled, bySupport)
+	tr.Overall.finish()
+	tr.Agnostic.finish()
 	return rep, nil
+}
+
+// tokenTags holds, per code point of one text, the labelled and the
+// predicted type ("" for none); its buffers are reused between texts.
+type tokenTags struct{ gold, pred []EntityType }
+
+// score cuts text into tokens (see [TokenReport]), adds each token's
+// outcome to the per-type token scores (creating those of predicted types)
+// and to agnostic, and returns the number of tokens.
+func (tt *tokenTags) score(text string, gold, pred []cpSpan, scores map[EntityType]*TypeScore, agnostic *TypeScore) int {
+	n := utf8.RuneCountInString(text)
+	fill := func(buf []EntityType, spans []cpSpan) []EntityType {
+		buf = slices.Grow(buf[:0], n)[:n]
+		clear(buf)
+		for _, sp := range spans {
+			for i := max(sp.start, 0); i < min(sp.end, n); i++ {
+				if buf[i] == "" {
+					buf[i] = sp.typ
+				}
+			}
+		}
+		return buf
+	}
+	tt.gold, tt.pred = fill(tt.gold, gold), fill(tt.pred, pred)
+	first := func(buf []EntityType, from, to int) EntityType {
+		for i := from; i < to; i++ {
+			if buf[i] != "" {
+				return buf[i]
+			}
+		}
+		return ""
+	}
+	count, start, cp := 0, -1, 0
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+	token := func(from, to int) {
+		count++
+		g, p := first(tt.gold, from, to), first(tt.pred, from, to)
+		switch {
+		case g != "" && p != "":
+			agnostic.TP++
+		case p != "":
+			agnostic.FP++
+		case g != "":
+			agnostic.FN++
+		}
+		if g != "" && g == p {
+			scores[g].TP++
+			return
+		}
+		if g != "" {
+			scores[g].FN++
+		}
+		if p != "" {
+			if scores[p] == nil {
+				scores[p] = &TypeScore{Type: p}
+			}
+			scores[p].FP++
+		}
+	}
+	for _, r := range text {
+		switch {
+		case word(r):
+			if start < 0 {
+				start = cp
+			}
+		default:
+			if start >= 0 {
+				token(start, cp)
+				start = -1
+			}
+			if !unicode.IsSpace(r) {
+				token(cp, cp+1)
+			}
+		}
+		cp++
+	}
+	if start >= 0 {
+		token(start, cp)
+	}
+	return count
 }
 
 func (o *EvalOptions) label(l string) EntityType {
@@ -340,29 +476,41 @@ func fmtScore(f float64) string {
 	return fmt.Sprintf("%.3f", f)
 }
 
-// WriteText writes the report as a table: the labelled types, the
+// WriteText writes the report as two tables, the span scores and then the
+// token scores ([Report.Tokens]), each with the labelled types, the
 // overall (typed) and type-agnostic scores, then the predictions of types
 // the data does not label.
 func (r *Report) WriteText(w io.Writer) error {
+	if err := writeTable(w, r.Types, r.Unlabelled, r.Overall, r.Agnostic); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%d texts, %d bytes, scan %.1f MB/s\n\ntoken level (counts are tokens; each token's type, as presidio-research scores):\n", r.Records, r.Bytes, r.MBPerSecond()); err != nil {
+		return err
+	}
+	t := &r.Tokens
+	if err := writeTable(w, t.Types, t.Unlabelled, t.Overall, t.Agnostic); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d tokens\n", t.Count)
+	return err
+}
+
+func writeTable(w io.Writer, types, unlabelled []TypeScore, overall, agnostic TypeScore) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "type\tsupport\tTP\tFP\tFN\tprecision\trecall\tF2\t\n")
 	row := func(t TypeScore) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", t.Type, t.Support(), t.TP, t.FP, t.FN, fmtScore(t.Precision), fmtScore(t.Recall), fmtScore(t.F2))
 	}
-	for _, t := range r.Types {
+	for _, t := range types {
 		row(t)
 	}
-	row(r.Overall)
-	row(r.Agnostic)
-	if len(r.Unlabelled) > 0 {
+	row(overall)
+	row(agnostic)
+	if len(unlabelled) > 0 {
 		fmt.Fprintf(tw, "predicted, not labelled in the data:\t\t\t\t\t\t\t\t\n")
-		for _, t := range r.Unlabelled {
+		for _, t := range unlabelled {
 			row(t)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%d texts, %d bytes, scan %.1f MB/s\n", r.Records, r.Bytes, r.MBPerSecond())
-	return err
+	return tw.Flush()
 }

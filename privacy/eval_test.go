@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -167,5 +168,69 @@ func FuzzEvaluate(f *testing.F) {
 				t.Fatalf("bad score %+v", ts)
 			}
 		}
+		tr := &rep.Tokens
+		if a := tr.Agnostic; a.TP < 0 || a.FP < 0 || a.FN < 0 || a.TP+a.FP+a.FN > tr.Count || tr.Overall.TP > a.TP {
+			t.Fatalf("bad token scores %+v", tr)
+		}
 	})
+}
+
+// TestEvaluateTokens checks the token-level scores on a record whose
+// tokens can be counted by hand: a name found in part, a place found in
+// part, a word of an unlabelled type and a labelled place predicted with
+// another type.
+func TestEvaluateTokens(t *testing.T) {
+	rule := func(typ EntityType, re string) Recognizer {
+		return &Rule{Type: typ, Pattern: regexp.MustCompile(re)}
+	}
+	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{
+		rule(Person, `Zoë Schmidt|Ben`), rule(Location, `Paris`), rule(Age, `met`), rule(Organization, `France`),
+	}})
+	// Tokens: Zoë Schmidt met Ben Lee in Paris , France . (10); labelled:
+	// PERSON Zoë Schmidt, PERSON Ben Lee, LOCATION Paris , France.
+	data := `[{"full_text":"Zoë Schmidt met Ben Lee in Paris, France.","spans":[
+		{"entity_type":"PERSON","start_position":0,"end_position":11},
+		{"entity_type":"PERSON","start_position":16,"end_position":23},
+		{"entity_type":"LOCATION","start_position":27,"end_position":40}]}]`
+	rep, err := Evaluate(strings.NewReader(data), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &rep.Tokens
+	if tr.Count != 10 {
+		t.Errorf("Count = %d, want 10", tr.Count)
+	}
+	for _, want := range []TypeScore{
+		{Type: Person, TP: 3, FN: 1}, {Type: Location, TP: 1, FN: 2}, {Type: Age, FP: 1}, {Type: Organization, FP: 1},
+	} {
+		got := tr.Score(want.Type)
+		if got == nil || got.TP != want.TP || got.FP != want.FP || got.FN != want.FN {
+			t.Errorf("token score of %s = %+v, want TP %d FP %d FN %d", want.Type, got, want.TP, want.FP, want.FN)
+		}
+	}
+	if !slicesContainType(tr.Unlabelled, Age) || slicesContainType(tr.Unlabelled, Person) {
+		t.Errorf("token Unlabelled = %+v, want AGE and ORGANIZATION only", tr.Unlabelled)
+	}
+	if a := tr.Agnostic; a.TP != 5 || a.FP != 1 || a.FN != 2 {
+		t.Errorf("token Agnostic = %+v, want TP 5 FP 1 FN 2", a)
+	}
+	if o := tr.Overall; o.TP != 4 || o.FP != 2 || o.FN != 3 {
+		t.Errorf("token Overall = %+v, want TP 4 FP 2 FN 3", o)
+	}
+	p, r := 5.0/6, 5.0/7
+	if f2 := 5 * p * r / (4*p + r); math.Abs(tr.Agnostic.F2-f2) > 1e-12 {
+		t.Errorf("token Agnostic F2 = %v, want %v", tr.Agnostic.F2, f2)
+	}
+	// The span scores are unchanged by the token scores: only Zoë Schmidt
+	// matches a labelled span.
+	if rep.Agnostic.TP != 1 || rep.Agnostic.FN != 2 {
+		t.Errorf("span Agnostic = %+v, want 1 matched, 2 missed", rep.Agnostic)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "token level") || !strings.Contains(out, "10 tokens") {
+		t.Errorf("WriteText lacks the token table:\n%s", out)
+	}
 }

@@ -269,17 +269,20 @@ var builtinWords = map[uint32]string{
 	wStreetType: "street st str road rd avenue ave av drive dr lane ln boulevard blvd way court ct place pl parkway pkwy " +
 		"circle cir terrace ter highway hwy square sq trail trl crescent close row alley plaza expressway freeway " +
 		"pike turnpike run walk path loop bend crossing point heights hill hills park ridge view grove gardens mews " +
-		"wharf quay embankment gate market strasse straße gasse allee platz chaussee tér körút rakpart köz fasor sétány",
+		"wharf quay embankment gate market strasse straße gasse allee platz chaussee tér körút rakpart köz fasor sétány " +
+		"dűlő főtér országút sor cesta iela laukums gatve dambis bulvāris prospekts námestie nábrežie nábřeží třída",
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
 		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
-		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία",
-	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept",
+		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
+		"aleea intrarea splaiul șoseaua soseaua piața piata drumul cerrada viaducto calzada privada andador circuito retorno prolongación",
+	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept bloc",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +
 		"bank systems solutions technologies technology labs laboratories industries enterprises services " +
 		"consulting international worldwide global software networks media analytics insurance records studios pictures " +
-		"publishing brewery",
+		"publishing brewery aps ohg kgaa kft zrt nyrt kkt lda ltda sas snc eurl scs scop sprl bvba vof oyj sdn bhd pte pvt brothers bros " +
+		"gruppen gruppe grupa grupo gruppo groupe",
 	wOrgWord: "department ministry agency council bureau office association society union league club team " +
 		"committee commission authority board trust fund capital ventures digital data research health medical " +
 		"energy financial finance logistics marketing management communications entertainment electric motors " +

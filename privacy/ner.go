@@ -503,8 +503,9 @@ func (e *entities) holdback(text string) int {
 			f = theLexicon().lookup(text[p:q])
 		}
 		// A capitalised word that is never part of a name ("Dear", "The")
-		// does not hold the stream.
-		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) {
+		// does not hold the stream, unless it ends the text and may go on
+		// ("So" of "Sons").
+		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) && w < len(text) {
 			capital = false
 		}
 		// A unit or street word ("apt", "fl", "rue") may be followed by its
@@ -516,14 +517,33 @@ func (e *entities) holdback(text string) int {
 		last = anchor
 		if anchor {
 			start, quiet = p, 0
-		} else if quiet++; quiet >= 2 {
-			break
+		} else if !digit && !initials(text[p:w]) {
+			// (Single letters, alone or joined by dots, do not count: they
+			// may sit inside a firm's legal form, "Sp. z o.o.", "spol. s
+			// r.o.".)
+			if quiet++; quiet >= 2 {
+				break
+			}
 		}
 	}
 	if start < 0 {
 		return 0
 	}
 	return len(text) - start
+}
+
+// initials reports whether w is letters of one byte each, each followed by
+// at most one dot ("s", "r.", "o.o.").
+func initials(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if !isAlpha(w[i]) || i > 0 && w[i-1] != '.' {
+			return false
+		}
+		if i+1 < len(w) && w[i+1] == '.' {
+			i++
+		}
+	}
+	return len(w) > 0
 }
 
 // casedText is a context key: the text scanned continues a text that holds

@@ -70,6 +70,14 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		if e := g.dashedFirm(k); e > k {
+			k = e - 1
+			continue
+		}
+		if e := g.twoPartners(k); e > k {
+			k = e - 1
+			continue
+		}
 		e := g.run(k)
 		a := k
 		// Drop capitalised common words that only start the sentence,
@@ -87,8 +95,17 @@ func (g *tagger) names() {
 			k = e - 1
 			continue
 		}
+		if fe := g.dottedForm(a, e); fe > 0 {
+			g.emit(Organization, a, fe, 0.8)
+			k = fe - 1
+			continue
+		}
 		if a > k {
 			if pe := g.partnerList(a); pe > a {
+				k = pe - 1
+				continue
+			}
+			if pe := max(g.dashedFirm(a), g.twoPartners(a)); pe > a {
 				k = pe - 1
 				continue
 			}
@@ -420,6 +437,12 @@ func (g *tagger) classify(a, e int) {
 	// are worked with as often as firms.
 	if orgCue && e-a == 1 && (place != 0 || f&wLast != 0 && g.lowerIs(p, "with")) && !g.orgCue(a, e, -1) {
 		orgCue = false
+	}
+	// The value of a form field that asks for a place: "City: X",
+	// "Location: X", "Place of birth: X".
+	if g.cased && g.isPunct(a-1, ':') && g.sameLine(a) && g.oneOf(g.prevWord(a), placeFields) {
+		g.emit(Location, a, e, 0.75)
+		return
 	}
 	switch {
 	case place&(wCountry|wRegion) != 0 && !(isFirst && personCue):
@@ -951,7 +974,7 @@ func (g *tagger) orgCue(a, e, p int) bool {
 // Words around the names of organisations (lower case).
 var (
 	orgBefore = wordSet("joined joining join rejoined founded co-founded cofounded acquired employer company firm startup " +
-		"start-up subsidiary competitor rival vendor")
+		"start-up subsidiary competitor rival vendor supplier contractor manufacturer distributor")
 	orgBeforeAt = wordSet("works worked working work employed job intern interned internship position role career hired " +
 		"acquired funded backed owned partnered partnering contracted consultant consulting employee employees staff volunteer volunteered")
 	orgBeforeOf = wordSet("ceo cto cfo coo founder co-founder cofounder president chairman chairwoman employees employee " +
@@ -960,6 +983,10 @@ var (
 	orgAfterPossessive = wordSet("ceo cto cfo founder founders employees staff headquarters shares stock board products customers " +
 		"revenue profits spokesperson spokesman spokeswoman chairman")
 )
+
+// placeFields are the labels of form fields that ask for a place, before
+// a colon.
+var placeFields = wordSet("location city town village country place region state province county hometown birthplace birth destination origin")
 
 // geoHeads name waters, coasts and lands before "of" and a name.
 var geoHeads = wordSet("gulf bay sea isle isles strait straits cape lake sound firth straits coast")
@@ -970,12 +997,12 @@ var personVerbs = wordSet("said says wrote writes called calls asked asks replie
 
 // partnerAnds join the last two names of a firm named after its
 // partners, in English and other languages ("A, B und C").
-var partnerAnds = wordSet("and und et e y en och og")
+var partnerAnds = wordSet("and und et e y en och og és")
 
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads}
+	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}
@@ -1037,7 +1064,7 @@ func (g *tagger) partnerList(k int) int {
 	}
 	// After a verb of meeting or speaking ("met", "ask", "with"), the
 	// words are people.
-	if p := g.prevWord(k); g.isPunct(k-1, ':') || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
+	if p := g.prevWord(k); g.isPunct(k-1, ':') && !g.oneOf(p, orgBefore) || firsts == 3 || p >= 0 && g.ts[p].f&wPersonCue != 0 && !g.ts[p].cap && !g.lowerIs(p, "with") && !g.lowerIs(p, "by") && !g.lowerIs(p, "from") {
 		g.emit(Person, k, k+1, 0.7)
 		g.emit(Person, k+2, k+3, 0.7)
 		g.emit(Person, k+4, k+5, 0.7)
@@ -1045,6 +1072,127 @@ func (g *tagger) partnerList(k int) int {
 	}
 	g.emit(Organization, k, k+5, 0.75)
 	return k + 5
+}
+
+// dashedFirm matches a firm named after two partners joined by a spaced
+// dash ("Hollis - Brandtner") at k and returns its end, or k: two single
+// capitalised words that are family names or in no list, not both given
+// names and not both places.
+func (g *tagger) dashedFirm(k int) int {
+	if !g.cased || !g.isPunct(k+1, '-') || !g.ts[k+1].sp || !g.sameLine(k+1) || !g.capWord(k+2) || !g.ts[k+2].sp || !g.sameLine(k+2) {
+		return k
+	}
+	if g.capWord(k+3) && g.ts[k+3].sp && g.sameLine(k+3) || k > 0 && g.capWord(k-1) && g.ts[k-1].f&wCommon == 0 && g.ts[k].sp && g.sameLine(k) {
+		return k
+	}
+	firsts, places := 0, 0
+	for _, j := range []int{k, k + 2} {
+		f := g.ts[j].f
+		if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
+			return k
+		}
+		if f&wFirst != 0 {
+			firsts++
+		}
+		if f&(wCity|wCountry|wRegion) != 0 {
+			places++
+		}
+	}
+	if firsts == 2 || places == 2 {
+		return k
+	}
+	g.emit(Organization, k, k+3, 0.7)
+	return k + 3
+}
+
+// twoPartners matches a firm of two partners at k and returns its end, or
+// k: a name and a word for sons or partners ("Marrowby and Sons",
+// "Ferrando e Hijos"), or two names joined by a conjunction of another
+// language ("Dorvaux et Pelletier", "Quellbrunn und Tesk") that are not
+// both given names nor both places. A legal form after them belongs to
+// the name.
+func (g *tagger) twoPartners(k int) int {
+	if !g.cased || !g.capWord(k) || !g.oneOf(k+1, partnerAnds) || g.ts[k+1].cap || !g.sameLine(k+1) || !g.capWord(k+2) || !g.sameLine(k+2) {
+		return k
+	}
+	if k > 0 && g.capWord(k-1) && g.ts[k-1].f&wCommon == 0 && g.ts[k].sp && g.sameLine(k) {
+		return k // the end of a longer run
+	}
+	end := k + 3
+	if g.capWord(end) && g.ts[end].sp && g.sameLine(end) {
+		if g.ts[end].f&wOrgSuffix == 0 {
+			return k
+		}
+		end++
+	}
+	if !g.oneOf(k+2, partnerWords) {
+		if g.lowerIs(k+1, "and") {
+			return k
+		}
+		firsts, places := 0, 0
+		for _, j := range []int{k, k + 2} {
+			f := g.ts[j].f
+			if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
+				return k
+			}
+			if f&wFirst != 0 {
+				firsts++
+			}
+			if f&(wCity|wCountry|wRegion) != 0 {
+				places++
+			}
+		}
+		if firsts == 2 || places == 2 {
+			return k
+		}
+	}
+	if d := g.dottedForm(end-1, end); d > 0 {
+		end = d
+	}
+	g.emit(Organization, k, end, 0.7)
+	return end
+}
+
+// partnerWords stand for the sons or partners of a firm's founder after
+// "and" ("Marrowby and Sons", "Ferrando e Hijos", "Rácz és Tsa.").
+var partnerWords = wordSet("sons hijos figli fils söhne zonen sønner söner tsa társa cie")
+
+// dottedForms are legal forms of firms written with dots or a slash, in
+// lower case.
+var dottedForms = []string{"s.r.o.", "spol. s r.o.", "a.s.", "v.o.s.", "k.s.", "d.o.o.", "d.d.", "sp. z o.o.", "sp. k.", "sp. j.", "s.a.", "s.l.",
+	"s.l.u.", "s.p.a.", "s.r.l.", "s.a.s.", "s.n.c.", "s.a.r.l.", "b.v.", "n.v.", "e.k.", "k.k.", "a/s", "i/s", "s.c."}
+
+// dottedForm returns the end of a firm's name when a legal form written
+// with dots or a slash ("Novák s.r.o.", "Kowalski Sp. z o.o.", "Bang
+// A/S") begins after the first word of the run [a, e) or right after it,
+// or -1.
+func (g *tagger) dottedForm(a, e int) int {
+	if !g.cased {
+		return -1
+	}
+	for j := a + 1; j <= e && j < len(g.ts); j++ {
+		// Every form starts with a word of up to four letters and a dot
+		// or a slash.
+		if !g.ts[j].sp || !g.sameLine(j) || !g.isWord(j) || len(g.word(j)) > 4 || g.ts[j].e >= len(g.text) ||
+			g.text[g.ts[j].e] != '.' && g.text[g.ts[j].e] != '/' {
+			continue
+		}
+		p := g.ts[j].s
+		for _, form := range dottedForms {
+			q := p + len(form)
+			if q > len(g.text) || !strings.EqualFold(g.text[p:q], form) || q < len(g.text) && isAlnum(g.text[q]) {
+				continue
+			}
+			x := j
+			for x < len(g.ts) && g.ts[x].e < q {
+				x++
+			}
+			if x < len(g.ts) && g.ts[x].e == q {
+				return x + 1
+			}
+		}
+	}
+	return -1
 }
 
 // orgLine reports whether the run [a, e) is a whole line under a line

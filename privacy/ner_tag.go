@@ -355,7 +355,7 @@ func (g *tagger) ages() {
 var streetSuffixes = []string{"strasse", "straße", "stasse", "str", "gasse", "weg", "vej", "vegen", "veien", "gata", "gatan",
 	"straat", "laan", "plein", "plaats", "gracht", "dijk", "kade", "tie", "katu", "utca", "ulica", "allee", "platz",
 	"stieg", "stigen", "vägen", "väg", "gränd", "torget", "damm", "ring", "hof", "steig", "pfad", "markt", "bruggen",
-	"brink", "singel", "hauptstr"}
+	"brink", "singel", "hauptstr", "dreef", "steeg", "stræde"}
 
 // streetSuffixEnds holds the last two bytes of each of streetSuffixes.
 var streetSuffixEnds = func() *bigrams {
@@ -648,7 +648,11 @@ func (g *tagger) streetAddress(k int) int {
 			return k
 		}
 		words := end - nameStart
-		if !(marker || trailing || nums == 2) {
+		// The rest of a postal address after the words shows them to be
+		// a street of a type no list knows ("12 Tolland Reaches,
+		// Brackwood, NS B3H 4R2").
+		tail := words <= 4 && len(g.word(nameStart)) > 1 && g.postalTail(end)
+		if !(marker || trailing || nums == 2 || tail) {
 			// Capitalised words after a number are a street only where
 			// the text says so.
 			if !g.addressCue(numStart) || words > 4 {
@@ -657,7 +661,7 @@ func (g *tagger) streetAddress(k int) int {
 		}
 		// A year or a count before capitalised words ("in 2001
 		// American") is no street.
-		if nums == 1 && !marker && !trailing {
+		if nums == 1 && !marker && !trailing && !tail {
 			return k
 		}
 		ownNumber = nums == 2 || trailing
@@ -665,7 +669,7 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
-		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap {
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 {
 			return k
 		}
 		end = g.streetNoNumber(j)
@@ -764,6 +768,17 @@ func (g *tagger) streetAddress(k int) int {
 			hasMore = true
 			continue
 		}
+		// The country in the language of the address, after its postal
+		// code and town: "…, 40121 Sorvico, Itálie." (one word, no given
+		// name, ending the sentence or the line).
+		if postcode && places > 0 && g.isPunct(jj-1, ',') && g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!')) {
+			parts = append(parts, addrPart{Location, jj, jj + 1})
+			j = jj + 1
+			hasMore = true
+			places++
+			continue
+		}
 		if city > jj {
 			// A district number after the town ("Karlovy Vary 17,").
 			city = g.district(city)
@@ -857,6 +872,26 @@ func (g *tagger) postcodeAt(k int) int {
 	}
 	t := g.ts[k]
 	end := -1
+	// Digits in two groups: "602 00" before the town (Czech, Slovak),
+	// "560 001" after it (India); not a third group (a phone number).
+	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 3 && g.isNum(k+1) && g.sameLine(k+1) && g.ts[k+1].sp && !g.ts[k+1].ord &&
+		!(g.isNum(k+2) && g.sameLine(k+2)) {
+		switch len(g.word(k + 1)) {
+		case 2:
+			if g.capWord(k+2) && g.sameLine(k+2) {
+				return k + 2
+			}
+		case 3:
+			if k > 0 && g.capWord(k-1) && g.sameLine(k) {
+				return k + 2
+			}
+		}
+	}
+	// A country prefix: "LV-1050", "CH-8001".
+	if t.kind == tWord && t.upper && len(g.word(k)) == 2 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
+		!g.ts[k+2].ord && len(g.word(k+2)) >= 4 && len(g.word(k+2)) <= 5 {
+		return k + 3
+	}
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
 		if g.isPunct(e, '-') && g.glued(e) && g.isNum(e+1) && g.glued(e+1) {
@@ -959,7 +994,8 @@ func (g *tagger) streetNoNumber(k int) int {
 		// A street name of its own language followed by its number,
 		// after words that announce an address ("sent to Vesturgata
 		// 66", "his address: Trg revolucije 12").
-		if !trailing || end-k > 4 || !g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+		tail := g.postalTail(end)
+		if !trailing || end-k > 4 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
 		for j := k; j < end-1; j++ {
@@ -976,7 +1012,9 @@ func (g *tagger) streetNoNumber(k int) int {
 	if !trailing && !(g.isWord(last) && g.ts[last].f&wStreetType != 0) && !g.streetMarker(k) {
 		return k
 	}
-	if !trailing && g.ts[last].f&wStreetType == 0 {
+	// (A unit after the name stands in for the house number: "Aleea
+	// Trandafirilor, Bloc 12".)
+	if !trailing && g.ts[last].f&wStreetType == 0 && !(g.streetMarker(k) && g.isPunct(end, ',') && g.secondaryAt(end+1) > 0) {
 		return k
 	}
 	// Without a number, a street type in lower case after capitalised
@@ -995,6 +1033,39 @@ func (g *tagger) streetNoNumber(k int) int {
 		}
 	}
 	return end
+}
+
+// postalTail reports whether the line goes on after a street line that
+// ends at e with the rest of a postal address (or the next line of a block
+// holds it): a comma, then a postal code
+// and a capitalised town (", 40121 Castelvetro"), or a town, an optional
+// comma and state code, and a postal code (", Kellington, OH 43215",
+// ", Harlow Fen NE4 7QT").
+func (g *tagger) postalTail(e int) bool {
+	j := e + 1
+	switch {
+	case !g.cased || e >= len(g.ts):
+		return false
+	case g.ts[e].nl == 1:
+		j = e // the next line of a block
+	case !g.isPunct(e, ',') || !g.sameLine(e+1):
+		return false
+	}
+	if p := g.postcodeAt(j); p > j {
+		return g.sameLine(p) && g.capWord(p)
+	}
+	c := g.cityAt(j)
+	if c == j || !g.capWord(j) {
+		return false
+	}
+	if g.isPunct(c, ',') && g.sameLine(c+1) {
+		c++
+	}
+	if g.isWord(c) && g.sameLine(c) && g.ts[c].upper && len(g.word(c)) >= 2 && len(g.word(c)) <= 3 {
+		c++
+	}
+	p := g.postcodeAt(c)
+	return p > c && g.sameLine(c)
 }
 
 // addressWordBefore reports whether the words right before k announce an
@@ -1143,6 +1214,22 @@ func (g *tagger) cityAt(k int) int {
 			break
 		}
 		j++
+	}
+	return g.townQualifier(j)
+}
+
+// townQualifier returns the end of a qualifier after a town that ends at
+// j, or j: a lower-case word of the town's own language at the end of the
+// phrase ("Sorvico terme") or a region in brackets ("Halle (Saale)").
+func (g *tagger) townQualifier(j int) int {
+	if !g.sameLine(j) || !g.ts[j].sp {
+		return j
+	}
+	if g.isWord(j) && !g.ts[j].cap && g.ts[j].f&(wCommon|wConnector) == 0 && len(g.word(j)) >= 4 && (j+1 >= len(g.ts) || !g.isWord(j+1) || !g.sameLine(j+1)) {
+		return j + 1
+	}
+	if g.isPunct(j, '(') && g.capWord(j+1) && g.glued(j+1) && g.isPunct(j+2, ')') && g.glued(j+2) {
+		return j + 3
 	}
 	return j
 }

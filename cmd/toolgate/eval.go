@@ -26,7 +26,11 @@ Every type labelled in the file is scored (a type never predicted scores as
 misses); predictions of types the file does not label are listed apart as
 false positives. Prints precision, recall and F2 per type, overall (types
 must agree) and type-agnostic, and the scan throughput. A type without
-labelled values prints n/a.
+labelled values prints n/a. A second table scores the same predictions
+token by token, as presidio-research does: the text is cut into words and
+single punctuation marks, each takes the type of the labelled span and of
+the prediction it overlaps, and precision, recall and F2 count tokens. The
+thresholds apply to the span scores.
 
 Exit status: 0 when every threshold is met, 1 when one is missed or the
 file cannot be read as labelled data, 2 for a usage error.

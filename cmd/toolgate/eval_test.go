@@ -32,7 +32,7 @@ func TestEvalPII(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"scores", []string{"eval", "pii", "--data", good}, 0, []string{"EMAIL_ADDRESS        1   1   0   0      1.000   1.000  1.000", "ANY"}},
+		{"scores", []string{"eval", "pii", "--data", good}, 0, []string{"EMAIL_ADDRESS        1   1   0   0      1.000   1.000  1.000", "ANY", "token level", "EMAIL_ADDRESS        5   5   0   0      1.000   1.000  1.000", "CREDIT_CARD        4   4"}},
 		{"min f2 met", []string{"eval", "pii", "--data", good, "--min-f2", "0.99", "--min-type-f2", "CREDIT_CARD=1,EMAIL_ADDRESS=0.9"}, 0, []string{"ALL"}},
 		{"min f2 missed", []string{"eval", "pii", "--data", good, "--min-f2", "1.5"}, 1, []string{"below"}},
 		{"type threshold without support", []string{"eval", "pii", "--data", good, "--min-type-f2", "PERSON=0.8"}, 1, []string{"PERSON has no labelled values"}},

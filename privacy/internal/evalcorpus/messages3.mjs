@@ -1,0 +1,130 @@
+// Assembles a third labelled corpus of everyday messages ("Messages,
+// third set" in docs/PRIVACY.md): 24 templates written for it, filled with
+// values of @faker-js/faker 10.6.0 (MIT) in eleven locales that neither
+// forms.mjs nor messages.mjs uses, in the evaluation format of toolgate
+// eval pii (offsets in code points). The output is the same for every
+// run. It was generated and its labels checked by program only (never
+// read) before it was first scored, and no rule was changed after.
+//
+// The labels follow the convention stated in messages.mjs: a written
+// postal address (street line, postcode, town, and the country written
+// with them, on one line or as a block under a heading) is one ADDRESS
+// value; a street line alone is ADDRESS; a town written after a street
+// line without a postcode, and a town, region or country outside an
+// address, is LOCATION; a name is PERSON and an honorific before it a
+// PERSON value of its own; companies are ORGANIZATION, e-mail addresses
+// EMAIL_ADDRESS, phone numbers PHONE_NUMBER, dates DATE_TIME. No address
+// block stands right under a line holding only a name.
+//
+//	mkdir -p /tmp/msgs && cd /tmp/msgs && npm pack @faker-js/faker@10.6.0
+//	mkdir -p node_modules/@faker-js/faker && tar xzf faker-js-faker-10.6.0.tgz -C node_modules/@faker-js/faker --strip-components=1
+//	cp "$OLDPWD/privacy/internal/evalcorpus/messages3.mjs" . && node messages3.mjs messages3.json
+import {
+  fakerAF_ZA, fakerID_ID, fakerTR, fakerRO_MD, fakerZU_ZA, fakerYO_NG, fakerFR_SN, fakerCY, fakerAZ, fakerVI, fakerEN_NP,
+} from "@faker-js/faker";
+import fs from "node:fs";
+
+// Each locale with the order of its postal address (see address below).
+const locales = [
+  ["za-af", fakerAF_ZA, "c,p"], ["id", fakerID_ID, "cp"], ["tr", fakerTR, "pc"], ["md", fakerRO_MD, "pc"],
+  ["za-zu", fakerZU_ZA, "c,p"], ["ng-yo", fakerYO_NG, "cp"], ["sn", fakerFR_SN, "pc"], ["cy", fakerCY, "cp"],
+  ["az", fakerAZ, "pc"], ["vn", fakerVI, "c,p"], ["np", fakerEN_NP, "cp"],
+];
+
+function address(order, f) {
+  const street = f.location.streetAddress(false);
+  const postcode = f.location.zipCode();
+  const city = f.location.city();
+  let rest;
+  switch (order) {
+    case "pc": rest = `${postcode} ${city}`; break;
+    case "cp": rest = `${city} ${postcode}`; break;
+    case "csp": rest = `${city}, ${f.location.state({ abbreviated: true })} ${postcode}`; break;
+    default: rest = `${city}, ${postcode}`;
+  }
+  return { street, line: `${street}, ${rest}`, block: `${street}\n${rest}` };
+}
+
+const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+function date(f) {
+  const d = f.date.between({ from: "2021-01-01", to: "2027-12-31" });
+  const y = d.getUTCFullYear(), m = d.getUTCMonth(), day = d.getUTCDate();
+  const pad = (n) => String(n).padStart(2, "0");
+  switch (f.number.int({ min: 0, max: 3 })) {
+    case 0: return `${day} ${months[m]} ${y}`;
+    case 1: return `${months[m]} ${day}, ${y}`;
+    case 2: return `${y}-${pad(m + 1)}-${pad(day)}`;
+    default: return `${pad(day)}.${pad(m + 1)}.${y}`;
+  }
+}
+
+// A state or region; a country for locales that have none.
+function regionOf(f) {
+  try { return f.location.state(); } catch { return f.location.country(); }
+}
+
+const T = [
+  "Can you pick me up from {street} at six? Love, {first}",
+  "Our courier will collect the parcel from {addr} tomorrow morning.",
+  "Reference letter for {name}: she worked with us at {company} in {city} for three years.",
+  "New contact saved: {name}, {phone}.",
+  "Quick update from {city}: the shipment for {company} cleared customs.",
+  "Meeting notes: {first} and {first2} agreed to visit the {city} site next week.",
+  "Mailing address:\n{blockc}",
+  "Hi {first}, the doctor's office moved to {addr}. Same phone number.",
+  "{name} was born in {city} and now lives in {country}.",
+  "Please invoice {company}, attention of {hon} {last}, {addr}.",
+  "The rental car must be returned to {street} before noon.",
+  "My flight from {city} was cancelled, so I will arrive in {city2} a day late. {first}",
+  "Hey, it's {first}. I'm at {street} now, where are you?",
+  "Welcome aboard, {name}! Your badge will be ready at the {city} office.",
+  "Order shipped to {name}, {addr}. Questions: {email}",
+  "Our partners at {company} and {company2} will host the workshop in {city}.",
+  "Witness statement: {hon} {last} saw the accident near {street} on {date}.",
+  "Please forward my mail to {addrc} until further notice.",
+  "{first}, can you call {company} about the delivery to {city}? Their number is {phone}.",
+  "Student {name} transferred from a school in {region} to one in {city}.",
+  "Correspondence address:\n{block}",
+  "Thanks again, {first}! Say hi to everyone in {city} from me and {first2}.",
+  "The warehouse at {addr} closes at five. Ask for {name} at the gate.",
+  "Vendor onboarding\nCompany: {company}\nContact: {name}\nEmail: {email}\nRegistered address: {addrc}",
+];
+
+const seed = 20261203;
+const out = [];
+for (let i = 0; i < 480; i++) {
+  const ti = i % T.length;
+  const [code, f, order] = locales[(i * 5 + Math.floor(i / T.length)) % locales.length];
+  f.seed(seed + i);
+  const a = address(order, f);
+  const first = f.person.firstName(), last = f.person.lastName();
+  const country = f.location.country();
+  const vals = {
+    name: [`${first} ${last}`, "PERSON"], first: [first, "PERSON"], first2: [f.person.firstName(), "PERSON"],
+    last: [last, "PERSON"], hon: [f.helpers.arrayElement(["Mr.", "Ms.", "Mrs.", "Dr."]), "PERSON"],
+    street: [a.street, "ADDRESS"], addr: [a.line, "ADDRESS"], block: [a.block, "ADDRESS"],
+    addrc: [`${a.line}, ${country}`, "ADDRESS"], blockc: [`${a.block}\n${country}`, "ADDRESS"],
+    city: [f.location.city(), "LOCATION"], city2: [f.location.city(), "LOCATION"],
+    region: [regionOf(f), "LOCATION"], country: [country, "LOCATION"],
+    company: [f.company.name(), "ORGANIZATION"], company2: [f.company.name(), "ORGANIZATION"],
+    email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
+    phone: [f.phone.number(), "PHONE_NUMBER"], date: [date(f), "DATE_TIME"],
+  };
+  let text = "", last_ = 0, m;
+  const spans = [];
+  const tpl = T[ti];
+  const re = /\{(\w+)\}/g;
+  while ((m = re.exec(tpl)) !== null) {
+    text += tpl.slice(last_, m.index);
+    const [v, typ] = vals[m[1]];
+    const start = [...text].length;
+    text += v;
+    if (typ) spans.push({ entity_type: typ, entity_value: v, start_position: start, end_position: start + [...v].length });
+    last_ = m.index + m[0].length;
+  }
+  text += tpl.slice(last_);
+  out.push({ full_text: text, spans, template_id: ti, locale: code });
+}
+fs.writeFileSync(process.argv[2], JSON.stringify(out));
+console.log(out.length, out.reduce((n, r) => n + r.spans.length, 0));
