@@ -97,13 +97,25 @@ func (g *tagger) isPunct(k int, c byte) bool {
 	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tPunct && g.ts[k].c == c
 }
 
-// lowerIs reports whether token k is the word w (w lower case ASCII).
+// lowerIs reports whether token k is the word w (w lower case ASCII). It
+// is small enough to be inlined at its many call sites: a word token holds
+// only letters, '-' and '\'', which c|0x20 lowers exactly (it leaves the
+// bytes of other scripts at 0x80 or above, never equal to a byte of w).
 func (g *tagger) lowerIs(k int, w string) bool {
 	if uint(k) >= uint(len(g.ts)) {
 		return false
 	}
 	t := &g.ts[k]
-	return t.e-t.s == len(w) && t.kind == tWord && !t.code && lowerEq(g.text, t.s, w)
+	if t.e-t.s != len(w) || t.kind != tWord || t.code {
+		return false
+	}
+	s := g.text[t.s:t.e]
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // lowerEq reports whether text[p:p+len(w)] lowered is w (w lower case
