@@ -99,8 +99,9 @@ func (g *tagger) isPunct(k int, c byte) bool {
 
 // lowerIs reports whether token k is the word w (w lower case ASCII). It
 // is small enough to be inlined at its many call sites: a word token holds
-// only letters, '-' and '\'', which c|0x20 lowers exactly (it leaves the
-// bytes of other scripts at 0x80 or above, never equal to a byte of w).
+// only letters, hyphens and apostrophes, which c|0x20 lowers exactly (it
+// leaves the bytes of other scripts at 0x80 or above, never equal to a
+// byte of w).
 func (g *tagger) lowerIs(k int, w string) bool {
 	if uint(k) >= uint(len(g.ts)) {
 		return false
