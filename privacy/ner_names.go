@@ -1143,6 +1143,9 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		if t.kind == tPunct || g.cased && !t.cap {
 			inner = true
+			if !g.l.heads.has(buf[:n]) {
+				break
+			}
 			continue
 		}
 		if j == k {
@@ -1150,6 +1153,10 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		if c := g.l.places[string(buf[:n])]; c&(wCountry|wRegion) != 0 || c&wCity != 0 && inner {
 			best = j + 1
+		}
+		// No longer place starts with these words: none is further on.
+		if !g.l.heads.has(buf[:n]) {
+			break
 		}
 	}
 	return best

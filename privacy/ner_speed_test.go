@@ -29,3 +29,50 @@ func TestLowerIsFoldsCase(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceSpanHeads checks that placeSpan, which stops where no longer
+// place starts with the words it has read, ends where it would without
+// stopping, on every place of several words: written capitalised, in
+// lower case and in capitals, in a sentence and followed by more words,
+// with the possessive and with dots.
+func TestPlaceSpanHeads(t *testing.T) {
+	l := theLexicon()
+	all := *l
+	all.heads = placeHeads{} // every word is a head
+	var texts []string
+	for key := range l.places {
+		title := []byte(key)
+		for i := range title {
+			if i == 0 || title[i-1] == ' ' || title[i-1] == '-' {
+				title[i] = upperASCII(title[i])
+			}
+		}
+		texts = append(texts, "we moved to "+string(title)+"'s north. Then "+string(title)+" New York City",
+			key+". in "+key+" of", strings.ToUpper(key))
+	}
+	texts = append(texts, "St. John's Wood and the People's Republic of China, the Republic of the Congo's capital")
+	n := 0
+	for _, text := range texts {
+		toks := tokenize(l, text, 0, len(text), nil)
+		for _, cased := range []bool{true, false} {
+			g := &tagger{l: l, text: text, ts: toks, cased: cased}
+			ref := &tagger{l: &all, text: text, ts: toks, cased: cased}
+			for k := range toks {
+				if got, want := g.placeSpan(k), ref.placeSpan(k); got != want {
+					t.Fatalf("placeSpan(%d) of %q (cased %v) = %d, want %d", k, text, cased, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n < 100000 {
+		t.Fatalf("only %d spans compared", n)
+	}
+}
+
+func upperASCII(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 32
+	}
+	return c
+}
