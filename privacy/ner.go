@@ -336,12 +336,16 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			upper := t.cap
 			letters := 0
 			q := p
+			// The word's hash for the lexicon, taken on the way while it is
+			// ASCII (as lexicon.lookup takes it).
+			h, ascii := uint64(fnvOffset), true
 			for q < e {
 				if c := text[q]; c < utf8.RuneSelf {
 					// ASCII: a letter, upper case below 'a'.
 					if isAlpha(c) {
 						upper = upper && c < 'a'
 						letters++
+						h = (h ^ uint64(c|0x20)) * fnvPrime
 						q++
 						continue
 					}
@@ -350,6 +354,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 						upper = false
 					}
 					letters++
+					ascii = false
 					q += n
 					continue
 				}
@@ -364,6 +369,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 						if text[q] == '-' && basedAt(text, q+1, e) {
 							break
 						}
+						h = (h ^ uint64(text[q])) * fnvPrime
 						q++
 						continue
 					}
@@ -378,7 +384,11 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 				t.code = true
 			}
 			t.dot = q < len(text) && text[q] == '.'
-			t.f = l.lookup(text[p:q])
+			if ascii && q-p <= 64 {
+				t.f = l.table.getLower(text[p:q], h^h>>29)
+			} else {
+				t.f = l.lookup(text[p:q])
+			}
 			if t.f == 0 && strings.IndexByte(text[p:q], '-') > 0 {
 				t.f = hyphenCommon(l, text[p:q])
 			}
