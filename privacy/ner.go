@@ -262,8 +262,12 @@ func segmentEnd(text string, i int) int {
 		// A word or punctuation.
 		w := p
 		anchor := false
-		for p < len(text) && !isSpace(text[p]) {
-			if anchorTable[text[p]] && (p == w || !isAlpha(text[p-1])) {
+		for p < len(text) {
+			b := byteClass[text[p]]
+			if b&bSpace != 0 {
+				break
+			}
+			if b&bAnchor != 0 && (p == w || byteClass[text[p-1]]&bAlpha == 0) {
 				anchor = true
 			}
 			p++
@@ -296,6 +300,29 @@ func letterAt(text string, p int) (rune, int, bool) {
 	}
 	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
 }
+
+// byteClass holds the classes of the bytes that segmentEnd tests.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		if isSpace(byte(c)) {
+			t[c] |= bSpace
+		}
+		if anchorTable[c] {
+			t[c] |= bAnchor
+		}
+		if isAlpha(byte(c)) {
+			t[c] |= bAlpha
+		}
+	}
+	return t
+}()
+
+// Byte classes of byteClass.
+const (
+	bSpace  = 1 << iota // isSpace
+	bAnchor             // anchorTable
+	bAlpha              // isAlpha
+)
 
 // codeAfter and codeBefore are the bytes that join a word after or
 // before it to an identifier, a token or a password.
