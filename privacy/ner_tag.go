@@ -73,7 +73,7 @@ func isAbbrev(w string) bool {
 // abbrevDot reports whether the dot after word k belongs to it (a short
 // abbreviation, not the end of a sentence).
 func abbrevDot(g *tagger, k int) bool {
-	t := g.ts[k]
+	t := &g.ts[k]
 	n := utf8.RuneCountInString(g.text[t.s:t.e])
 	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
 		// A whole word ("Grove.", "Group.") at the end of a sentence
@@ -143,7 +143,7 @@ func (g *tagger) capWord(k int) bool {
 	if !g.isWord(k) {
 		return false
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	if g.cased {
 		return t.cap
 	}
@@ -209,7 +209,7 @@ func (g *tagger) prevWord(k int) int {
 
 func (g *tagger) dates() {
 	for k := 0; k < len(g.ts); k++ {
-		t := g.ts[k]
+		t := &g.ts[k]
 		if t.used {
 			continue
 		}
@@ -411,7 +411,7 @@ func (g *tagger) streetWord(k int) bool {
 	if !g.isWord(k) || !g.sameLine(k) {
 		return false
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	if t.f&wSecondary != 0 && g.isNum(k+1+b2i(g.isPunct(k+1, '.'))) {
 		return false // "Apt. 12" follows the street
 	}
@@ -868,7 +868,7 @@ func (g *tagger) postcodeAt(k int) int {
 	if k >= len(g.ts) {
 		return k
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	end := -1
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
