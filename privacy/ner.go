@@ -367,23 +367,26 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			// ASCII (as lexicon.lookup takes it).
 			h, ascii := uint64(fnvOffset), true
 			for q < e {
-				if c := text[q]; c < utf8.RuneSelf {
-					// ASCII: a letter, upper case below 'a'.
-					if isAlpha(c) {
-						upper = upper && c < 'a'
+				// A run of ASCII letters; upper case below 'a' (bit 0x20
+				// clear).
+				run := q
+				var bits byte
+				q, h, bits = asciiLetters(text, q, e, h)
+				upper = upper && bits&0x20 == 0
+				letters += q - run
+				if q == e {
+					break
+				}
+				if text[q] >= utf8.RuneSelf {
+					if r, n, ok := letterAt(text, q); ok {
+						if !isUpperRune(r) && unicode.IsLetter(r) {
+							upper = false
+						}
 						letters++
-						h = (h ^ uint64(c|0x20)) * fnvPrime
-						q++
+						ascii = false
+						q += n
 						continue
 					}
-				} else if r, n, ok := letterAt(text, q); ok {
-					if !isUpperRune(r) && unicode.IsLetter(r) {
-						upper = false
-					}
-					letters++
-					ascii = false
-					q += n
-					continue
 				}
 				// Inner hyphen or apostrophe followed by a letter ("Mayer-Watkins",
 				// "O'Brien"), but not a possessive "'s".
@@ -453,6 +456,23 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		out = append(out, t)
 	}
 	return out
+}
+
+// asciiLetters returns the end of the run of ASCII letters in text[q:e],
+// the FNV-1a hash h continued over them lowered, and their bits or-ed
+// together. It is a function of its own so that its loop keeps its
+// variables in registers.
+//
+//go:noinline
+func asciiLetters(text string, q, e int, h uint64) (int, uint64, byte) {
+	var bits byte
+	for q < e && isAlpha(text[q]) {
+		c := text[q]
+		bits |= c
+		h = (h ^ uint64(c|0x20)) * fnvPrime
+		q++
+	}
+	return q, h, bits
 }
 
 // hyphenCommon returns wCommon for a hyphenated word whose parts are all
