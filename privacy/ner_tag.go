@@ -86,15 +86,15 @@ func abbrevDot(g *tagger, k int) bool {
 func (g *tagger) word(k int) string { return g.text[g.ts[k].s:g.ts[k].e] }
 
 func (g *tagger) isWord(k int) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tWord && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tWord && !g.ts[k].code
 }
 
 func (g *tagger) isNum(k int) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tNum && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tNum && !g.ts[k].code
 }
 
 func (g *tagger) isPunct(k int, c byte) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tPunct && g.ts[k].c == c
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tPunct && g.ts[k].c == c
 }
 
 // lowerIs reports whether token k is the word w (w lower case ASCII). It
