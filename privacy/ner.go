@@ -100,6 +100,10 @@ type tok struct {
 	hl    bool // the suffix is one letter: a house number (221B, 4c)
 	f     uint32
 	used  bool
+
+	// kind, plus kcCode when code (set last by tokenize): tWord for a
+	// word outside code, as the tagger tests it.
+	kc uint8
 }
 
 type nerState struct {
@@ -453,10 +457,17 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			}
 			t.e = p
 		}
+		t.kc = t.kind
+		if t.code {
+			t.kc |= kcCode
+		}
 		out = append(out, t)
 	}
 	return out
 }
+
+// kcCode marks code in tok.kc.
+const kcCode = 4
 
 // asciiLetters returns the end of the run of ASCII letters in text[q:e],
 // the FNV-1a hash h continued over them lowered, and their bits or-ed

@@ -86,11 +86,11 @@ func abbrevDot(g *tagger, k int) bool {
 func (g *tagger) word(k int) string { return g.text[g.ts[k].s:g.ts[k].e] }
 
 func (g *tagger) isWord(k int) bool {
-	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tWord && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kc == tWord
 }
 
 func (g *tagger) isNum(k int) bool {
-	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tNum && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kc == tNum
 }
 
 func (g *tagger) isPunct(k int, c byte) bool {
@@ -107,7 +107,7 @@ func (g *tagger) lowerIs(k int, w string) bool {
 		return false
 	}
 	t := &g.ts[k]
-	if t.e-t.s != len(w) || t.kind != tWord || t.code {
+	if t.e-t.s != len(w) || t.kc != tWord {
 		return false
 	}
 	s := g.text[t.s:t.e]
