@@ -119,18 +119,6 @@ func (g *tagger) lowerIs(k int, w string) bool {
 	return true
 }
 
-// lowerEq reports whether text[p:p+len(w)] lowered is w (w lower case
-// ASCII, text long enough).
-func lowerEq(text string, p int, w string) bool {
-	s := text[p : p+len(w)]
-	for i := 0; i < len(w); i++ {
-		if lower(s[i]) != w[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // glued reports whether token k follows token k-1 without white space.
 func (g *tagger) glued(k int) bool { return k > 0 && k < len(g.ts) && !g.ts[k].sp }
 
