@@ -44,6 +44,7 @@ type lexicon struct {
 	words  map[string]uint32 // while the lists load; then table holds them
 	table  wordTable
 	places map[string]uint32 // multi-word places (lower case, single spaces): wCity or wCountry or wRegion
+	heads  placeHeads        // the leading words of the longer places
 }
 
 var (
@@ -115,11 +116,68 @@ func theLexicon() *lexicon {
 				l.words[w] |= class
 			}
 		}
+		l.heads = newPlaceHeads(l.places)
 		l.table = newWordTable(l.words)
 		l.words = nil
 		lex = l
 	})
 	return lex
+}
+
+// placeHeads is a set of the leading words of the places of several
+// words (keys of lexicon.places cut where a token of a text may end inside
+// them: before a space, an apostrophe or a dot, or after one), two tokens
+// or more ("new york" of "new york city", "people's republic of"), kept
+// as 32-bit fingerprints of their hashes. A text whose words are no head
+// cannot go on to a place; has may answer true for a few other words.
+type placeHeads struct {
+	slots []uint32 // 0 (empty) or a fingerprint
+	mask  uint64
+}
+
+func newPlaceHeads(places map[string]uint32) placeHeads {
+	var hs []uint64
+	for key := range places {
+		for i := 1; i < len(key); i++ {
+			// The look-ups begin at the second token, after a space, a
+			// dot or an apostrophe.
+			if c, b := key[i], key[i-1]; (c == ' ' || c == '\'' || c == '.' || b == '\'' || b == '.') && strings.ContainsAny(key[:i], " '.") {
+				hs = append(hs, wordHash([]byte(key[:i])))
+			}
+		}
+	}
+	size := 1
+	for size < 2*len(hs)+1 {
+		size *= 2
+	}
+	p := placeHeads{slots: make([]uint32, size), mask: uint64(size - 1)}
+	for _, h := range hs {
+		fp := uint32(h>>32) | 1
+		i := h & p.mask
+		for p.slots[i] != 0 && p.slots[i] != fp {
+			i = (i + 1) & p.mask
+		}
+		p.slots[i] = fp
+	}
+	return p
+}
+
+// has reports whether the lower-case words w may be a head of a place:
+// false only when they are none. The zero placeHeads holds every word.
+func (p *placeHeads) has(w []byte) bool {
+	if p.slots == nil {
+		return true
+	}
+	h := wordHash(w)
+	fp := uint32(h>>32) | 1
+	for i := h & p.mask; ; i = (i + 1) & p.mask {
+		switch p.slots[i] {
+		case fp:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
 
 // wordTable is the frozen form of the word classes: an open-addressing

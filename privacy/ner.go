@@ -100,6 +100,10 @@ type tok struct {
 	hl    bool // the suffix is one letter: a house number (221B, 4c)
 	f     uint32
 	used  bool
+
+	// kind, plus kcCode when code (set last by tokenize): tWord for a
+	// word outside code, as the tagger tests it.
+	kc uint8
 }
 
 type nerState struct {
@@ -262,8 +266,12 @@ func segmentEnd(text string, i int) int {
 		// A word or punctuation.
 		w := p
 		anchor := false
-		for p < len(text) && !isSpace(text[p]) {
-			if anchorTable[text[p]] && (p == w || !isAlpha(text[p-1])) {
+		for p < len(text) {
+			b := byteClass[text[p]]
+			if b&bSpace != 0 {
+				break
+			}
+			if b&bAnchor != 0 && (p == w || byteClass[text[p-1]]&bAlpha == 0) {
 				anchor = true
 			}
 			p++
@@ -296,6 +304,29 @@ func letterAt(text string, p int) (rune, int, bool) {
 	}
 	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
 }
+
+// byteClass holds the classes of the bytes that segmentEnd tests.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		if isSpace(byte(c)) {
+			t[c] |= bSpace
+		}
+		if anchorTable[c] {
+			t[c] |= bAnchor
+		}
+		if isAlpha(byte(c)) {
+			t[c] |= bAlpha
+		}
+	}
+	return t
+}()
+
+// Byte classes of byteClass.
+const (
+	bSpace  = 1 << iota // isSpace
+	bAnchor             // anchorTable
+	bAlpha              // isAlpha
+)
 
 // codeAfter and codeBefore are the bytes that join a word after or
 // before it to an identifier, a token or a password.
@@ -336,22 +367,30 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			upper := t.cap
 			letters := 0
 			q := p
+			// The word's hash for the lexicon, taken on the way while it is
+			// ASCII (as lexicon.lookup takes it).
+			h, ascii := uint64(fnvOffset), true
 			for q < e {
-				if c := text[q]; c < utf8.RuneSelf {
-					// ASCII: a letter, upper case below 'a'.
-					if isAlpha(c) {
-						upper = upper && c < 'a'
+				// A run of ASCII letters; upper case below 'a' (bit 0x20
+				// clear).
+				run := q
+				var bits byte
+				q, h, bits = asciiLetters(text, q, e, h)
+				upper = upper && bits&0x20 == 0
+				letters += q - run
+				if q == e {
+					break
+				}
+				if text[q] >= utf8.RuneSelf {
+					if r, n, ok := letterAt(text, q); ok {
+						if !isUpperRune(r) && unicode.IsLetter(r) {
+							upper = false
+						}
 						letters++
-						q++
+						ascii = false
+						q += n
 						continue
 					}
-				} else if r, n, ok := letterAt(text, q); ok {
-					if !isUpperRune(r) && unicode.IsLetter(r) {
-						upper = false
-					}
-					letters++
-					q += n
-					continue
 				}
 				// Inner hyphen or apostrophe followed by a letter ("Mayer-Watkins",
 				// "O'Brien"), but not a possessive "'s".
@@ -364,6 +403,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 						if text[q] == '-' && basedAt(text, q+1, e) {
 							break
 						}
+						h = (h ^ uint64(text[q])) * fnvPrime
 						q++
 						continue
 					}
@@ -378,7 +418,11 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 				t.code = true
 			}
 			t.dot = q < len(text) && text[q] == '.'
-			t.f = l.lookup(text[p:q])
+			if ascii && q-p <= 64 {
+				t.f = l.table.getLower(text[p:q], h^h>>29)
+			} else {
+				t.f = l.lookup(text[p:q])
+			}
 			if t.f == 0 && strings.IndexByte(text[p:q], '-') > 0 {
 				t.f = hyphenCommon(l, text[p:q])
 			}
@@ -413,9 +457,33 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			}
 			t.e = p
 		}
+		t.kc = t.kind
+		if t.code {
+			t.kc |= kcCode
+		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// kcCode marks code in tok.kc.
+const kcCode = 4
+
+// asciiLetters returns the end of the run of ASCII letters in text[q:e],
+// the FNV-1a hash h continued over them lowered, and their bits or-ed
+// together. It is a function of its own so that its loop keeps its
+// variables in registers.
+//
+//go:noinline
+func asciiLetters(text string, q, e int, h uint64) (int, uint64, byte) {
+	var bits byte
+	for q < e && isAlpha(text[q]) {
+		c := text[q]
+		bits |= c
+		h = (h ^ uint64(c|0x20)) * fnvPrime
+		q++
+	}
+	return q, h, bits
 }
 
 // hyphenCommon returns wCommon for a hyphenated word whose parts are all

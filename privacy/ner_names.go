@@ -173,7 +173,7 @@ func (g *tagger) run(k int) int {
 // dropLeading reports whether the word at a, at the start of the run
 // [a, e), is not part of a name.
 func (g *tagger) dropLeading(a, e int) bool {
-	t := g.ts[a]
+	t := &g.ts[a]
 	if t.f&wNotName != 0 || repeats(g.word(a)) || t.f&wNation != 0 && t.f&(wFirst|wLast|wPlaceStart) == 0 {
 		return true
 	}
@@ -243,7 +243,7 @@ func (g *tagger) dropLeading(a, e int) bool {
 // is no given name, stands after an article or an adjective and before a
 // lower-case word.
 func (g *tagger) nationality(k int) bool {
-	t := g.ts[k]
+	t := &g.ts[k]
 	if !g.cased || t.f&wFirst != 0 || !g.isWord(k+1) || g.ts[k+1].cap || !g.sameLine(k+1) || g.ts[k+1].f&wCommon == 0 {
 		return false
 	}
@@ -258,7 +258,7 @@ func (g *tagger) nationality(k int) bool {
 // a word that introduces one ("reply in English", "translate it into
 // German", "she speaks Danish").
 func (g *tagger) language(k int) bool {
-	t := g.ts[k]
+	t := &g.ts[k]
 	if !g.cased || t.f&(wFirst|wCommon) != 0 || !g.oneOf(g.prevWord(k), languageBefore) {
 		return false
 	}
@@ -764,7 +764,7 @@ func (g *tagger) toponym(a, e int) bool {
 		}
 		return true
 	}
-	last := g.ts[e-1]
+	last := &g.ts[e-1]
 	if last.f != 0 && last.f&^wPlaceStart != 0 {
 		return false
 	}
@@ -1250,7 +1250,7 @@ func (g *tagger) placeSpan(k int) int {
 	best := k
 	inner := false
 	for j := k; j < len(g.ts) && j-k < 9; j++ {
-		t := g.ts[j]
+		t := &g.ts[j]
 		if j > k && (!g.sameLine(j) || t.used) {
 			break
 		}
@@ -1291,6 +1291,9 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		if t.kind == tPunct || g.cased && !t.cap {
 			inner = true
+			if !g.l.heads.has(buf[:n]) {
+				break
+			}
 			continue
 		}
 		if j == k {
@@ -1298,6 +1301,10 @@ func (g *tagger) placeSpan(k int) int {
 		}
 		if c := g.l.places[string(buf[:n])]; c&(wCountry|wRegion) != 0 || c&wCity != 0 && inner {
 			best = j + 1
+		}
+		// No longer place starts with these words: none is further on.
+		if !g.l.heads.has(buf[:n]) {
+			break
 		}
 	}
 	return best

@@ -73,7 +73,7 @@ func isAbbrev(w string) bool {
 // abbrevDot reports whether the dot after word k belongs to it (a short
 // abbreviation, not the end of a sentence).
 func abbrevDot(g *tagger, k int) bool {
-	t := g.ts[k]
+	t := &g.ts[k]
 	n := utf8.RuneCountInString(g.text[t.s:t.e])
 	if t.f&(wOrgSuffix|wStreetType|wStreetPre|wSecondary|wHonorific) != 0 && n <= 5 {
 		// A whole word ("Grove.", "Group.") at the end of a sentence
@@ -86,32 +86,33 @@ func abbrevDot(g *tagger, k int) bool {
 func (g *tagger) word(k int) string { return g.text[g.ts[k].s:g.ts[k].e] }
 
 func (g *tagger) isWord(k int) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tWord && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kc == tWord
 }
 
 func (g *tagger) isNum(k int) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tNum && !g.ts[k].code
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kc == tNum
 }
 
 func (g *tagger) isPunct(k int, c byte) bool {
-	return k >= 0 && k < len(g.ts) && g.ts[k].kind == tPunct && g.ts[k].c == c
+	return uint(k) < uint(len(g.ts)) && g.ts[k].kind == tPunct && g.ts[k].c == c
 }
 
-// lowerIs reports whether token k is the word w (w lower case ASCII).
+// lowerIs reports whether token k is the word w (w lower case ASCII). It
+// is small enough to be inlined at its many call sites: a word token holds
+// only letters, hyphens and apostrophes, which c|0x20 lowers exactly (it
+// leaves the bytes of other scripts at 0x80 or above, never equal to a
+// byte of w).
 func (g *tagger) lowerIs(k int, w string) bool {
 	if uint(k) >= uint(len(g.ts)) {
 		return false
 	}
 	t := &g.ts[k]
-	return t.e-t.s == len(w) && t.kind == tWord && !t.code && lowerEq(g.text, t.s, w)
-}
-
-// lowerEq reports whether text[p:p+len(w)] lowered is w (w lower case
-// ASCII, text long enough).
-func lowerEq(text string, p int, w string) bool {
-	s := text[p : p+len(w)]
-	for i := 0; i < len(w); i++ {
-		if lower(s[i]) != w[i] {
+	if t.e-t.s != len(w) || t.kc != tWord {
+		return false
+	}
+	s := g.text[t.s:t.e]
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != w[i] {
 			return false
 		}
 	}
@@ -130,7 +131,7 @@ func (g *tagger) capWord(k int) bool {
 	if !g.isWord(k) {
 		return false
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	if g.cased {
 		return t.cap
 	}
@@ -196,7 +197,7 @@ func (g *tagger) prevWord(k int) int {
 
 func (g *tagger) dates() {
 	for k := 0; k < len(g.ts); k++ {
-		t := g.ts[k]
+		t := &g.ts[k]
 		if t.used {
 			continue
 		}
@@ -398,7 +399,7 @@ func (g *tagger) streetWord(k int) bool {
 	if !g.isWord(k) || !g.sameLine(k) {
 		return false
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	if t.f&wSecondary != 0 && g.isNum(k+1+b2i(g.isPunct(k+1, '.'))) {
 		return false // "Apt. 12" follows the street
 	}
@@ -870,7 +871,7 @@ func (g *tagger) postcodeAt(k int) int {
 	if k >= len(g.ts) {
 		return k
 	}
-	t := g.ts[k]
+	t := &g.ts[k]
 	end := -1
 	// Digits in two groups: "602 00" before the town (Czech, Slovak),
 	// "560 001" after it (India); not a third group (a phone number).
