@@ -1085,11 +1085,23 @@ func (g *tagger) dashedFirm(k int) int {
 	if g.capWord(k+3) && g.ts[k+3].sp && g.sameLine(k+3) || k > 0 && g.capWord(k-1) && g.ts[k-1].f&wCommon == 0 && g.ts[k].sp && g.sameLine(k) {
 		return k
 	}
+	if !g.partnerNames(k, k+2) {
+		return k
+	}
+	g.emit(Organization, k, k+3, 0.7)
+	return k + 3
+}
+
+// partnerNames reports whether the words at a and b can be the names of
+// a firm's two partners: neither all capitals, a common word (unless also
+// a family name), a month, a weekday, an honorific, a word that is no name
+// or a nationality, and not both given names nor both places.
+func (g *tagger) partnerNames(a, b int) bool {
 	firsts, places := 0, 0
-	for _, j := range []int{k, k + 2} {
+	for _, j := range [2]int{a, b} {
 		f := g.ts[j].f
 		if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
-			return k
+			return false
 		}
 		if f&wFirst != 0 {
 			firsts++
@@ -1098,11 +1110,7 @@ func (g *tagger) dashedFirm(k int) int {
 			places++
 		}
 	}
-	if firsts == 2 || places == 2 {
-		return k
-	}
-	g.emit(Organization, k, k+3, 0.7)
-	return k + 3
+	return firsts < 2 && places < 2
 }
 
 // twoPartners matches a firm of two partners at k and returns its end, or
@@ -1129,20 +1137,7 @@ func (g *tagger) twoPartners(k int) int {
 		if g.lowerIs(k+1, "and") {
 			return k
 		}
-		firsts, places := 0, 0
-		for _, j := range []int{k, k + 2} {
-			f := g.ts[j].f
-			if g.ts[j].upper || f&wCommon != 0 && f&wLast == 0 || f&(wMonth|wWeekday|wHonorific|wNotName|wNation) != 0 {
-				return k
-			}
-			if f&wFirst != 0 {
-				firsts++
-			}
-			if f&(wCity|wCountry|wRegion) != 0 {
-				places++
-			}
-		}
-		if firsts == 2 || places == 2 {
+		if !g.partnerNames(k, k+2) {
 			return k
 		}
 	}
