@@ -8,12 +8,13 @@
 //
 //	mkdir -p /tmp/forms && cd /tmp/forms && npm pack @faker-js/faker@10.6.0
 //	mkdir -p node_modules/@faker-js/faker && tar xzf faker-js-faker-10.6.0.tgz -C node_modules/@faker-js/faker --strip-components=1
-//	cp "$OLDPWD/privacy/internal/evalcorpus/forms.mjs" . && node forms.mjs forms.json
+//	cp "$OLDPWD"/privacy/internal/evalcorpus/{forms,common}.mjs . && node forms.mjs forms.json
 //
 // docs/PRIVACY.md (Evaluation) reports the scores on the templates of odd
 // number (template_id % 2 == 1); only the others were read for errors.
 import { fakerEN_US, fakerEN_GB, fakerDE, fakerDE_AT, fakerFR, fakerIT, fakerES, fakerNL, fakerPL, fakerPT_PT, fakerSV, fakerEN_CA, fakerEN_AU, fakerEN_IE, fakerDA, fakerFI } from "@faker-js/faker";
 import fs from "node:fs";
+import { fill } from "./common.mjs";
 
 const locales = [
   ["us", fakerEN_US], ["gb", fakerEN_GB], ["de", fakerDE], ["at", fakerDE_AT], ["fr", fakerFR], ["it", fakerIT],
@@ -102,19 +103,7 @@ for (let i = 0; i < 800; i++) {
     email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
     phone: [f.phone.number(), "PHONE_NUMBER"], n: [String(f.number.int({ min: 10000, max: 99999 })), null],
   };
-  let text = "", spans = [], pos = 0;
-  const tpl = T[ti];
-  const re = /\{(\w+)\}/g;
-  let m, last_ = 0;
-  while ((m = re.exec(tpl)) !== null) {
-    text += tpl.slice(last_, m.index);
-    const [v, typ] = vals[m[1]];
-    const start = [...text].length;
-    text += v;
-    if (typ) spans.push({ entity_type: typ, entity_value: v, start_position: start, end_position: start + [...v].length });
-    last_ = m.index + m[0].length;
-  }
-  text += tpl.slice(last_);
+  const { text, spans } = fill(T[ti], vals);
   out.push({ full_text: text, spans, template_id: ti, locale: code });
 }
 fs.writeFileSync(process.argv[2], JSON.stringify(out));

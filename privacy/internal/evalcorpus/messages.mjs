@@ -24,12 +24,13 @@
 //
 //	mkdir -p /tmp/msgs && cd /tmp/msgs && npm pack @faker-js/faker@10.6.0
 //	mkdir -p node_modules/@faker-js/faker && tar xzf faker-js-faker-10.6.0.tgz -C node_modules/@faker-js/faker --strip-components=1
-//	cp "$OLDPWD/privacy/internal/evalcorpus/messages.mjs" . && node messages.mjs messages.json
+//	cp "$OLDPWD"/privacy/internal/evalcorpus/{messages,common}.mjs . && node messages.mjs messages.json
 import {
   fakerEN_ZA, fakerEN_IN, fakerEN_NG, fakerEN_GH, fakerNB_NO, fakerCS_CZ, fakerSK, fakerHR, fakerHU, fakerRO,
   fakerSL_SI, fakerPT_BR, fakerES_MX, fakerFR_CH, fakerFR_BE, fakerDE_CH, fakerNL_BE, fakerFR_CA, fakerLV, fakerFR_LU,
 } from "@faker-js/faker";
 import fs from "node:fs";
+import { fill, postalAddress, writtenDate } from "./common.mjs";
 
 // Each locale with the order of its postal address: "pc" is
 // street, postcode town; "cp" street, town postcode; "csp" street, town,
@@ -42,33 +43,6 @@ const locales = [
   ["be-nl", fakerNL_BE, "pc"], ["ca-fr", fakerFR_CA, "csp"], ["lv", fakerLV, "pc"], ["lu", fakerFR_LU, "pc"],
 ];
 
-function address(order, f) {
-  const street = f.location.streetAddress(false);
-  const postcode = f.location.zipCode();
-  const city = f.location.city();
-  let rest;
-  switch (order) {
-    case "pc": rest = `${postcode} ${city}`; break;
-    case "cp": rest = `${city} ${postcode}`; break;
-    case "csp": rest = `${city}, ${f.location.state({ abbreviated: true })} ${postcode}`; break;
-    default: rest = `${city}, ${postcode}`;
-  }
-  return { street, line: `${street}, ${rest}`, block: `${street}\n${rest}` };
-}
-
-const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-
-function date(f) {
-  const d = f.date.between({ from: "2021-01-01", to: "2027-12-31" });
-  const y = d.getUTCFullYear(), m = d.getUTCMonth(), day = d.getUTCDate();
-  const pad = (n) => String(n).padStart(2, "0");
-  switch (f.number.int({ min: 0, max: 3 })) {
-    case 0: return `${day} ${months[m]} ${y}`;
-    case 1: return `${months[m]} ${day}, ${y}`;
-    case 2: return `${y}-${pad(m + 1)}-${pad(day)}`;
-    default: return `${pad(day)}.${pad(m + 1)}.${y}`;
-  }
-}
 
 const T = [
   "Hey {first}, are you still coming to {city} this weekend? Let me know by tonight.",
@@ -109,7 +83,7 @@ for (let i = 0; i < 600; i++) {
   const ti = i % T.length;
   const [code, f, order] = locales[(i * 3 + Math.floor(i / T.length)) % locales.length];
   f.seed(seed + i);
-  const a = address(order, f);
+  const a = postalAddress(order, f);
   const first = f.person.firstName(), last = f.person.lastName();
   const vals = {
     name: [`${first} ${last}`, "PERSON"], first: [first, "PERSON"], first2: [f.person.firstName(), "PERSON"],
@@ -121,22 +95,10 @@ for (let i = 0; i < 600; i++) {
     region: [f.location.state(), "LOCATION"], country: [f.location.country(), "LOCATION"],
     company: [f.company.name(), "ORGANIZATION"],
     email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
-    phone: [f.phone.number(), "PHONE_NUMBER"], date: [date(f), "DATE_TIME"],
+    phone: [f.phone.number(), "PHONE_NUMBER"], date: [writtenDate(f), "DATE_TIME"],
     n: [String(f.number.int({ min: 100000, max: 999999 })), null],
   };
-  let text = "", last_ = 0, m;
-  const spans = [];
-  const tpl = T[ti];
-  const re = /\{(\w+)\}/g;
-  while ((m = re.exec(tpl)) !== null) {
-    text += tpl.slice(last_, m.index);
-    const [v, typ] = vals[m[1]];
-    const start = [...text].length;
-    text += v;
-    if (typ) spans.push({ entity_type: typ, entity_value: v, start_position: start, end_position: start + [...v].length });
-    last_ = m.index + m[0].length;
-  }
-  text += tpl.slice(last_);
+  const { text, spans } = fill(T[ti], vals);
   out.push({ full_text: text, spans, template_id: ti, locale: code });
 }
 fs.writeFileSync(process.argv[2], JSON.stringify(out));

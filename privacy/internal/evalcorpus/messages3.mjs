@@ -18,11 +18,12 @@
 //
 //	mkdir -p /tmp/msgs && cd /tmp/msgs && npm pack @faker-js/faker@10.6.0
 //	mkdir -p node_modules/@faker-js/faker && tar xzf faker-js-faker-10.6.0.tgz -C node_modules/@faker-js/faker --strip-components=1
-//	cp "$OLDPWD/privacy/internal/evalcorpus/messages3.mjs" . && node messages3.mjs messages3.json
+//	cp "$OLDPWD"/privacy/internal/evalcorpus/{messages3,common}.mjs . && node messages3.mjs messages3.json
 import {
   fakerAF_ZA, fakerID_ID, fakerTR, fakerRO_MD, fakerZU_ZA, fakerYO_NG, fakerFR_SN, fakerCY, fakerAZ, fakerVI, fakerEN_NP,
 } from "@faker-js/faker";
 import fs from "node:fs";
+import { fill, postalAddress, writtenDate } from "./common.mjs";
 
 // Each locale with the order of its postal address (see address below).
 const locales = [
@@ -31,33 +32,6 @@ const locales = [
   ["az", fakerAZ, "pc"], ["vn", fakerVI, "c,p"], ["np", fakerEN_NP, "cp"],
 ];
 
-function address(order, f) {
-  const street = f.location.streetAddress(false);
-  const postcode = f.location.zipCode();
-  const city = f.location.city();
-  let rest;
-  switch (order) {
-    case "pc": rest = `${postcode} ${city}`; break;
-    case "cp": rest = `${city} ${postcode}`; break;
-    case "csp": rest = `${city}, ${f.location.state({ abbreviated: true })} ${postcode}`; break;
-    default: rest = `${city}, ${postcode}`;
-  }
-  return { street, line: `${street}, ${rest}`, block: `${street}\n${rest}` };
-}
-
-const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-
-function date(f) {
-  const d = f.date.between({ from: "2021-01-01", to: "2027-12-31" });
-  const y = d.getUTCFullYear(), m = d.getUTCMonth(), day = d.getUTCDate();
-  const pad = (n) => String(n).padStart(2, "0");
-  switch (f.number.int({ min: 0, max: 3 })) {
-    case 0: return `${day} ${months[m]} ${y}`;
-    case 1: return `${months[m]} ${day}, ${y}`;
-    case 2: return `${y}-${pad(m + 1)}-${pad(day)}`;
-    default: return `${pad(day)}.${pad(m + 1)}.${y}`;
-  }
-}
 
 // A state or region; a country for locales that have none.
 function regionOf(f) {
@@ -97,7 +71,7 @@ for (let i = 0; i < 480; i++) {
   const ti = i % T.length;
   const [code, f, order] = locales[(i * 5 + Math.floor(i / T.length)) % locales.length];
   f.seed(seed + i);
-  const a = address(order, f);
+  const a = postalAddress(order, f);
   const first = f.person.firstName(), last = f.person.lastName();
   const country = f.location.country();
   const vals = {
@@ -109,21 +83,9 @@ for (let i = 0; i < 480; i++) {
     region: [regionOf(f), "LOCATION"], country: [country, "LOCATION"],
     company: [f.company.name(), "ORGANIZATION"], company2: [f.company.name(), "ORGANIZATION"],
     email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
-    phone: [f.phone.number(), "PHONE_NUMBER"], date: [date(f), "DATE_TIME"],
+    phone: [f.phone.number(), "PHONE_NUMBER"], date: [writtenDate(f), "DATE_TIME"],
   };
-  let text = "", last_ = 0, m;
-  const spans = [];
-  const tpl = T[ti];
-  const re = /\{(\w+)\}/g;
-  while ((m = re.exec(tpl)) !== null) {
-    text += tpl.slice(last_, m.index);
-    const [v, typ] = vals[m[1]];
-    const start = [...text].length;
-    text += v;
-    if (typ) spans.push({ entity_type: typ, entity_value: v, start_position: start, end_position: start + [...v].length });
-    last_ = m.index + m[0].length;
-  }
-  text += tpl.slice(last_);
+  const { text, spans } = fill(T[ti], vals);
   out.push({ full_text: text, spans, template_id: ti, locale: code });
 }
 fs.writeFileSync(process.argv[2], JSON.stringify(out));

@@ -1,0 +1,56 @@
+// What the corpus generators (forms.mjs, messages.mjs, messages3.mjs)
+// share: filling a template with labelled values, and the postal
+// addresses and dates of the messages sets. Copy it next to a generator
+// when running one.
+
+// postalAddress returns a street line of locale f with the rest of its
+// postal address in the locale's order: "pc" street, postcode town; "cp"
+// street, town postcode; "csp" street, town, province code and postcode;
+// "c,p" street, town, postcode.
+export function postalAddress(order, f) {
+  const street = f.location.streetAddress(false);
+  const postcode = f.location.zipCode();
+  const city = f.location.city();
+  let rest;
+  switch (order) {
+    case "pc": rest = `${postcode} ${city}`; break;
+    case "cp": rest = `${city} ${postcode}`; break;
+    case "csp": rest = `${city}, ${f.location.state({ abbreviated: true })} ${postcode}`; break;
+    default: rest = `${city}, ${postcode}`;
+  }
+  return { street, line: `${street}, ${rest}`, block: `${street}\n${rest}` };
+}
+
+const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+// writtenDate returns a date between 2021 and 2027 in one of four forms.
+export function writtenDate(f) {
+  const d = f.date.between({ from: "2021-01-01", to: "2027-12-31" });
+  const y = d.getUTCFullYear(), m = d.getUTCMonth(), day = d.getUTCDate();
+  const pad = (n) => String(n).padStart(2, "0");
+  switch (f.number.int({ min: 0, max: 3 })) {
+    case 0: return `${day} ${months[m]} ${y}`;
+    case 1: return `${months[m]} ${day}, ${y}`;
+    case 2: return `${y}-${pad(m + 1)}-${pad(day)}`;
+    default: return `${pad(day)}.${pad(m + 1)}.${y}`;
+  }
+}
+
+// fill replaces each {name} of tpl by vals[name][0] and returns the text
+// with a span for every value whose type vals[name][1] is not null
+// (offsets in code points, as toolgate eval pii reads them).
+export function fill(tpl, vals) {
+  let text = "", last = 0, m;
+  const spans = [];
+  const re = /\{(\w+)\}/g;
+  while ((m = re.exec(tpl)) !== null) {
+    text += tpl.slice(last, m.index);
+    const [v, typ] = vals[m[1]];
+    const start = [...text].length;
+    text += v;
+    if (typ) spans.push({ entity_type: typ, entity_value: v, start_position: start, end_position: start + [...v].length });
+    last = m.index + m[0].length;
+  }
+  text += tpl.slice(last);
+  return { text, spans };
+}
