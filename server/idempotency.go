@@ -17,7 +17,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
-	"github.com/toolgate/toolgate/storekit"
 )
 
 // Idempotent requests. POST .../messages and POST .../decisions take an
@@ -184,13 +183,6 @@ func (s *Server) settleOnce(ctx context.Context, hold *keyHold, status int, body
 		return s.cfg.Records.CompleteKey(ctx, hold.scope, hold.key, hold.token, status, body)
 	}
 	return s.cfg.Records.ReleaseKey(ctx, hold.scope, hold.key, hold.token, now())
-}
-
-// transient reports whether err says that the database did not serve a
-// request for now (unavailable, or a statement's deadline ran out), so
-// that the same write may succeed later.
-func transient(err error) bool {
-	return storekit.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // The waits between the background attempts to settle a key record.

@@ -312,6 +312,13 @@ func (w *responseWriter) Flush() {
 // Unwrap returns the underlying writer, for [http.ResponseController].
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// transient reports whether err says that the database did not serve a
+// request for now (unavailable, or a statement's deadline ran out), so
+// that the same request may succeed later.
+func transient(err error) bool {
+	return storekit.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // timedOut answers 504 "timeout" and returns true when err, or the
 // request's context, says that the request outlived its timeout; and 503
 // "store_unavailable" with Retry-After when a deadline of the store ran

@@ -16,7 +16,6 @@ import (
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/provider"
 	"github.com/toolgate/toolgate/records"
-	"github.com/toolgate/toolgate/storekit"
 )
 
 // Streamed turns: a request to post a message or decide a pause that
@@ -150,7 +149,7 @@ func (s *Server) streamError(sw *sseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, toolgate.ErrConflict):
 		code, msg = codeConflict, "another turn of the conversation ran at the same time; retry"
-	case r.Context().Err() == nil && (storekit.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)):
+	case r.Context().Err() == nil && transient(err):
 		// The turn's own context is not cancelled with the request's, so a
 		// deadline here is the store's (or another dependency's): the same
 		// answer as the 503 of a turn that had not begun streaming.
