@@ -300,8 +300,8 @@ const resolvedOutcome records.Outcome = "decided or recovered"
 
 // checkFaultInvariants asserts what every fault test asserts of the
 // pauses (conversation → pause) it decided once each: bookFlight ran once
-// per pause over all instances, or not at all where its result is
-// "interrupted" (no tool ran twice, none ran without its result); every pause has one
+// per pause over all instances, at most once where its result is
+// "interrupted" (no tool ran twice, none lost its result unsaid); every pause has one
 // decision record, with outcome (any when ""), and none other (none
 // resolved twice); every conversation holds one turn and its resumption,
 // its pause resolved (none lost); its audit records are exactly one
@@ -371,12 +371,14 @@ func checkFaultInvariants(t *testing.T, instances []*fixture, rs records.Store, 
 		}
 		nrec += len(want)
 	}
-	// bookFlight ran once per pause, except where its start was recorded
-	// and the fault then kept it from running (a start whose commit went
-	// through after the claimant had given up on it): that call answers
-	// "interrupted" and never runs again. Never twice, never lost.
-	if want := int32(len(pauses) - interrupted); booked != want {
-		t.Errorf("bookFlight ran %d times, want %d: once per pause of %d, less %d interrupted", booked, want, len(pauses), interrupted)
+	// bookFlight ran once per pause whose result is its own. A result
+	// "interrupted" says the outcome is unknown: the start was recorded,
+	// then the fault either kept the call from running (a start whose
+	// commit went through after its claimant gave up on it) or lost its
+	// result; either way it never runs again. So each such pause ran it
+	// at most once, the others exactly once.
+	if lo, hi := int32(len(pauses)-interrupted), int32(len(pauses)); booked < lo || booked > hi {
+		t.Errorf("bookFlight ran %d times, want %d to %d: once per pause of %d, at most once for the %d interrupted", booked, lo, hi, len(pauses), interrupted)
 	}
 	if page, err := rs.ListPending(ctx, nil); outcome != "" && (err != nil || len(page.Pending) != 0) {
 		t.Errorf("inbox index after the run: %+v, %v; want empty", page, err)
