@@ -69,10 +69,12 @@ type Query struct {
 	After uint64
 }
 
-// Selects reports whether q selects r; a nil q selects every record.
-// Implementations of [Reader] that filter in memory use it.
+// Selects reports whether q selects r; a nil q selects every record. A
+// record not sealed yet ([Record.Unsealed]) comes after every sealed one,
+// so After selects it. Implementations of [Reader] that filter in memory
+// use it.
 func (q *Query) Selects(r *Record) bool {
-	return q == nil || (q.ConversationID == "" || r.ConversationID == q.ConversationID) && r.Seq > q.After
+	return q == nil || (q.ConversationID == "" || r.ConversationID == q.ConversationID) && (r.Seq > q.After || r.Unsealed())
 }
 
 // Anchor names a record by its sequence number and hash. The anchor of a

@@ -329,3 +329,48 @@ func TestTamperedUnsealedAndSealed(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateFromVersion1: a schema written by a build that sealed in the
+// state change's transaction (version 1: no table of unsealed records) is
+// read as it is by a read-only Log, and upgraded by a writing one: its
+// records stay as they were and verify, and the new ones chain after them.
+func TestMigrateFromVersion1(t *testing.T) {
+	schema := newSchema(t)
+	conn := raw(t, schema)
+	mustExec(t, conn, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize())
+	mustExec(t, conn, `CREATE TABLE audit_records (seq bigint PRIMARY KEY, conversation_id text NOT NULL, body text NOT NULL);
+		CREATE INDEX audit_records_conversation ON audit_records (conversation_id, seq);
+		CREATE TABLE audit_schema (version integer NOT NULL); INSERT INTO audit_schema VALUES (1)`)
+	old := audit.NewMemoryLog()
+	for i := range 3 {
+		r := audittest.Sample(i)
+		if err := old.Append(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		body, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, conn, "INSERT INTO audit_records VALUES ($1, $2, $3)", int64(r.Seq), r.ConversationID, string(body))
+	}
+	if rep := audittest.CheckIntact(t, openIn(t, schema, &postgres.Options{ReadOnly: true}), 3); rep.Unsealed != 0 {
+		t.Errorf("a version 1 log read-only: %d unsealed, want 0", rep.Unsealed)
+	}
+	l := openIn(t, schema, &postgres.Options{SealInterval: -1})
+	var v int
+	if err := conn.QueryRow(t.Context(), "SELECT version FROM audit_schema").Scan(&v); err != nil || v != postgres.SchemaVersion {
+		t.Errorf("version after a writing Open: %d, %v; want %d", v, err, postgres.SchemaVersion)
+	}
+	commitUnsealed(t, l, conn, audittest.Sample(3))
+	if n, err := l.SealPending(t.Context()); err != nil || n != 1 {
+		t.Fatalf("SealPending: %d, %v", n, err)
+	}
+	audittest.CheckIntact(t, openIn(t, schema, &postgres.Options{ReadOnly: true}), 4)
+	want, err := audit.Verify(t.Context(), old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := audit.Verify(t.Context(), l, &audit.VerifyOptions{Anchor: &want.Head}); err != nil || !rep.Anchored {
+		t.Errorf("the head written by the old build, as an anchor: %+v, %v", rep, err)
+	}
+}
