@@ -522,11 +522,39 @@ func (l *Log) SealPending(ctx context.Context) (uint64, error) {
 // runSealer is the Log's sealer: it seals after a wake-up (waiting
 // sealGap first) and every interval, until quit is closed. It does not
 // wait for the chain's lock: when another sealer holds it, that one seals,
-// and what it leaves is sealed at the next round.
+// and what it leaves is sealed at the next round. It seals on a
+// connection of its own, made with the pool's configuration, so that it
+// takes no connection of the pool's users (nor leaves an idle one there);
+// when that connection cannot be made, it borrows one from the pool.
 func (l *Log) runSealer(interval time.Duration) {
 	defer close(l.done)
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
+	var own *pgx.Conn
+	defer func() {
+		if own != nil {
+			_ = own.Close(context.Background())
+		}
+	}()
+	batch := func(ctx context.Context) (bool, error) {
+		if own == nil || own.IsClosed() {
+			own = nil
+			if c, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy()); err == nil {
+				own = c
+			}
+		}
+		if own == nil {
+			_, more, err := l.sealBatch(ctx, false, sealBatchMax, nil)
+			return more, err
+		}
+		_, more, err := l.sealBatchOn(ctx, own, false, sealBatchMax, nil)
+		if err != nil && own.PgConn().TxStatus() != 'I' {
+			// Left in a transaction (a lost connection): start afresh.
+			_ = own.Close(context.Background())
+			own = nil
+		}
+		return more, err
+	}
 	for {
 		select {
 		case <-l.quit:
@@ -543,7 +571,7 @@ func (l *Log) runSealer(interval time.Duration) {
 		}
 		for {
 			ctx, cancel := l.bound(context.Background())
-			_, more, err := l.sealBatch(ctx, false, sealBatchMax, nil)
+			more, err := batch(ctx)
 			cancel()
 			l.mu.Lock()
 			l.sealErr = err
@@ -566,14 +594,19 @@ func (l *Log) runSealer(interval time.Duration) {
 // without, it does nothing when another transaction holds it. It returns
 // how many unsealed records it sealed and whether it found limit of them
 // (there may be more).
-func (l *Log) sealBatch(ctx context.Context, wait bool, limit int64, own []audit.Record) (n int, more bool, err error) {
-	conn, err := l.pool.Acquire(ctx)
+func (l *Log) sealBatch(ctx context.Context, wait bool, limit int64, own []audit.Record) (int, bool, error) {
+	pc, err := l.pool.Acquire(ctx)
 	if err != nil {
 		return 0, false, err
 	}
-	defer conn.Release()
+	defer pc.Release()
+	return l.sealBatchOn(ctx, pc.Conn(), wait, limit, own)
+}
+
+// sealBatchOn is [Log.sealBatch] on conn, which is idle.
+func (l *Log) sealBatchOn(ctx context.Context, conn *pgx.Conn, wait bool, limit int64, own []audit.Record) (n int, more bool, err error) {
 	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
+		if conn.PgConn().TxStatus() != 'I' {
 			if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
 				err = rerr
 			}
@@ -618,7 +651,7 @@ func (l *Log) sealBatch(ctx context.Context, wait bool, limit int64, own []audit
 		return 0, false, nil
 	}
 	if l.afterTake != nil {
-		l.afterTake(conn.Conn().PgConn().PID())
+		l.afterTake(conn.PgConn().PID())
 	}
 	recs := append(taken, own...)
 	seqs := make([]int64, len(recs))
