@@ -51,7 +51,7 @@ const (
 	// sealGap is how long the sealer waits after a wake-up before it
 	// seals, so that the commits of that time share one batch (and its
 	// one commit): at most a batch per gap and Log, whatever the load.
-	sealGap = 50 * time.Millisecond
+	sealGap = 200 * time.Millisecond
 	// sealBatchMax bounds the records of one seal batch.
 	sealBatchMax = 1000
 )
@@ -475,7 +475,7 @@ func (l *Log) QueueTx(batch *pgx.Batch, records ...*audit.Record) error {
 
 // Wake tells the Log's sealer that records written with [Log.QueueTx] or
 // [Log.AppendTx] were committed, so that it seals them soon (within
-// about 50 ms) rather than at its next round. It never blocks; without a
+// about 200 ms) rather than at its next round. It never blocks; without a
 // sealer of its own (read-only, a negative [Options.SealInterval], after
 // Close) it does nothing.
 func (l *Log) Wake() {
@@ -587,7 +587,7 @@ func (l *Log) runSealer(interval time.Duration) {
 	}
 }
 
-// sealBatch seals, in one transaction on a connection of its own, the
+// sealBatch seals, in one transaction on a connection of the pool, the
 // oldest unsealed records committed when it takes them, at most limit,
 // and then the records of own (a caller's [Log.Append], sealed in place),
 // after the head of the chain. With wait it waits for the chain's lock;
