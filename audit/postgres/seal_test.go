@@ -374,3 +374,34 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Errorf("the head written by the old build, as an anchor: %+v, %v", rep, err)
 	}
 }
+
+// TestCrashedInstanceSealedBySurvivor: an instance commits records and
+// dies before any sealer of its own ran (its connections just end); the
+// timer of another instance's sealer, which was never woken, seals them.
+func TestCrashedInstanceSealedBySurvivor(t *testing.T) {
+	schema, _ := filled(t, 1)
+	pool, err := pgxpool.New(t.Context(), testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed, err := postgres.New(t.Context(), pool, &postgres.Options{Schema: schema, SealInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		return crashed.AppendTx(t.Context(), tx, audittest.Sample(1), audittest.Sample(2))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close() // the instance is gone, its Log never closed
+	survivor, rounds := observed(t, schema, 10*time.Millisecond)
+	// The records were committed before the survivor started: its first
+	// round, which its timer starts, seals them.
+	if err := <-rounds; err != nil {
+		t.Fatalf("the survivor's round: %v", err)
+	}
+	if rep := audittest.CheckIntact(t, survivor, 3); rep.Unsealed != 0 {
+		t.Errorf("after the survivor's round: %d unsealed, want 0", rep.Unsealed)
+	}
+}
