@@ -329,9 +329,14 @@ func TestQueueTx(t *testing.T) {
 	if b.Len() != 0 {
 		t.Fatalf("refused records queued %d statements, want none", b.Len())
 	}
-	if err := openIn(t, schema, &postgres.Options{ReadOnly: true}).QueueTx(&b, audittest.Sample(0)); err == nil {
+	ro := openIn(t, schema, &postgres.Options{ReadOnly: true})
+	if err := ro.QueueTx(&b, audittest.Sample(0)); err == nil {
 		t.Error("QueueTx on a read-only log: no error")
 	}
+	if n, err := ro.SealPending(ctx); err == nil || n != 0 {
+		t.Errorf("SealPending on a read-only log: %d, %v; want an error", n, err)
+	}
+	ro.Wake() // no sealer: nothing to wake, and no block
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
