@@ -33,11 +33,30 @@ type Log interface {
 // Reader reads the records of a log.
 type Reader interface {
 	// Records returns the records that q selects, in sequence order, from
-	// one consistent snapshot of the log. A stored record that cannot be
+	// one consistent snapshot of the log; the records of a log that seals
+	// after commit ([Sealer]) that are not sealed yet follow the sealed
+	// ones, with Seq 0 ([Record.Unsealed]), in the order they were
+	// appended, and every [Query] selects them but for its
+	// ConversationID. A stored record that cannot be
 	// decoded ends the sequence with a [*RecordError]; other errors (I/O,
 	// ctx) end it too. The records belong to the caller. A nil q selects
 	// every record.
 	Records(ctx context.Context, q *Query) iter.Seq2[*Record, error]
+}
+
+// Sealer is implemented by a [Log] whose records may be committed before
+// they are sealed into its chain: written, atomically with the change they
+// describe, without a sequence number or hash, and sealed later, in
+// batches, by one writer at a time (package
+// github.com/toolgate/toolgate/audit/postgres). Until then they are
+// readable ([Record.Unsealed]) and [Verify] counts them apart
+// ([Report.Unsealed]). Append seals at once, also on such a log.
+type Sealer interface {
+	// SealPending seals every record committed but not yet sealed when it
+	// is called, waiting for a sealer that runs elsewhere, and returns how
+	// many it sealed itself. A failure leaves the log as it was: a batch
+	// is sealed in one transaction, all or none.
+	SealPending(ctx context.Context) (uint64, error)
 }
 
 // Query selects records. The zero Query selects every record.
@@ -50,10 +69,12 @@ type Query struct {
 	After uint64
 }
 
-// Selects reports whether q selects r; a nil q selects every record.
-// Implementations of [Reader] that filter in memory use it.
+// Selects reports whether q selects r; a nil q selects every record. A
+// record not sealed yet ([Record.Unsealed]) comes after every sealed one,
+// so After selects it. Implementations of [Reader] that filter in memory
+// use it.
 func (q *Query) Selects(r *Record) bool {
-	return q == nil || (q.ConversationID == "" || r.ConversationID == q.ConversationID) && r.Seq > q.After
+	return q == nil || (q.ConversationID == "" || r.ConversationID == q.ConversationID) && (r.Seq > q.After || r.Unsealed())
 }
 
 // Anchor names a record by its sequence number and hash. The anchor of a

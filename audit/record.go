@@ -112,7 +112,10 @@ type Actor struct {
 // happened ("allowed", "denied: over budget", "expired after 15m").
 //
 // [Log.Append] sets Seq, PrevHash and Hash, and Time when it is zero;
-// callers set the other fields.
+// callers set the other fields. A log that seals records after they
+// commit (package github.com/toolgate/toolgate/audit/postgres) also holds
+// records not sealed yet: Seq 0, PrevHash and Hash "" ([Record.Unsealed]);
+// their JSON form has "seq":0, "prev_hash":"" and "hash":"".
 //
 // JSON (every member always present, in this order):
 //
@@ -150,6 +153,12 @@ type Record struct {
 	// Hash is [Record.ComputeHash] of this record.
 	Hash string
 }
+
+// Unsealed reports whether r is a record that a log holds but has not
+// sealed into its chain yet: Seq 0 and no PrevHash or Hash. Such a record
+// is covered by no hash until it is sealed; [Verify] counts it apart
+// ([Report.Unsealed]).
+func (r *Record) Unsealed() bool { return r.Seq == 0 && r.PrevHash == "" && r.Hash == "" }
 
 // Anchor returns the record's sequence number and hash: the head of the
 // log once the record is appended.
@@ -380,12 +389,15 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 }
 
 // check validates a stored record: the checks of [Record.checkFields],
-// plus a sequence number and well-formed hashes.
+// plus a sequence number and well-formed hashes, or none of the three (an
+// unsealed record).
 func (r *Record) check() *RecordError {
 	if err := r.checkFields(); err != nil {
 		return err
 	}
 	switch {
+	case r.Unsealed():
+		return nil
 	case r.Seq == 0:
 		return &RecordError{Problem: ProblemInvalidField, Detail: "sequence number 0"}
 	case !isHex64(r.Hash):

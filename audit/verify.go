@@ -34,6 +34,13 @@ type Report struct {
 	Head Anchor
 	// Anchored is true when an anchor was given and the log holds it.
 	Anchored bool
+	// Unsealed is the number of records the log holds after Head that are
+	// not sealed into the chain yet ([Record.Unsealed]): committed with
+	// the change they describe, waiting for the log's sealer to give them
+	// a sequence number and hash. Their fields are checked, but no hash
+	// covers them yet, so neither the chain nor an anchor protects them
+	// until they are sealed. Zero for a log that seals as it appends.
+	Unsealed uint64
 }
 
 // Verify reads every record of r in order and checks the chain:
@@ -43,7 +50,10 @@ type Report struct {
 //   - each record's Hash is [Record.ComputeHash] of its fields;
 //   - each record's PrevHash is the Hash of the record before it ("" for
 //     record 1);
-//   - with [VerifyOptions.Anchor], the log holds the anchored record.
+//   - with [VerifyOptions.Anchor], the log holds the anchored record;
+//   - records not sealed yet ([Record.Unsealed]) come after every sealed
+//     one and have valid fields; they are counted in [Report.Unsealed],
+//     not in Records, and are not part of the chain.
 //
 // The first broken record gives a [*RecordError] naming its sequence
 // number and the [Problem]; the report then covers the records before it.
@@ -89,6 +99,14 @@ func Verify(ctx context.Context, r Reader, opts *VerifyOptions) (*Report, error)
 		if err := rec.check(); err != nil {
 			err.Seq = want
 			return rep, err
+		}
+		if rec.Unsealed() {
+			rep.Unsealed++
+			continue
+		}
+		if rep.Unsealed > 0 {
+			return rep, &RecordError{Seq: want, Problem: ProblemOutOfSequence,
+				Detail: fmt.Sprintf("found record %d after %d records not sealed yet: sealed records come first", rec.Seq, rep.Unsealed)}
 		}
 		if rec.Seq != want {
 			return rep, &RecordError{Seq: want, Problem: ProblemOutOfSequence, Detail: outOfSequence(want, rec.Seq)}

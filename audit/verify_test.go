@@ -58,6 +58,9 @@ type sliceReader []audit.Record
 func (s sliceReader) Records(ctx context.Context, q *audit.Query) iter.Seq2[*audit.Record, error] {
 	return func(yield func(*audit.Record, error) bool) {
 		for _, r := range s {
+			if !q.Selects(&r) {
+				continue
+			}
 			if !yield(&r, nil) {
 				return
 			}

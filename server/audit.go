@@ -561,6 +561,11 @@ type verificationJSON struct {
 	// CallerAnchor is the record the caller's ?anchor= named, which the
 	// log had to hold too; "" for none.
 	CallerAnchor string `json:"caller_anchor,omitempty"`
+	// Unsealed is the number of records the log holds that are not
+	// sealed into the chain yet (PostgreSQL seals records shortly after
+	// they commit): they follow Head, with seq 0 and no hashes, and no
+	// hash covers them until they are sealed.
+	Unsealed uint64 `json:"unsealed,omitempty"`
 	// Problem, Seq and Detail describe the first broken record.
 	Problem audit.Problem `json:"problem,omitempty"`
 	Seq     uint64        `json:"seq,omitempty"`
@@ -625,12 +630,16 @@ func (s *Server) conversationAudit(w http.ResponseWriter, r *http.Request, p *to
 		s.internal(w, r, err)
 		return
 	}
-	out.Verification.Records = rep.Records
+	out.Verification.Records, out.Verification.Unsealed = rep.Records, rep.Unsealed
 	if rep.Head.Seq > 0 {
 		out.Verification.Head = rep.Head.String()
 	}
 	for i := range out.Records {
 		rec := &out.Records[i]
+		if rec.Unsealed() {
+			// Counted in verification.unsealed; not part of the chain yet.
+			continue
+		}
 		if rec.Seq > rep.Records || rec.ComputeHash() != rec.Hash {
 			out.Verified = false
 		}

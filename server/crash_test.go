@@ -764,8 +764,9 @@ func verifyAudit(t *testing.T, cfg *crashChildConfig) {
 		defer store.Close()
 		log = mustRecords(t, store).(records.Transactional).AuditLog()
 	}
+	sealPending(t, log)
 	rep, err := audit.Verify(t.Context(), log, nil)
-	if err != nil || rep.Records == 0 {
+	if err != nil || rep.Records == 0 || rep.Unsealed != 0 {
 		t.Errorf("audit.Verify: %+v, %v", rep, err)
 	}
 }

@@ -81,6 +81,7 @@ func TestAuditInStorePostgresTwoInstances(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	sealPending(t, stores[0].AuditLog())
 	rep, err := audit.Verify(t.Context(), stores[0].AuditLog(), nil)
 	if err != nil || rep.Records != 4*conversations {
 		t.Fatalf("Verify: %+v, %v; want %d intact records", rep, err, 4*conversations)

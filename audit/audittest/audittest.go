@@ -14,7 +14,8 @@
 // goroutines through several handles on one log at once (for a log in a
 // database: several connections, as several processes would hold).
 // Tampering with the stored form is specific to each implementation and
-// stays in its own tests.
+// stays in its own tests, and so do records written unsealed (for a log
+// that implements [audit.Sealer]), which only its own entry points write.
 package audittest
 
 import (
@@ -50,6 +51,39 @@ func Run(t *testing.T, newLog func(t *testing.T) Opener) {
 	t.Run("Canceled", func(t *testing.T) { testCanceled(t, newLog(t)) })
 	t.Run("EarlyBreak", func(t *testing.T) { testEarlyBreak(t, newLog(t)) })
 	t.Run("Incremental", func(t *testing.T) { testIncremental(t, newLog(t)) })
+	t.Run("Sealer", func(t *testing.T) { testSealer(t, newLog(t)) })
+}
+
+// testSealer checks a log that implements [audit.Sealer]: Append seals at
+// once all the same, so SealPending finds nothing to seal, and the chain
+// stays intact; SealPending honours ctx.
+func testSealer(t *testing.T, open Opener) {
+	l := open(t)
+	s, ok := l.(audit.Sealer)
+	if !ok {
+		t.Skip("the log seals as it appends: no audit.Sealer")
+	}
+	if n, err := s.SealPending(t.Context()); err != nil || n != 0 {
+		t.Errorf("SealPending of an empty log: %d, %v", n, err)
+	}
+	rs := []*audit.Record{Sample(0), Sample(1)}
+	if err := l.Append(t.Context(), rs...); err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Seq != 1 || rs[1].Seq != 2 {
+		t.Errorf("Append of a sealing log: seqs %d, %d; want 1, 2", rs[0].Seq, rs[1].Seq)
+	}
+	if n, err := s.SealPending(t.Context()); err != nil || n != 0 {
+		t.Errorf("SealPending after Append: %d, %v; want nothing to seal", n, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.SealPending(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("SealPending with a canceled context: %v, want context.Canceled", err)
+	}
+	if rep := CheckIntact(t, l, 2); rep.Unsealed != 0 {
+		t.Errorf("%d unsealed records after Append, want 0", rep.Unsealed)
+	}
 }
 
 // t0 is a fixed instant with nanoseconds, which logs must keep.

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +39,8 @@ func openIn(t testing.TB, schema string, opts *postgres.Options) *postgres.Log {
 	t.Helper()
 	o := postgres.Options{Schema: schema}
 	if opts != nil {
-		o.ReadOnly = opts.ReadOnly
+		o = *opts
+		o.Schema = schema
 	}
 	l, err := postgres.Open(context.Background(), testURL(t), &o)
 	if err != nil {
@@ -215,14 +217,14 @@ func TestTwoInstances(t *testing.T) {
 	audittest.CheckIntact(t, openIn(t, schema, &postgres.Options{ReadOnly: true}), goroutines*each)
 }
 
-// TestAppendTx appends inside a transaction of the caller's: the records
-// exist when it commits, and not at all when it rolls back; meanwhile
-// another appender waits for the chain's lock and then continues after
-// them.
+// TestAppendTx writes records inside a transaction of the caller's:
+// they exist, unsealed, when it commits, and not at all when it rolls
+// back; it takes no lock, so an Append meanwhile does not wait for it, and
+// an Append after the commit seals them first.
 func TestAppendTx(t *testing.T) {
 	schema := newSchema(t)
-	l := openIn(t, schema, nil)
-	other := openIn(t, schema, nil)
+	l := openIn(t, schema, &postgres.Options{SealInterval: -1})
+	other := openIn(t, schema, &postgres.Options{SealInterval: -1})
 	conn := raw(t, schema)
 	ctx := t.Context()
 
@@ -238,17 +240,16 @@ func TestAppendTx(t *testing.T) {
 	if err := l.AppendTx(ctx, tx, rolledBack); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
+	// The open transaction holds no lock: this append goes through.
 	waiting := audittest.Sample(1)
-	go func() { done <- other.Append(context.Background(), waiting) }()
+	if err := other.Append(ctx, waiting); err != nil {
+		t.Fatal(err)
+	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 	if waiting.Seq != 1 {
-		t.Errorf("the append after a rolled back one got seq %d, want 1", waiting.Seq)
+		t.Errorf("the append beside a transaction that rolled back got seq %d, want 1", waiting.Seq)
 	}
 
 	tx, err = conn.Begin(ctx)
@@ -259,72 +260,116 @@ func TestAppendTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	committed := []*audit.Record{audittest.Sample(2), audittest.Sample(3)}
+	committed[1].Time = time.Time{}
 	if err := l.AppendTx(ctx, tx, committed...); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if committed[0].Seq != 2 || committed[1].Seq != 3 || committed[0].PrevHash != waiting.Hash {
-		t.Errorf("records appended in a transaction: seqs %d, %d after %q; want 2, 3 after record 1", committed[0].Seq, committed[1].Seq, committed[0].PrevHash)
+	if !committed[0].Unsealed() || !committed[1].Unsealed() || committed[1].Time.IsZero() {
+		t.Errorf("records written in a transaction: %+v; want unsealed, with a time", committed)
 	}
-	audittest.CheckIntact(t, other, 3)
+	rep, err := audit.Verify(ctx, other, nil)
+	if err != nil || rep.Records != 1 || rep.Unsealed != 2 {
+		t.Errorf("Verify after the commit: %+v, %v; want 1 record and 2 unsealed", rep, err)
+	}
+	last := audittest.Sample(4)
+	if err := other.Append(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if last.Seq != 4 {
+		t.Errorf("the append after two committed unsealed records got seq %d, want 4: it seals them first", last.Seq)
+	}
+	rs := audittest.CheckIntact(t, other, 4)
+	if rs.Unsealed != 0 {
+		t.Errorf("%d records unsealed after an Append, want 0", rs.Unsealed)
+	}
+	var got []string
+	for r, err := range other.Records(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Reason)
+	}
+	want := []string{waiting.Reason, committed[0].Reason, committed[1].Reason, last.Reason}
+	if !slices.Equal(got, want) {
+		t.Errorf("the chain holds %q, want %q", got, want)
+	}
 	var rows int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM audited").Scan(&rows); err != nil || rows != 1 {
 		t.Errorf("rows of the audited table: %d, %v; want 1", rows, err)
 	}
+	if err := l.AppendTx(ctx, nil, audittest.Sample(5)); err == nil {
+		t.Error("AppendTx without a transaction: no error")
+	}
 }
 
-// TestQueueTx queues the inserts of records on the caller's batch: they
-// exist once that batch is sent and the transaction commits, after the
-// records queued before them, and another appender continues after them.
+// TestQueueTx queues the inserts of unsealed records on the caller's
+// batch: nothing is sent; they exist once that batch is sent and the
+// transaction commits, and are sealed in the order they were queued.
+// Invalid input queues nothing.
 func TestQueueTx(t *testing.T) {
 	schema := newSchema(t)
-	l := openIn(t, schema, nil)
-	other := openIn(t, schema, nil)
+	l := openIn(t, schema, &postgres.Options{SealInterval: -1})
 	conn := raw(t, schema)
 	ctx := t.Context()
 
+	var b pgx.Batch
+	if err := l.QueueTx(nil, audittest.Sample(0)); err == nil {
+		t.Error("QueueTx without a batch: no error")
+	}
+	bad := audittest.Sample(0)
+	bad.Kind = "forged"
+	for _, recs := range [][]*audit.Record{{audittest.Sample(0), nil}, {audittest.Sample(0), bad}} {
+		if err := l.QueueTx(&b, recs...); !errors.Is(err, audit.ErrInvalidRecord) {
+			t.Errorf("QueueTx of %v: %v, want ErrInvalidRecord", recs, err)
+		}
+	}
+	if b.Len() != 0 {
+		t.Fatalf("refused records queued %d statements, want none", b.Len())
+	}
+	ro := openIn(t, schema, &postgres.Options{ReadOnly: true})
+	if err := ro.QueueTx(&b, audittest.Sample(0)); err == nil {
+		t.Error("QueueTx on a read-only log: no error")
+	}
+	if n, err := ro.SealPending(ctx); err == nil || n != 0 {
+		t.Errorf("SealPending on a read-only log: %d, %v; want an error", n, err)
+	}
+	ro.Wake() // no sealer: nothing to wake, and no block
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b pgx.Batch
-	if err := l.QueueTx(ctx, tx, nil, audittest.Sample(0)); err == nil {
-		t.Error("QueueTx without a batch: no error")
-	}
 	first := []*audit.Record{audittest.Sample(0), audittest.Sample(1)}
-	if err := l.QueueTx(ctx, tx, &b, first...); err != nil {
+	if err := l.QueueTx(&b, first...); err != nil {
 		t.Fatal(err)
 	}
-	if b.Len() != 1 {
-		t.Fatalf("%d statements queued, want the one insert", b.Len())
-	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		t.Fatal(err)
-	}
-	// The head is now the last record queued: the next append of the
-	// transaction follows it.
-	b = pgx.Batch{}
 	second := audittest.Sample(2)
-	if err := l.QueueTx(ctx, tx, &b, second); err != nil {
+	if err := l.QueueTx(&b, second); err != nil {
 		t.Fatal(err)
+	}
+	if b.Len() != 2 {
+		t.Fatalf("%d statements queued, want the two inserts", b.Len())
 	}
 	b.Queue("COMMIT")
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		t.Fatal(err)
 	}
-	if first[0].Seq != 1 || first[1].Seq != 2 || second.Seq != 3 || second.PrevHash != first[1].Hash {
-		t.Errorf("queued records: seqs %d, %d, %d; want 1, 2, 3 in one chain", first[0].Seq, first[1].Seq, second.Seq)
+	if n, err := l.SealPending(ctx); err != nil || n != 3 {
+		t.Fatalf("SealPending: %d, %v; want 3 sealed", n, err)
 	}
-	next := audittest.Sample(3)
-	if err := other.Append(ctx, next); err != nil {
-		t.Fatal(err)
+	var reasons []string
+	for r, err := range l.Records(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons = append(reasons, r.Reason)
 	}
-	if next.Seq != 4 {
-		t.Errorf("the append after the queued ones got seq %d, want 4", next.Seq)
+	if want := []string{first[0].Reason, first[1].Reason, second.Reason}; !slices.Equal(reasons, want) {
+		t.Errorf("sealed in the order %q, want %q", reasons, want)
 	}
-	audittest.CheckIntact(t, other, 4)
+	audittest.CheckIntact(t, l, 3)
 
 	// A batch never sent leaves nothing: the transaction rolls back.
 	tx, err = conn.Begin(ctx)
@@ -332,13 +377,15 @@ func TestQueueTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = pgx.Batch{}
-	if err := l.QueueTx(ctx, tx, &b, audittest.Sample(4)); err != nil {
+	if err := l.QueueTx(&b, audittest.Sample(4)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	audittest.CheckIntact(t, other, 4)
+	if rep := audittest.CheckIntact(t, l, 3); rep.Unsealed != 0 {
+		t.Errorf("%d unsealed records after a rollback, want 0", rep.Unsealed)
+	}
 }
 
 // TestProbeWriteAndTimeouts checks the probe of a healthy log, of one
@@ -362,7 +409,7 @@ func TestProbeWriteAndTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.Background())
-	if err := l.AppendTx(t.Context(), tx, audittest.Sample(2)); err != nil {
+	if _, err := tx.Exec(t.Context(), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "toolgate audit chain "+schema); err != nil {
 		t.Fatal(err)
 	}
 	short, err := postgres.Open(t.Context(), testURL(t), &postgres.Options{Schema: schema, StatementTimeout: 200 * time.Millisecond})

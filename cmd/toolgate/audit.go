@@ -18,7 +18,7 @@ import (
 	auditsqlite "github.com/toolgate/toolgate/audit/sqlite"
 )
 
-const auditUsage = `Usage: toolgate audit verify (--db FILE | --postgres URL [--schema NAME]) [--anchor SEQ:HASH] [--state FILE]
+const auditUsage = `Usage: toolgate audit verify (--db FILE | --postgres URL [--schema NAME] [--seal]) [--anchor SEQ:HASH] [--state FILE]
        [--checkpoint FILE (--key PRIVATE.pem | --public-key PUBLIC.pem)]
 
 Verifies the audit log in the SQLite database FILE, or in a schema of the
@@ -32,6 +32,14 @@ inserted or reordered record is reported, except the deletion of records
 at the end of the log (or a rewrite of every hash after a change): for
 those, give an anchor, the sequence number and hash of a record published
 or kept elsewhere earlier; the log must still hold that record.
+
+On PostgreSQL, records are sealed into the chain (numbered and hashed)
+moments after the transaction that wrote them commits, by any running
+instance. Records committed but not sealed yet are listed as pending:
+their fields are checked, but no hash covers them until they are sealed,
+and checkpoints and --state cover the sealed records only. A service that
+runs seals them; --seal seals them before verifying (it needs a connection
+that may write the schema; without it the verification writes nothing).
 
 With --state FILE the verification is incremental: FILE holds the head a
 previous run found intact (SEQ:HASH); the log must still hold that record,
@@ -73,6 +81,7 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 	checkpointPath := fs.String("checkpoint", "", "a `file` holding a signed checkpoint the log must hold, rewritten with --key (optional)")
 	keyPath := fs.String("key", "", "the ed25519 private key (PEM `file`) that signs checkpoints")
 	pubPath := fs.String("public-key", "", "the ed25519 public key (PEM `file`) that checks checkpoints")
+	seal := fs.Bool("seal", false, "with --postgres: seal the records committed but not sealed yet, then verify")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -84,6 +93,10 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 	}
 	if (*db == "") == (*pgURL == "") || fs.NArg() > 0 || (*schema != "" && *pgURL == "") {
 		fmt.Fprintln(e.stderr, "toolgate audit verify: give the database with --db FILE or --postgres URL (with --schema NAME)")
+		return 2
+	}
+	if *seal && *pgURL == "" {
+		fmt.Fprintln(e.stderr, "toolgate audit verify: --seal is for --postgres (a SQLite log seals as it appends)")
 		return 2
 	}
 	if *checkpointPath != "" && (*keyPath == "") == (*pubPath == "") || *checkpointPath == "" && (*keyPath != "" || *pubPath != "") {
@@ -157,8 +170,22 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 	}
 	var err error
 	if *pgURL != "" {
-		l, err = auditpg.Open(ctx, *pgURL, &auditpg.Options{Schema: *schema, ReadOnly: true})
 		*db = "schema " + cmp.Or(*schema, "public")
+		if *seal {
+			var pl *auditpg.Log
+			pl, err = auditpg.Open(ctx, *pgURL, &auditpg.Options{Schema: *schema, SealInterval: -1})
+			if err == nil {
+				var n uint64
+				if n, err = pl.SealPending(ctx); err != nil {
+					pl.Close()
+				} else {
+					fmt.Fprintf(e.stdout, "%s: sealed %d records\n", *db, n)
+					l = pl
+				}
+			}
+		} else {
+			l, err = auditpg.Open(ctx, *pgURL, &auditpg.Options{Schema: *schema, ReadOnly: true})
+		}
 	} else {
 		l, err = auditsqlite.Open(ctx, *db, &auditsqlite.Options{ReadOnly: true})
 	}
@@ -193,6 +220,9 @@ func runAudit(ctx context.Context, args []string, e *env) int {
 	}
 	if report.Records > 0 {
 		fmt.Fprintf(e.stdout, "head: %s\n", report.Head)
+	}
+	if report.Unsealed > 0 {
+		fmt.Fprintf(e.stdout, "pending: %d records committed but not sealed yet, after the head (a running service seals them; --seal seals them now)\n", report.Unsealed)
 	}
 	if signKey != nil {
 		b, err := audit.NewCheckpoint(signKey, report.Head, time.Time{}).MarshalJSON()

@@ -38,3 +38,27 @@ func Decode(seq int64, conv string, body []byte, checkConv bool) (*audit.Record,
 	}
 	return r, nil
 }
+
+// DecodeUnsealed decodes the body of the row numbered id of a log's
+// records not sealed yet and checks it against the row: the record must
+// be unsealed (see audit.Record.Unsealed), of conversation conv. A failure
+// is a *audit.RecordError naming the row.
+func DecodeUnsealed(id int64, conv string, body []byte) (*audit.Record, error) {
+	r := new(audit.Record)
+	if err := r.UnmarshalJSON(body); err != nil {
+		var re *audit.RecordError
+		if errors.As(err, &re) {
+			e := *re
+			e.Detail = fmt.Sprintf("unsealed row %d: %s", id, e.Detail)
+			return nil, &e
+		}
+		return nil, err
+	}
+	if !r.Unsealed() {
+		return nil, &audit.RecordError{Problem: audit.ProblemInvalidField, Detail: fmt.Sprintf("unsealed row %d holds record %d, a sealed one", id, r.Seq)}
+	}
+	if r.ConversationID != conv {
+		return nil, &audit.RecordError{Problem: audit.ProblemInvalidField, Detail: fmt.Sprintf("unsealed row %d: the conversation_id column says %q, the record %q", id, conv, r.ConversationID)}
+	}
+	return r, nil
+}

@@ -15,8 +15,9 @@ import (
 // audit inserts and NOTIFYs wait for the COMMIT: when they commit, the
 // audit records are in the log and the notification is delivered; when a
 // statement sent with the COMMIT fails (here the insert of an audit record
-// whose sequence number another writer took, bypassing the chain's lock),
-// nothing of the write is stored.
+// that a constraint added by another writer refuses), nothing of the
+// write is stored. The records go in unsealed; the store's audit log seals
+// them after the commit.
 func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 	s, schema := open(t)
 	ctx := t.Context()
@@ -29,21 +30,13 @@ func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 	other := raw(t, schema)
 
 	var sealed *audit.Record
-	var fork bool
 	hook := func(ctx context.Context, tx records.Tx, w *records.Write) error {
 		sealed = audittest.Sample(1)
 		sealed.ConversationID = w.ConversationID
 		if err := tx.Audit(sealed); err != nil {
 			return err
 		}
-		if err := tx.(records.Notifier).Notify("toolgate test channel", []byte("appended "+w.ConversationID)); err != nil {
-			return err
-		}
-		if fork {
-			// Another writer takes the record's place in the chain.
-			mustExec(t, other, "INSERT INTO audit_records (seq, conversation_id, body) VALUES ($1, 'other', '{}')", int64(sealed.Seq))
-		}
-		return nil
+		return tx.(records.Notifier).Notify("toolgate test channel", []byte("appended "+w.ConversationID))
 	}
 	hctx := records.WithHook(ctx, rs, hook)
 	msg := &toolgate.UserMessage{Text: "hello"}
@@ -57,6 +50,9 @@ func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 	if err != nil || n.Payload != "appended c1" {
 		t.Errorf("notification %+v, %v; want the one sent with the commit", n, err)
 	}
+	if _, err := s.AuditLog().SealPending(ctx); err != nil {
+		t.Fatal(err)
+	}
 	var got []*audit.Record
 	for r, err := range s.AuditLog().Records(ctx, nil) {
 		if err != nil {
@@ -64,11 +60,11 @@ func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 		}
 		got = append(got, r)
 	}
-	if len(got) != 1 || got[0].Seq != sealed.Seq || got[0].ConversationID != "c1" {
+	if len(got) != 1 || got[0].Seq != 1 || got[0].ConversationID != "c1" {
 		t.Errorf("audit log %+v, want the one record of c1", got)
 	}
 
-	fork = true
+	mustExec(t, other, "ALTER TABLE audit_unsealed ADD CONSTRAINT refuse_c2 CHECK (conversation_id <> 'c2')")
 	err = s.Append(hctx, "c2", &toolgate.AppendParams{Messages: []toolgate.Message{msg}})
 	if err == nil {
 		t.Fatal("Append whose audit insert conflicts at COMMIT: no error")
@@ -77,17 +73,20 @@ func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 		t.Errorf("Load of the conversation whose append failed: %v; want no messages", err)
 	}
 	var rows int
-	if err := other.QueryRow(ctx, "SELECT count(*) FROM audit_records WHERE conversation_id = 'c2'").Scan(&rows); err != nil || rows != 0 {
+	if err := other.QueryRow(ctx, "SELECT (SELECT count(*) FROM audit_records WHERE conversation_id = 'c2') + (SELECT count(*) FROM audit_unsealed WHERE conversation_id = 'c2')").Scan(&rows); err != nil || rows != 0 {
 		t.Errorf("audit rows of c2: %d, %v; want none", rows, err)
 	}
-	// Without the other writer's row, the store goes on: the next write
-	// commits after the first record.
-	mustExec(t, other, "DELETE FROM audit_records WHERE conversation_id = 'other'")
-	fork = false
+	// Without the constraint, the store goes on: the next write's record
+	// is sealed after the first.
+	mustExec(t, other, "ALTER TABLE audit_unsealed DROP CONSTRAINT refuse_c2")
 	if err := s.Append(hctx, "c3", &toolgate.AppendParams{Messages: []toolgate.Message{msg}}); err != nil {
 		t.Fatalf("Append after the failed one: %v", err)
 	}
-	if sealed.Seq != got[0].Seq+1 {
-		t.Errorf("the record after the failed write has seq %d, want %d", sealed.Seq, got[0].Seq+1)
+	if _, err := s.AuditLog().SealPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.Verify(ctx, s.AuditLog(), nil)
+	if err != nil || rep.Records != 2 || rep.Unsealed != 0 {
+		t.Errorf("Verify after the write that followed the failed one: %+v, %v; want 2 records", rep, err)
 	}
 }

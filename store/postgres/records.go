@@ -342,27 +342,24 @@ type recordTx struct {
 	r       *recordStore
 	conn    *pgxpool.Conn
 	pending pgx.Batch
-	audited bool // pending holds an insert of audit records
-}
-
-// flush sends the pending statements.
-func (t *recordTx) flush() error {
-	if t.pending.Len() == 0 {
-		return nil
-	}
-	b := t.pending
-	t.pending, t.audited = pgx.Batch{}, false
-	return t.r.s.sendWrites(t.ctx, t.conn, &b, false)
+	audited bool // pending holds an insert of audit records: wake the sealer after the commit
 }
 
 // commit sends the pending statements and COMMIT, which must report a
 // commit: a failed statement skips the rest, COMMIT included, and the
-// caller rolls back.
+// caller rolls back. After a commit that wrote audit records it wakes
+// the audit log's sealer.
 func (t *recordTx) commit() error {
-	b := t.pending
+	b, audited := t.pending, t.audited
 	t.pending, t.audited = pgx.Batch{}, false
 	b.Queue("COMMIT")
-	return t.r.s.sendWrites(t.ctx, t.conn, &b, true)
+	if err := t.r.s.sendWrites(t.ctx, t.conn, &b, true); err != nil {
+		return err
+	}
+	if audited {
+		t.r.s.audit.Wake()
+	}
+	return nil
 }
 
 func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
@@ -400,15 +397,10 @@ func (t *recordTx) Audit(recs ...*audit.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if t.audited {
-		// The head of the chain is the last record queued: insert it
-		// before reading the head again.
-		if err := t.flush(); err != nil {
-			return recErr("audit", err)
-		}
-	}
-	if err := t.r.s.audit.QueueTx(t.ctx, t.conn, &t.pending, recs...); err != nil {
-		return dbErr(err) // a connection that ended is an unavailable database
+	// The records go in unsealed, with the COMMIT: no lock, no round
+	// trip; the audit log's sealer chains them after the commit.
+	if err := t.r.s.audit.QueueTx(&t.pending, recs...); err != nil {
+		return recErr("audit", err)
 	}
 	t.audited = true
 	return nil

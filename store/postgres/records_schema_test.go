@@ -60,11 +60,11 @@ func recordsVersions(t *testing.T, schema string) []int32 {
 // writes may append to), and that Records creates them.
 func TestOpenCreatesNoRecords(t *testing.T) {
 	s, schema := open(t)
-	if got, want := tables(t, schema), []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "toolgate_schema_version", "vaults"}; !slices.Equal(got, want) {
+	if got, want := tables(t, schema), []string{"audit_records", "audit_schema", "audit_unsealed", "conversations", "messages", "pauses", "toolgate_schema_version", "vaults"}; !slices.Equal(got, want) {
 		t.Fatalf("tables after Open: %v, want %v", got, want)
 	}
 	rs := recs(t, s)
-	want := []string{"audit_records", "audit_schema", "conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
+	want := []string{"audit_records", "audit_schema", "audit_unsealed", "conversations", "messages", "pauses", "server_approvals", "server_conversations", "server_decisions",
 		"server_grants", "server_pending", "server_pending_tools", "server_request_keys", "server_schema_version", "server_secrets", "server_sessions", "toolgate_schema_version", "vaults"}
 	if got := tables(t, schema); !slices.Equal(got, want) {
 		t.Fatalf("tables after Records: %v, want %v", got, want)

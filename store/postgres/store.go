@@ -310,14 +310,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the Store. It closes the connection pool when the Store
-// was made by [Open]; a pool given to [New] stays open. Operations in
-// progress may fail.
+// Close releases the Store. It closes its audit log ([auditpg.Log.Close]:
+// the records committed but not sealed yet are sealed first, and its
+// error says that some could not be) and the connection pool when the
+// Store was made by [Open]; a pool given to [New] stays open, and must be
+// closed after the Store. Operations in progress may fail.
 func (s *Store) Close() error {
+	// The audit log stops its sealer and seals what is left: what it
+	// cannot seal stays committed and is sealed by the next instance.
+	err := s.audit.Close()
 	if s.ownPool {
 		s.pool.Close()
 	}
-	return nil
+	return err
 }
 
 // Load implements [toolgate.ConversationStore]. It reads the messages and
