@@ -38,6 +38,7 @@ const (
 	wNotName                       // capitalised words that are never names (I, OK, ...)
 	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
 	wNation                        // a word for a nation, a people or a faith (Iraqi, Norwegians, Sunni)
+	wStreetAny                     // a street type of any language or its abbreviation (libpostal): Skyway, Lk, küçəsi, Jln
 )
 
 type lexicon struct {
@@ -89,6 +90,7 @@ func theLexicon() *lexicon {
 		add("countries.txt", wCountry)
 		add("regions.txt", wRegion)
 		add("nations.txt", wNation)
+		add("streets.txt", wStreetAny)
 		for class, list := range builtinPlaces {
 			for _, line := range strings.Split(list, ";") {
 				key := strings.Join(strings.Fields(strings.ToLower(line)), " ")

@@ -648,6 +648,9 @@ func (g *tagger) streetAddress(k int) int {
 		if end == nameStart {
 			return k
 		}
+		if !marker && !trailing && g.foreignStreetType(nameStart, end) {
+			marker = true
+		}
 		words := end - nameStart
 		// The rest of a postal address after the words shows them to be
 		// a street of a type no list knows ("12 Tolland Reaches,
@@ -823,6 +826,32 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// foreignStreetType reports whether the words [a, e) after a house number
+// end with a capitalised street type that the closed lists lack but
+// libpostal's street types of some language hold ("37953 Tanya Skyway",
+// "5 Boame Lk"), after one to three capitalised words of which one is no
+// common word or is a name: a street of US form.
+func (g *tagger) foreignStreetType(a, e int) bool {
+	last := e - 1
+	if g.isPunct(last, '.') {
+		last--
+	}
+	if !g.cased || last <= a || last-a > 3 || !g.isWord(last) || !g.ts[last].cap || g.ts[last].f&wStreetAny == 0 {
+		return false
+	}
+	named := false
+	for j := a; j < last; j++ {
+		if !g.isWord(j) {
+			return false
+		}
+		f := g.ts[j].f
+		if g.ts[j].cap && (f&wCommon == 0 || f&(wFirst|wLast) != 0) {
+			named = true
+		}
+	}
+	return named
 }
 
 // onlyStreetWords reports whether the words of [a, e) are all street
