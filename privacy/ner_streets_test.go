@@ -30,3 +30,57 @@ func TestStreetTypesOfAnyLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestPostalCodeForms: postal codes of national forms beyond digits and
+// the British, Canadian and Dutch codes: a country prefix joined to the
+// digits and two dashed groups after two letters (a Ghanaian digital
+// address) complete the address they end. The sentences are written for
+// this test.
+func TestPostalCodeForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Ship it to 14 Larkwell Street, Odumase GT-204-7781 by noon.", []string{"ADDRESS:14 Larkwell Street, Odumase GT-204-7781"}},
+		{"Return address:\n9 Tamsin Road\nAsokore EN-1147-2093", []string{"ADDRESS:9 Tamsin Road\nAsokore EN-1147-2093"}},
+		{"Write to Kalnu iela 12, LV3001 Jelgava, please.", []string{"ADDRESS:Kalnu iela 12, LV3001 Jelgava"}},
+	})
+	// Letters and digits that are no postal code after a town stay out
+	// of the address, and alone they are none.
+	for _, text := range []string{
+		"Flight LH4410 leaves at six.",
+		"The part AK-039-5028-77 is out of stock.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestStreetLineForms: street lines written with a street type of another
+// language before the name ("Jln. Kenari"), a word for "number" before the
+// house number ("no 5", "Nr. 5"), or a lower-case street type and a comma
+// before the number ("Şirin pr., 41"), and a country in the address's own
+// language at its end, on a line of its own or before the rest of the
+// sentence. The sentences are written for this test.
+func TestStreetLineForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Send it to Jln. Kenari no 5, Tarakan 77114.", []string{"ADDRESS:Jln. Kenari no 5, Tarakan 77114"}},
+		{"Our office: Lindenweg Nr. 5, 3011 Bern.", []string{"ADDRESS:Lindenweg Nr. 5, 3011 Bern"}},
+		{"Please forward my mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until further notice.", []string{"ADDRESS:Sabirov pr., 41, AZ2001 Quba, Gurcustan"}},
+		{"Mailing address:\nMammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan", []string{"ADDRESS:Mammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan"}},
+		{"The parcel goes to Parc des Tilleuls 12b, 5032 Gembloux.", []string{"ADDRESS:Parc des Tilleuls 12b, 5032 Gembloux"}},
+	})
+	// "no" and a number after a name that is no street, a lower-case
+	// word and a number after a comma with no postal address after it.
+	for _, text := range []string{
+		"Ask Tom no 5 times, he said.",
+		"Ivanov pr., 41 people came.",
+		"Parc Asterix 2 was a fun film.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

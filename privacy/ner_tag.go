@@ -412,6 +412,21 @@ func (g *tagger) streetWord(k int) bool {
 		if !t.cap && t.f&wCommon == 0 && t.e-t.s <= 6 && k > 0 && g.ts[k-1].cap && (g.capWord(k+1) || g.isNum(k+1)) {
 			return true
 		}
+		// A lower-case street type or abbreviation after the name, before
+		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
+		// küç., 9").
+		if !t.cap && t.f&wCommon == 0 && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) {
+			q := k + 1
+			if t.dot && g.isPunct(q, '.') {
+				q++
+			}
+			if g.isPunct(q, ',') {
+				q++
+			}
+			if q > k+1 && g.houseNumber(q) && g.sameLine(q) {
+				return true
+			}
+		}
 		return t.cap
 	}
 	return t.f&wCommon == 0 || t.f&(wFirst|wLast|wCity) != 0
@@ -549,6 +564,9 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	j := k
 	words := 0
 	for j < len(g.ts) && j-k < 10 {
+		if words > 0 && g.numberWord(j) > j {
+			break // "Lindenweg Nr. 5"
+		}
 		switch {
 		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0):
 			if g.streetMarker(j) {
@@ -566,9 +584,26 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 				return j, marker, false
 			}
 			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
-			// abbreviation before the number.
-			if g.ts[j-1].dot && !g.ts[j-1].cap && g.ts[j-1].e-g.ts[j-1].s <= 3 && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) {
-				marker = true
+			// abbreviation before the number; after a comma when the
+			// rest of a postal address follows ("Yesenin pr., 385,
+			// AZ1000 Town").
+			if g.ts[j-1].dot && !g.ts[j-1].cap && g.isPunct(j, '.') && (g.ts[j-1].e-g.ts[j-1].s <= 3 || utf8.RuneCountInString(g.word(j-1)) <= 4) {
+				if g.isNum(j+1) && g.sameLine(j+1) {
+					marker = true
+					j++
+					continue
+				}
+			}
+			// A lower-case street type after the name, a comma and the
+			// number, before the rest of a postal address: "Yesenin pr.,
+			// 385, AZ1000 Town", "Nizami küçəsi, 12" and a town line.
+			if q := j + b2i(g.ts[j-1].dot && g.isPunct(j, '.')); !g.ts[j-1].cap && words > 1 && g.isPunct(q, ',') && g.houseNumber(q+1) && g.sameLine(q+1) &&
+				len(g.word(q+1)) <= 5 && g.postalTail(q+2) {
+				return q + 2, true, true
+			}
+			// A capitalised street type of some language, abbreviated:
+			// "Jln. Kenari 3".
+			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && g.ts[j-1].f&wStreetAny != 0 && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap {
 				j++
 				continue
 			}
@@ -596,6 +631,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	if words == 0 {
 		return k, false, false
 	}
+	// A word for "number" before the house number: "Jalan Kenari no 3",
+	// "Lindenweg Nr. 5".
+	if q := g.numberWord(j); q > j {
+		j = q
+	}
 	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
 		j++
 		trailingNum = true
@@ -604,6 +644,22 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 		}
 	}
 	return j, marker, trailingNum
+}
+
+// numberWord returns where the house number starts after a word for
+// "number" at k ("no 3", "Nr. 5"), or k.
+func (g *tagger) numberWord(k int) int {
+	if !(g.lowerIs(k, "no") || g.lowerIs(k, "nr") || g.lowerIs(k, "nro")) || !g.sameLine(k) || !g.ts[k].sp {
+		return k
+	}
+	q := k + 1
+	if g.isPunct(q, '.') && g.glued(q) {
+		q++
+	}
+	if g.houseNumber(q) && g.sameLine(q) && g.ts[q].sp {
+		return q
+	}
+	return k
 }
 
 func (g *tagger) sentenceEndAfter(k int) bool {
@@ -673,7 +729,8 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
-		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 {
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 &&
+			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) {
 			return k
 		}
 		end = g.streetNoNumber(j)
@@ -775,8 +832,13 @@ func (g *tagger) streetAddress(k int) int {
 		// The country in the language of the address, after its postal
 		// code and town: "…, 40121 Sorvico, Itálie." (one word, no given
 		// name, ending the sentence or the line).
-		if postcode && places > 0 && g.isPunct(jj-1, ',') && g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
-			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!')) {
+		// So is a word on a line of its own under the town line of a
+		// block, and one before a lower-case word of the sentence
+		// ("…, AZ1000 Qusar, Boliviya until further notice").
+		if postcode && places > 0 && (g.isPunct(jj-1, ',') || g.ts[jj].nl == 1 && g.lineStart(jj) && (jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0)) &&
+			g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!') ||
+				g.isWord(jj+1) && g.sameLine(jj+1) && !g.ts[jj+1].cap && g.ts[jj+1].f&wCommon != 0 && g.ts[jj+1].f&wConnector == 0) {
 			parts = append(parts, addrPart{Location, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
@@ -917,10 +979,23 @@ func (g *tagger) postcodeAt(k int) int {
 			}
 		}
 	}
-	// A country prefix: "LV-1050", "CH-8001".
-	if t.kind == tWord && t.upper && len(g.word(k)) == 2 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
-		!g.ts[k+2].ord && len(g.word(k+2)) >= 4 && len(g.word(k+2)) <= 5 {
-		return k + 3
+	// A country prefix: "LV-1050", "CH-8001", or joined to the digits,
+	// "LV1050", "AZ1000"; two letters and two groups of digits joined by
+	// dashes ("AK-039-5028", a Ghanaian digital address).
+	if t.kind == tWord && t.upper && len(g.word(k)) == 2 {
+		if g.isNum(k+1) && g.glued(k+1) && !g.ts[k+1].ord && len(g.word(k+1)) >= 4 && len(g.word(k+1)) <= 5 && !(g.isPunct(k+2, '-') && g.glued(k+2)) {
+			return k + 2
+		}
+		if g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) && !g.ts[k+2].ord {
+			n := len(g.word(k + 2))
+			if g.isPunct(k+3, '-') && g.glued(k+3) && g.isNum(k+4) && g.glued(k+4) && !g.ts[k+4].ord && n >= 3 && n <= 4 && len(g.word(k+4)) == 4 &&
+				!(g.isPunct(k+5, '-') && g.glued(k+5)) {
+				return k + 5
+			}
+			if n >= 4 && n <= 5 {
+				return k + 3
+			}
+		}
 	}
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
@@ -1021,10 +1096,19 @@ func (g *tagger) streetNoNumber(k int) int {
 		return k
 	}
 	if !marker {
+		tail := g.postalTail(end)
+		// A street type of some language first (libpostal's lists),
+		// then the name and the number: "Jalan Kenari 3", "Parc des
+		// Tilleuls 12b"; a type that is also an English word ("Passage
+		// Merle 5") only after words that announce an address or before
+		// the rest of a postal address.
+		if trailing && g.cased && g.ts[k].cap && g.ts[k].f&wStreetAny != 0 && end-k >= 3 && end-k <= 7 &&
+			(tail || g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst|wLast) == 0 && (g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "on"))) {
+			return end
+		}
 		// A street name of its own language followed by its number,
 		// after words that announce an address ("sent to Vesturgata
 		// 66", "his address: Trg revolucije 12").
-		tail := g.postalTail(end)
 		if !trailing || end-k > 4 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
