@@ -334,7 +334,7 @@ var builtinWords = map[uint32]string{
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
 		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
-		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
+		"ctra str trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
 		"aleea intrarea splaiul șoseaua soseaua piața piata drumul cerrada viaducto calzada privada andador circuito retorno prolongación",
 	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept bloc",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +

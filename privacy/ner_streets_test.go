@@ -84,3 +84,17 @@ func TestStreetLineForms(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetLineUnitsAndParticles: a street of the USPS suffixes (River,
+// Lodge), a Romanian "Str" before the name with a block for the house
+// number ("Bloc 12/3"), a lower-case particle before the name ("van"), and
+// a form's next label ("Postcode:") that is no town. The sentences are
+// written for this test.
+func TestStreetLineUnitsAndParticles(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Meet me at 4120 Orrin River at dawn.", []string{"ADDRESS:4120 Orrin River"}},
+		{"The van hit a wall near Str Tudora, Bloc 12/3 on the way home.", []string{"ADDRESS:Str Tudora, Bloc 12/3"}},
+		{"Drop it at 31 van Wyksdorp Lane, please.", []string{"ADDRESS:31 van Wyksdorp Lane"}},
+		{"Address: 77 Hesketh Lodge\nPostcode: 4102\nCity: Brennley", []string{"ADDRESS:77 Hesketh Lodge", "ADDRESS:4102", "LOCATION:Brennley"}},
+	})
+}

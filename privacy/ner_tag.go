@@ -470,6 +470,10 @@ func (g *tagger) secondaryAt(k int) int {
 		return -1
 	}
 	j++
+	// "Bloc 20/59": a block and its entrance or flat.
+	if g.isPunct(j, '/') && g.glued(j) && g.isNum(j+1) && g.glued(j+1) && len(g.word(j+1)) <= 4 {
+		j += 2
+	}
 	// "PSC 7004, Box 8380"
 	if g.isPunct(j, ',') && g.lowerIs(j+1, "box") && g.isNum(j+2) {
 		j += 3
@@ -568,7 +572,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			break // "Lindenweg Nr. 5"
 		}
 		switch {
-		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0):
+		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0 ||
+			// "12 van Staden Lane": a connector in lower case between
+			// the house number and the name.
+			j > 0 && g.houseNumber(j-1) && !g.ts[j].cap && g.isWord(j+1) && g.sameLine(j+1) && g.ts[j+1].cap):
 			if g.streetMarker(j) {
 				marker = true
 			}
@@ -799,6 +806,9 @@ func (g *tagger) streetAddress(k int) int {
 			}
 			if places == 1 && city > jj && !g.placeLine(jj, city) {
 				city = jj
+			}
+			if city > jj && g.isPunct(city, ':') {
+				city = jj // the label of a form's next field ("Postcode:")
 			}
 			// In text without capitals, a word that is no English word
 			// between commas before a country is the town: "12 mill
@@ -1087,7 +1097,7 @@ func (g *tagger) houseNumber(k int) bool {
 // house number that ends with a street type and stands after a preposition
 // ("on Bezrukov Street").
 func (g *tagger) streetMarkerStart(k int) bool {
-	return g.isWord(k) && g.capWord(k) && g.ts[k].f&wStreetType == 0
+	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0)
 }
 
 func (g *tagger) streetNoNumber(k int) int {
