@@ -368,7 +368,7 @@ var builtinWords = map[uint32]string{
 		"packer loader mover sewer tailor dressmaker upholsterer jeweler repairman serviceman salesman " +
 		"salesperson buyer purchaser merchandiser marketer recruiter generalist scheduler expediter " +
 		"processor transcriptionist typist programmer tester strategist officer president chairman founder " +
-		"ceo cto cfo vp head lead chief",
+		"ceo cto cfo vp head lead chief student pupil intern trainee apprentice volunteer",
 	wPersonCue: "mr mrs ms miss dr prof sir dear hi hello hey named name call calls called by with said says told tell " +
 		"ask asked meet met thanks thank user customer patient client son daughter wife husband brother sister " +
 		"mother father friend partner colleague boss attn attention cc signed",

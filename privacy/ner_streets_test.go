@@ -98,3 +98,22 @@ func TestStreetLineUnitsAndParticles(t *testing.T) {
 		{"Address: 77 Hesketh Lodge\nPostcode: 4102\nCity: Brennley", []string{"ADDRESS:77 Hesketh Lodge", "ADDRESS:4102", "LOCATION:Brennley"}},
 	})
 }
+
+// TestNamesAroundAddressesAndOffices: unknown words right before a comma
+// and a street address are the person it is for, not a place; a role
+// before a given name is cut off the name; "the X office" of a known
+// place and "the X site" are places. The sentences are written for this
+// test.
+func TestNamesAroundAddressesAndOffices(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Parcel shipped to Qhawe Ndabezitha, 18 Harwick Road.", []string{"PERSON:Qhawe Ndabezitha", "ADDRESS:18 Harwick Road"}},
+		{"Student Maria Keller moved up a year.", []string{"PERSON:Maria Keller"}},
+		{"Your badge is ready at the Lisbon office.", []string{"LOCATION:Lisbon"}},
+		{"We agreed to visit the Vrelnik site next week.", []string{"LOCATION:Vrelnik"}},
+	})
+	// A firm's office and a known town before an address stay what they
+	// were.
+	checkEmbedded(t, []embeddedCase{
+		{"Meet me at the Zentrix office.", []string{"ORGANIZATION:Zentrix"}},
+	})
+}
