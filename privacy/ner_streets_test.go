@@ -117,3 +117,23 @@ func TestNamesAroundAddressesAndOffices(t *testing.T) {
 		{"Meet me at the Zentrix office.", []string{"ORGANIZATION:Zentrix"}},
 	})
 }
+
+// TestAbbreviatedStreetUnderHeading: under a heading that announces an
+// address, a short capitalised abbreviation, a name, a word for "number"
+// and the number, with a town and postal code on the next line, are one
+// address; an honorific in its place is not. The sentences are written
+// for this test.
+func TestAbbreviatedStreetUnderHeading(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Correspondence address:\nKp. Melati no 4\nTarakan 77114", []string{"ADDRESS:Kp. Melati no 4\nTarakan 77114"}},
+	})
+	for _, text := range []string{
+		"Correspondence address:\nMr. Melati no 4 times",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

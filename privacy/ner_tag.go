@@ -610,7 +610,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			}
 			// A capitalised street type of some language, abbreviated:
 			// "Jln. Kenari 3".
-			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && g.ts[j-1].f&wStreetAny != 0 && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap {
+			// So is a short capitalised abbreviation that is no
+			// honorific ("Kp. Melati 4"); the number and the rest of
+			// the address decide.
+			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap &&
+				(g.ts[j-1].f&wStreetAny != 0 || g.ts[j-1].e-g.ts[j-1].s <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
 				j++
 				continue
 			}
@@ -904,7 +908,7 @@ func (g *tagger) streetAddress(k int) int {
 // end with a capitalised street type that the closed lists lack but
 // libpostal's street types of some language hold ("37953 Tanya Skyway",
 // "5 Boame Lk"), after one to three capitalised words of which one is no
-// common word or is a name: a street of US form.
+// common word: a street of US form.
 func (g *tagger) foreignStreetType(a, e int) bool {
 	last := e - 1
 	if g.isPunct(last, '.') {
@@ -919,7 +923,7 @@ func (g *tagger) foreignStreetType(a, e int) bool {
 			return false
 		}
 		f := g.ts[j].f
-		if g.ts[j].cap && (f&wCommon == 0 || f&(wFirst|wLast) != 0) {
+		if g.ts[j].cap && f&wCommon == 0 {
 			named = true
 		}
 	}
@@ -1119,11 +1123,17 @@ func (g *tagger) streetNoNumber(k int) int {
 		// A street name of its own language followed by its number,
 		// after words that announce an address ("sent to Vesturgata
 		// 66", "his address: Trg revolucije 12").
-		if !trailing || end-k > 4 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+		words := 0
+		for j := k; j < end; j++ {
+			if g.isWord(j) && g.numberWord(j) == j {
+				words++
+			}
+		}
+		if !trailing || words > 3 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
 		for j := k; j < end-1; j++ {
-			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 {
+			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 && g.numberWord(j) == j {
 				return k
 			}
 		}
