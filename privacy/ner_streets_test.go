@@ -137,3 +137,30 @@ func TestAbbreviatedStreetUnderHeading(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetOfOneWordAfterPreposition: a street of one word of its own
+// language and its number after a word that says where ("from", "near")
+// is a street line; a version, a time or a count after such a word is
+// not. A street type that also ends names starts a street before a name
+// and a number ("Cesta v Gorice 12"), and small words of a town's language
+// join the town ("Valea lui Mihai"). The sentences are written for this
+// test.
+func TestStreetOfOneWordAfterPreposition(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The bus leaves from Tvrdinska 14 at noon.", []string{"ADDRESS:Tvrdinska 14"}},
+		{"A flat near Brekkemyra 9, Solvik is free.", []string{"ADDRESS:Brekkemyra 9", "LOCATION:Solvik"}},
+		{"Registered office: Cesta v Gorice 12, 1000 Ljubljana.", []string{"ADDRESS:Cesta v Gorice 12, 1000 Ljubljana"}},
+		{"Send it to Strada Morii 4, 505100 Valea lui Mihai.", []string{"ADDRESS:Strada Morii 4, 505100 Valea lui Mihai"}},
+	})
+	for _, text := range []string{
+		"We upgraded from Ubuntu 22.04 last week.",
+		"The train from Zvornik 5 minutes ago was late.",
+		"Drive 5 miles north.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

@@ -412,6 +412,11 @@ func (g *tagger) streetWord(k int) bool {
 		if !t.cap && t.f&wCommon == 0 && t.e-t.s <= 6 && k > 0 && g.ts[k-1].cap && (g.capWord(k+1) || g.isNum(k+1)) {
 			return true
 		}
+		// So is a preposition of one letter ("Cesta v Gorice", "Ulica
+		// k Mostu"), English "a" and "I" aside.
+		if !t.cap && t.e-t.s == 1 && !g.lowerIs(k, "a") && !g.lowerIs(k, "i") && k > 0 && g.ts[k-1].cap && g.capWord(k+1) && g.sameLine(k+1) {
+			return true
+		}
 		// A lower-case street type or abbreviation after the name, before
 		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
 		// küç., 9").
@@ -741,11 +746,17 @@ func (g *tagger) streetAddress(k int) int {
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
 		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 &&
-			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) {
+			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 {
 			return k
 		}
 		end = g.streetNoNumber(j)
 		if end == j {
+			return k
+		}
+		// A street type that also stands after names ("Cesta",
+		// "Square") starts a street only with a name and a number after
+		// it ("Cesta v Gorice 12"), not "Drive 5 miles".
+		if g.ts[j].f&wStreetType != 0 && g.ts[j].f&wStreetPre == 0 && end-j < 3 {
 			return k
 		}
 		// A known town whose name ends like a street ("Sherwood Park",
@@ -1101,7 +1112,7 @@ func (g *tagger) houseNumber(k int) bool {
 // house number that ends with a street type and stands after a preposition
 // ("on Bezrukov Street").
 func (g *tagger) streetMarkerStart(k int) bool {
-	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0)
+	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&(wStreetPre|wStreetAny) != 0)
 }
 
 func (g *tagger) streetNoNumber(k int) int {
@@ -1129,7 +1140,7 @@ func (g *tagger) streetNoNumber(k int) int {
 				words++
 			}
 		}
-		if !trailing || words > 3 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+		if !trailing || words > 3 || !g.addressWordBefore(k) && !tail && !g.placePrepBefore(k, end) || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
 		for j := k; j < end-1; j++ {
@@ -1162,12 +1173,36 @@ func (g *tagger) streetNoNumber(k int) int {
 	}
 	// Only the words before the street type must not be common words.
 	for j := k; j < end; j++ {
-		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 {
+		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 &&
+			!(g.ts[j].e-g.ts[j].s == 1 && !g.ts[j].cap) {
 			return k
 		}
 	}
 	return end
 }
+
+// placePrepBefore reports whether a street name of its own language and
+// its number [k, e) follow a word that says where ("leaves from Virska
+// 71", "near Elvemyra 8", "could not find Zadarska 76"), and the number is
+// a house number: no version ("from Ubuntu 22.04"), no time, no unit or
+// count after it ("from Gate 5 minutes").
+func (g *tagger) placePrepBefore(k, e int) bool {
+	if !(g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "find") || g.lowerIs(k-1, "on")) {
+		return false
+	}
+	n := e - 1
+	if g.isPunct(n, '.') {
+		return false
+	}
+	if !g.isNum(n) || len(g.word(n)) > 4 || e < len(g.ts) && g.glued(e) && !g.isPunct(e, ',') && !g.isPunct(e, '.') ||
+		g.isPunct(e, '.') && g.isNum(e+1) && g.glued(e+1) {
+		return false
+	}
+	return !(g.isWord(e) && g.sameLine(e) && g.oneOf(e, unitWords))
+}
+
+// unitWords follow numbers that count or measure, not house numbers.
+var unitWords = wordSet("am pm km kg mi miles mph kmh percent years year hours hour minutes minute seconds days weeks months people times points degrees mb gb tb users items pages")
 
 // postalTail reports whether the line goes on after a street line that
 // ends at e with the rest of a postal address (or the next line of a block
@@ -1343,7 +1378,10 @@ func (g *tagger) cityAt(k int) int {
 		return k
 	}
 	j := k + 1
-	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.ts[j].f&wConnector != 0 && g.capWord(j+1)) {
+	// (Small words of the town's language join it: "Valea lui Mihai",
+	// "Kostelec na Hané".)
+	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.capWord(j+1) && g.ts[j+1].sp && g.sameLine(j+1) &&
+		(g.ts[j].f&wConnector != 0 || !g.ts[j].cap && g.ts[j].f&wCommon == 0 && utf8.RuneCountInString(g.word(j)) <= 3)) {
 		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper || len(g.word(j)) <= 3 && g.postcodeAt(j+1) > j+1 {
 			break
 		}
