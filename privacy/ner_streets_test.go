@@ -164,3 +164,24 @@ func TestStreetOfOneWordAfterPreposition(t *testing.T) {
 		}
 	}
 }
+
+// TestNoStreetLookAlikes: phone extensions, honorifics, times, events,
+// years and shouted words are no street lines, though their words are
+// street types of some language or their shapes are those of streets. The
+// sentences are written for this test.
+func TestNoStreetLookAlikes(t *testing.T) {
+	for _, text := range []string{
+		"Call Mira Tanaka ext. 40211 for details.",
+		"Please ask Dr. Okafor 2 questions.",
+		"The advisory lasts till 6:00 PM CST tonight.",
+		"A man was hurt working on Qatar 2022 stadiums.",
+		"He moved from Zorvik 1998 onwards.",
+		"They shouted RUN RUN RUN at us.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

@@ -420,7 +420,8 @@ func (g *tagger) streetWord(k int) bool {
 		// A lower-case street type or abbreviation after the name, before
 		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
 		// küç., 9").
-		if !t.cap && t.f&wCommon == 0 && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) {
+		if !t.cap && t.f&wCommon == 0 && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
+			!g.lowerIs(k, "ext") && !g.lowerIs(k, "tel") && !g.lowerIs(k, "fax") { // "Ann Lee ext. 4412" is a phone line
 			q := k + 1
 			if t.dot && g.isPunct(q, '.') {
 				q++
@@ -428,7 +429,7 @@ func (g *tagger) streetWord(k int) bool {
 			if g.isPunct(q, ',') {
 				q++
 			}
-			if q > k+1 && g.houseNumber(q) && g.sameLine(q) {
+			if q > k+1 && g.houseNumber(q) && g.sameLine(q) && (t.f&wStreetAny != 0 || g.postalTail(q+1)) {
 				return true
 			}
 		}
@@ -756,7 +757,7 @@ func (g *tagger) streetAddress(k int) int {
 		// A street type that also stands after names ("Cesta",
 		// "Square") starts a street only with a name and a number after
 		// it ("Cesta v Gorice 12"), not "Drive 5 miles".
-		if g.ts[j].f&wStreetType != 0 && g.ts[j].f&wStreetPre == 0 && end-j < 3 {
+		if g.ts[j].f&wStreetType != 0 && g.ts[j].f&wStreetPre == 0 && (end-j < 3 || !g.isNum(end-1) && !g.isNum(end-2)) {
 			return k
 		}
 		// A known town whose name ends like a street ("Sherwood Park",
@@ -926,6 +927,10 @@ func (g *tagger) foreignStreetType(a, e int) bool {
 		last--
 	}
 	if !g.cased || last <= a || last-a > 3 || !g.isWord(last) || !g.ts[last].cap || g.ts[last].f&wStreetAny == 0 {
+		return false
+	}
+	// Not the minutes of a time ("at 3:00 PM CST").
+	if n := a - 1; n >= 1 && (g.isPunct(n-1, ':') || g.glued(n) && g.isPunct(n-1, '.')) {
 		return false
 	}
 	named := false
@@ -1112,7 +1117,7 @@ func (g *tagger) houseNumber(k int) bool {
 // house number that ends with a street type and stands after a preposition
 // ("on Bezrukov Street").
 func (g *tagger) streetMarkerStart(k int) bool {
-	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&(wStreetPre|wStreetAny) != 0)
+	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0 || g.ts[k].f&(wStreetAny|wHonorific) == wStreetAny)
 }
 
 func (g *tagger) streetNoNumber(k int) int {
@@ -1190,7 +1195,15 @@ func (g *tagger) placePrepBefore(k, e int) bool {
 	if !(g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "find") || g.lowerIs(k-1, "on")) {
 		return false
 	}
+	// A known place and a number are a district or an event ("Praha
+	// 4", "Qatar 2022").
+	if e-k == 2 && g.ts[k].f&(wCity|wCountry|wRegion) != 0 {
+		return false
+	}
 	n := e - 1
+	if w := g.word(n); len(w) == 4 && (w[:2] == "19" || w[:2] == "20") {
+		return false // a year
+	}
 	if g.isPunct(n, '.') {
 		return false
 	}
