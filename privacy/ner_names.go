@@ -648,7 +648,7 @@ func (g *tagger) placeWords(a, e int) bool {
 }
 
 var (
-	placeBefore = wordSet("around outside across throughout via towards toward into inside between")
+	placeBefore = wordSet("around outside across throughout through via towards toward into inside between")
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
 		"residents citizens museums airport neighborhoods neighbourhoods skyline population inhabitants native natives " +
 		"north south east west northeast northwest southeast southwest suburb heart")
@@ -656,7 +656,7 @@ var (
 	// placeNounsBefore name a place before "is": "my hometown is X".
 	placeNounsBefore = wordSet("hometown birthplace destination city town village capital")
 	placeAfter       = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
-		"airport harbour harbor police county province municipality residents site campus")
+		"airport harbour harbor police county province municipality residents site campus branch")
 	// usStates are the postal codes of the US states.
 	usStates = func() map[string]bool {
 		m := map[string]bool{}
@@ -806,7 +806,7 @@ var (
 	// "sent it to", "thanks to".
 	toPerson = wordSet("hello hi say said says talk talked talking speak spoke speaking write wrote writing sent send sends " +
 		"sending gave give gives giving reply replied replying listen listened thanks thank according belongs belong " +
-		"belonged introduced married engaged")
+		"belonged introduced married engaged questions question replies answers messages letters forwarded addressed")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
 		"flight flights ticket tickets journey train bus ferry route been heading headed head bound drive drove driving " +

@@ -185,3 +185,14 @@ func TestNoStreetLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacesAfterThroughAndBranches: a run after "through" is a place, as
+// is one before "branch"; a name after "questions to" is a person. The
+// sentences are written for this test.
+func TestPlacesAfterThroughAndBranches(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"We drove through Vrelnik and on to the coast.", []string{"LOCATION:Vrelnik"}},
+		{"She moved to the Tarnvik branch last year.", []string{"LOCATION:Tarnvik"}},
+		{"Questions to Ovrin Kastelic, please.", []string{"PERSON:Ovrin Kastelic"}},
+	})
+}
