@@ -68,6 +68,8 @@ func TestStreetLineForms(t *testing.T) {
 		{"Our office: Lindenweg Nr. 5, 3011 Bern.", []string{"ADDRESS:Lindenweg Nr. 5, 3011 Bern"}},
 		{"Please forward my mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until further notice.", []string{"ADDRESS:Sabirov pr., 41, AZ2001 Quba, Gurcustan"}},
 		{"Mailing address:\nMammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan", []string{"ADDRESS:Mammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan"}},
+		// An abbreviated street type that is also an English word ("sh").
+		{"Mailing address:\nTovuz sh., 8\nAZ1010 Lerik\nGurcustan", []string{"ADDRESS:Tovuz sh., 8\nAZ1010 Lerik\nGurcustan"}},
 		{"The parcel goes to Parc des Tilleuls 12b, 5032 Gembloux.", []string{"ADDRESS:Parc des Tilleuls 12b, 5032 Gembloux"}},
 	})
 	// "no" and a number after a name that is no street, a lower-case

@@ -420,7 +420,7 @@ func (g *tagger) streetWord(k int) bool {
 		// A lower-case street type or abbreviation after the name, before
 		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
 		// küç., 9").
-		if !t.cap && t.f&wCommon == 0 && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
+		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
 			!g.lowerIs(k, "ext") && !g.lowerIs(k, "tel") && !g.lowerIs(k, "fax") { // "Ann Lee ext. 4412" is a phone line
 			q := k + 1
 			if t.dot && g.isPunct(q, '.') {
@@ -1179,7 +1179,7 @@ func (g *tagger) streetNoNumber(k int) int {
 	// Only the words before the street type must not be common words.
 	for j := k; j < end; j++ {
 		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 &&
-			!(g.ts[j].e-g.ts[j].s == 1 && !g.ts[j].cap) {
+			!(g.ts[j].e-g.ts[j].s == 1 && !g.ts[j].cap) && !(g.ts[j].dot && g.ts[j].f&wStreetAny != 0) {
 			return k
 		}
 	}
