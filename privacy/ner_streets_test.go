@@ -97,7 +97,7 @@ func TestStreetLineUnitsAndParticles(t *testing.T) {
 		{"Meet me at 4120 Orrin River at dawn.", []string{"ADDRESS:4120 Orrin River"}},
 		{"The van hit a wall near Str Tudora, Bloc 12/3 on the way home.", []string{"ADDRESS:Str Tudora, Bloc 12/3"}},
 		{"Drop it at 31 van Wyksdorp Lane, please.", []string{"ADDRESS:31 van Wyksdorp Lane"}},
-		{"Address: 77 Hesketh Lodge\nPostcode: 4102\nCity: Brennley", []string{"ADDRESS:77 Hesketh Lodge", "ADDRESS:4102", "LOCATION:Brennley"}},
+		{"Address: 77 Quarrow Lodge\nPostcode: 4102\nCity: Brennley", []string{"ADDRESS:77 Quarrow Lodge", "ADDRESS:4102", "LOCATION:Brennley"}},
 	})
 }
 

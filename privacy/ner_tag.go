@@ -930,7 +930,7 @@ func (g *tagger) foreignStreetType(a, e int) bool {
 		return false
 	}
 	// Not the minutes of a time ("at 3:00 PM CST").
-	if n := a - 1; n >= 1 && (g.isPunct(n-1, ':') || g.glued(n) && g.isPunct(n-1, '.')) {
+	if n := a - 1; n >= 2 && (g.isPunct(n-1, ':') && g.isNum(n-2) || g.glued(n) && g.isPunct(n-1, '.')) {
 		return false
 	}
 	named := false
