@@ -198,3 +198,30 @@ func TestPlacesAfterThroughAndBranches(t *testing.T) {
 		{"Questions to Ovrin Kastelic, please.", []string{"PERSON:Ovrin Kastelic"}},
 	})
 }
+
+// TestStreetFormsStream: a stream cut at any point rewrites the sentences
+// of the tests above as the whole text is rewritten.
+func TestStreetFormsStream(t *testing.T) {
+	for _, text := range []string{
+		"Pick me up from 4810 Quillon Skyway at noon.",
+		"Ship it to 14 Larkwell Street, Odumase GT-204-7781 by noon.",
+		"Write to Kalnu iela 12, LV3001 Jelgava, please.",
+		"Send it to Jln. Kenari no 5, Tarakan 77114.",
+		"Please forward my mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until further notice.",
+		"Mailing address:\nTovuz sh., 8\nAZ1010 Lerik\nGurcustan",
+		"The van hit a wall near Str Tudora, Bloc 12/3 on the way home.",
+		"Parcel shipped to Qhawe Ndabezitha, 18 Harwick Road.",
+		"The bus leaves from Tvrdinska 14 at noon.",
+		"Registered office: Cesta v Gorice 12, 1000 Ljubljana.",
+		"Send it to Strada Morii 4, 505100 Valea lui Mihai.",
+		"The advisory lasts till 6:00 PM CST tonight.",
+	} {
+		want := oneShot(t, text, ModeTokens, NoTypes())
+		for i := 0; i <= len(text); i++ {
+			if got, _ := streamed(t, text, []int{i}, ModeTokens, NoTypes()); got != want {
+				t.Errorf("split at %d of %q:\n got %q\nwant %q", i, text, got, want)
+				break
+			}
+		}
+	}
+}
