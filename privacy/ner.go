@@ -572,9 +572,8 @@ func (e *entities) holdback(text string) int {
 		}
 		// A capitalised word that is never part of a name ("Dear", "The")
 		// does not hold the stream, unless it ends the text and may go on
-		// ("So" of "Sons") or it is a street type of some language that
-		// may start a street line ("By" of Danish streets).
-		if capital && r == w && f&wNotName != 0 && f&(wHonorific|wStreetAny) == 0 && !numberBefore(text, p) && w < len(text) {
+		// ("So" of "Sons").
+		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) && w < len(text) {
 			capital = false
 		}
 		// A unit or street word ("apt", "fl", "rue") may be followed by its

@@ -215,7 +215,8 @@ func TestStreetFormsStream(t *testing.T) {
 		"Registered office: Cesta v Gorice 12, 1000 Ljubljana.",
 		"Send it to Strada Morii 4, 505100 Valea lui Mihai.",
 		"The advisory lasts till 6:00 PM CST tonight.",
-		// A street type that is also a word never part of a name ("By").
+		// A street type that is also a word never part of a name ("By")
+		// starts no street, so the stream need not hold it.
 		"Post it to: By Havnen 4, 2100 Nordby",
 	} {
 		want := oneShot(t, text, ModeTokens, NoTypes())

@@ -1117,7 +1117,7 @@ func (g *tagger) houseNumber(k int) bool {
 // house number that ends with a street type and stands after a preposition
 // ("on Bezrukov Street").
 func (g *tagger) streetMarkerStart(k int) bool {
-	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0 || g.ts[k].f&(wStreetAny|wHonorific) == wStreetAny)
+	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0 || g.ts[k].f&(wStreetAny|wHonorific|wNotName) == wStreetAny)
 }
 
 func (g *tagger) streetNoNumber(k int) int {
@@ -1132,7 +1132,7 @@ func (g *tagger) streetNoNumber(k int) int {
 		// Tilleuls 12b"; a type that is also an English word ("Passage
 		// Merle 5") only after words that announce an address or before
 		// the rest of a postal address.
-		if trailing && g.cased && g.ts[k].cap && g.ts[k].f&wStreetAny != 0 && end-k >= 3 && end-k <= 7 &&
+		if trailing && g.cased && g.ts[k].cap && g.ts[k].f&(wStreetAny|wNotName) == wStreetAny && end-k >= 3 && end-k <= 7 &&
 			(tail || g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst|wLast) == 0 && (g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "on"))) {
 			return end
 		}
