@@ -38,6 +38,7 @@ const (
 	wNotName                       // capitalised words that are never names (I, OK, ...)
 	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
 	wNation                        // a word for a nation, a people or a faith (Iraqi, Norwegians, Sunni)
+	wStreetAny                     // a street type of any language or its abbreviation (libpostal): Skyway, Lk, küçəsi, Jln
 )
 
 type lexicon struct {
@@ -89,6 +90,7 @@ func theLexicon() *lexicon {
 		add("countries.txt", wCountry)
 		add("regions.txt", wRegion)
 		add("nations.txt", wNation)
+		add("streets.txt", wStreetAny)
 		for class, list := range builtinPlaces {
 			for _, line := range strings.Split(list, ";") {
 				key := strings.Join(strings.Fields(strings.ToLower(line)), " ")
@@ -332,7 +334,7 @@ var builtinWords = map[uint32]string{
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
 		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
-		"ctra trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
+		"ctra str trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
 		"aleea intrarea splaiul șoseaua soseaua piața piata drumul cerrada viaducto calzada privada andador circuito retorno prolongación",
 	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept bloc",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
@@ -366,7 +368,7 @@ var builtinWords = map[uint32]string{
 		"packer loader mover sewer tailor dressmaker upholsterer jeweler repairman serviceman salesman " +
 		"salesperson buyer purchaser merchandiser marketer recruiter generalist scheduler expediter " +
 		"processor transcriptionist typist programmer tester strategist officer president chairman founder " +
-		"ceo cto cfo vp head lead chief",
+		"ceo cto cfo vp head lead chief student pupil intern trainee apprentice volunteer",
 	wPersonCue: "mr mrs ms miss dr prof sir dear hi hello hey named name call calls called by with said says told tell " +
 		"ask asked meet met thanks thank user customer patient client son daughter wife husband brother sister " +
 		"mother father friend partner colleague boss attn attention cc signed",

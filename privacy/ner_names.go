@@ -405,7 +405,7 @@ func (g *tagger) classify(a, e int) {
 			return
 		}
 	}
-	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e)
+	personCue := p >= 0 && g.ts[p].f&wPersonCue != 0 || g.personCueBefore(a) || g.personCueAfter(e) || g.addressee(a, e)
 	placeCue := p >= 0 && g.ts[p].f&wPlaceCue != 0 && !(g.lowerIs(p, "to") && g.oneOf(g.prevWord(p), toPerson))
 	orgCue := g.orgCue(a, e, p)
 	// "at X" after a job ("works as an engineer at X", "the head of
@@ -648,7 +648,7 @@ func (g *tagger) placeWords(a, e int) bool {
 }
 
 var (
-	placeBefore = wordSet("around outside across throughout via towards toward into inside between")
+	placeBefore = wordSet("around outside across throughout through via towards toward into inside between")
 	placeNouns  = wordSet("city town village streets mayor suburbs outskirts centre center capital province port harbour harbor " +
 		"residents citizens museums airport neighborhoods neighbourhoods skyline population inhabitants native natives " +
 		"north south east west northeast northwest southeast southwest suburb heart")
@@ -656,7 +656,7 @@ var (
 	// placeNounsBefore name a place before "is": "my hometown is X".
 	placeNounsBefore = wordSet("hometown birthplace destination city town village capital")
 	placeAfter       = wordSet("area region district neighbourhood neighborhood suburb suburbs outskirts countryside coast coastline " +
-		"airport harbour harbor police county province municipality residents")
+		"airport harbour harbor police county province municipality residents site campus branch")
 	// usStates are the postal codes of the US states.
 	usStates = func() map[string]bool {
 		m := map[string]bool{}
@@ -806,7 +806,7 @@ var (
 	// "sent it to", "thanks to".
 	toPerson = wordSet("hello hi say said says talk talked talking speak spoke speaking write wrote writing sent send sends " +
 		"sending gave give gives giving reply replied replying listen listened thanks thank according belongs belong " +
-		"belonged introduced married engaged")
+		"belonged introduced married engaged questions question replies answers messages letters forwarded addressed")
 	toVerbs = wordSet("moved move moving relocated relocating emigrated immigrated flew fly flying travel travelled " +
 		"traveled travelling traveling trip trips going go went coming come came welcome back returned returning " +
 		"flight flights ticket tickets journey train bus ferry route been heading headed head bound drive drove driving " +
@@ -855,6 +855,26 @@ func (g *tagger) orgWords(a, e int) bool {
 	for j := a; j < e; j++ {
 		if g.ts[j].f&wOrgWord != 0 && g.ts[j].f&nameFlags == 0 {
 			return true
+		}
+	}
+	return false
+}
+
+// addressee reports whether the run [a, e), which no list knows as a
+// place, stands right before a comma and a street address found on its
+// line ("shipped to Nomsa Dlamini, 12 Oak Road"): the one the address is
+// for, since a town follows its street, not the reverse.
+func (g *tagger) addressee(a, e int) bool {
+	if !g.cased || !g.isPunct(e, ',') || !g.glued(e) || !g.sameLine(e+1) || e+1 >= len(g.ts) || !g.ts[e+1].used {
+		return false
+	}
+	if e-a == 1 && g.ts[a].f&(wCity|wCountry|wRegion) != 0 || e-a > 1 && g.l.lookupPlace(g.text, g.ts[a:e]) != 0 {
+		return false
+	}
+	s := g.ts[e+1].s
+	for i := len(g.dst) - 1; i >= 0 && i >= len(g.dst)-16; i-- {
+		if f := &g.dst[i]; f.Start == s && f.Type == Address {
+			return g.isNum(e + 1) // a house number first
 		}
 	}
 	return false
@@ -918,7 +938,10 @@ func (g *tagger) lineStartRun(e int) bool {
 // orgCue reports contexts that name organisations: "at X" with a place
 // or time nearby, "The X office", "for X", "X Inc" handled by suffixes.
 func (g *tagger) orgCue(a, e, p int) bool {
-	if g.lowerIs(a-1, "the") && (g.lowerIs(e, "office") || g.lowerIs(e, "offices")) {
+	// "The Acme office"; but "the Lisbon office" is a firm's office in
+	// a known place.
+	if g.lowerIs(a-1, "the") && (g.lowerIs(e, "office") || g.lowerIs(e, "offices")) &&
+		!(e-a == 1 && g.ts[a].f&(wCity|wCountry|wRegion) != 0 || e-a > 1 && g.l.lookupPlace(g.text, g.ts[a:e]) != 0) {
 		return true
 	}
 	if g.lowerIs(e, "is") && (g.lowerIs(e+1, "the") && g.lowerIs(e+2, "brainchild") || g.lowerIs(e+1, "a") && g.isNum(e+2)) {
@@ -1002,7 +1025,7 @@ var partnerAnds = wordSet("and und et e y en och og és")
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords}
+	placeBefore, unitWords, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

@@ -412,6 +412,27 @@ func (g *tagger) streetWord(k int) bool {
 		if !t.cap && t.f&wCommon == 0 && t.e-t.s <= 6 && k > 0 && g.ts[k-1].cap && (g.capWord(k+1) || g.isNum(k+1)) {
 			return true
 		}
+		// So is a preposition of one letter ("Cesta v Gorice", "Ulica
+		// k Mostu"), English "a" and "I" aside.
+		if !t.cap && t.e-t.s == 1 && !g.lowerIs(k, "a") && !g.lowerIs(k, "i") && k > 0 && g.ts[k-1].cap && g.capWord(k+1) && g.sameLine(k+1) {
+			return true
+		}
+		// A lower-case street type or abbreviation after the name, before
+		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
+		// küç., 9").
+		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
+			!g.lowerIs(k, "ext") && !g.lowerIs(k, "tel") && !g.lowerIs(k, "fax") { // "Ann Lee ext. 4412" is a phone line
+			q := k + 1
+			if t.dot && g.isPunct(q, '.') {
+				q++
+			}
+			if g.isPunct(q, ',') {
+				q++
+			}
+			if q > k+1 && g.houseNumber(q) && g.sameLine(q) && (t.f&wStreetAny != 0 || g.postalTail(q+1)) {
+				return true
+			}
+		}
 		return t.cap
 	}
 	return t.f&wCommon == 0 || t.f&(wFirst|wLast|wCity) != 0
@@ -455,6 +476,10 @@ func (g *tagger) secondaryAt(k int) int {
 		return -1
 	}
 	j++
+	// "Bloc 20/59": a block and its entrance or flat.
+	if g.isPunct(j, '/') && g.glued(j) && g.isNum(j+1) && g.glued(j+1) && len(g.word(j+1)) <= 4 {
+		j += 2
+	}
 	// "PSC 7004, Box 8380"
 	if g.isPunct(j, ',') && g.lowerIs(j+1, "box") && g.isNum(j+2) {
 		j += 3
@@ -549,8 +574,14 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	j := k
 	words := 0
 	for j < len(g.ts) && j-k < 10 {
+		if words > 0 && g.numberWord(j) > j {
+			break // "Lindenweg Nr. 5"
+		}
 		switch {
-		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0):
+		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0 ||
+			// "12 van Staden Lane": a connector in lower case between
+			// the house number and the name.
+			j > 0 && g.houseNumber(j-1) && !g.ts[j].cap && g.isWord(j+1) && g.sameLine(j+1) && g.ts[j+1].cap):
 			if g.streetMarker(j) {
 				marker = true
 			}
@@ -566,9 +597,30 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 				return j, marker, false
 			}
 			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
-			// abbreviation before the number.
-			if g.ts[j-1].dot && !g.ts[j-1].cap && g.ts[j-1].e-g.ts[j-1].s <= 3 && g.isPunct(j, '.') && g.isNum(j+1) && g.sameLine(j+1) {
-				marker = true
+			// abbreviation before the number; after a comma when the
+			// rest of a postal address follows ("Yesenin pr., 385,
+			// AZ1000 Town").
+			if g.ts[j-1].dot && !g.ts[j-1].cap && g.isPunct(j, '.') && (g.ts[j-1].e-g.ts[j-1].s <= 3 || utf8.RuneCountInString(g.word(j-1)) <= 4) {
+				if g.isNum(j+1) && g.sameLine(j+1) {
+					marker = true
+					j++
+					continue
+				}
+			}
+			// A lower-case street type after the name, a comma and the
+			// number, before the rest of a postal address: "Yesenin pr.,
+			// 385, AZ1000 Town", "Nizami küçəsi, 12" and a town line.
+			if q := j + b2i(g.ts[j-1].dot && g.isPunct(j, '.')); !g.ts[j-1].cap && words > 1 && g.isPunct(q, ',') && g.houseNumber(q+1) && g.sameLine(q+1) &&
+				len(g.word(q+1)) <= 5 && g.postalTail(q+2) {
+				return q + 2, true, true
+			}
+			// A capitalised street type of some language, abbreviated:
+			// "Jln. Kenari 3".
+			// So is a short capitalised abbreviation that is no
+			// honorific ("Kp. Melati 4"); the number and the rest of
+			// the address decide.
+			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap &&
+				(g.ts[j-1].f&wStreetAny != 0 || g.ts[j-1].e-g.ts[j-1].s <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
 				j++
 				continue
 			}
@@ -596,6 +648,11 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	if words == 0 {
 		return k, false, false
 	}
+	// A word for "number" before the house number: "Jalan Kenari no 3",
+	// "Lindenweg Nr. 5".
+	if q := g.numberWord(j); q > j {
+		j = q
+	}
 	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
 		j++
 		trailingNum = true
@@ -604,6 +661,22 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 		}
 	}
 	return j, marker, trailingNum
+}
+
+// numberWord returns where the house number starts after a word for
+// "number" at k ("no 3", "Nr. 5"), or k.
+func (g *tagger) numberWord(k int) int {
+	if !(g.lowerIs(k, "no") || g.lowerIs(k, "nr") || g.lowerIs(k, "nro")) || !g.sameLine(k) || !g.ts[k].sp {
+		return k
+	}
+	q := k + 1
+	if g.isPunct(q, '.') && g.glued(q) {
+		q++
+	}
+	if g.houseNumber(q) && g.sameLine(q) && g.ts[q].sp {
+		return q
+	}
+	return k
 }
 
 func (g *tagger) sentenceEndAfter(k int) bool {
@@ -648,6 +721,9 @@ func (g *tagger) streetAddress(k int) int {
 		if end == nameStart {
 			return k
 		}
+		if !marker && !trailing && g.foreignStreetType(nameStart, end) {
+			marker = true
+		}
 		words := end - nameStart
 		// The rest of a postal address after the words shows them to be
 		// a street of a type no list knows ("12 Tolland Reaches,
@@ -670,11 +746,18 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
-		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 {
+		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 &&
+			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 {
 			return k
 		}
 		end = g.streetNoNumber(j)
 		if end == j {
+			return k
+		}
+		// A street type that also stands after names ("Cesta",
+		// "Square") starts a street only with a name and a number after
+		// it ("Cesta v Gorice 12"), not "Drive 5 miles".
+		if g.ts[j].f&wStreetType != 0 && g.ts[j].f&wStreetPre == 0 && (end-j < 3 || !g.isNum(end-1) && !g.isNum(end-2)) {
 			return k
 		}
 		// A known town whose name ends like a street ("Sherwood Park",
@@ -740,6 +823,9 @@ func (g *tagger) streetAddress(k int) int {
 			if places == 1 && city > jj && !g.placeLine(jj, city) {
 				city = jj
 			}
+			if city > jj && g.isPunct(city, ':') {
+				city = jj // the label of a form's next field ("Postcode:")
+			}
 			// In text without capitals, a word that is no English word
 			// between commas before a country is the town: "12 mill
 			// lane, vrenstad, norway".
@@ -772,8 +858,13 @@ func (g *tagger) streetAddress(k int) int {
 		// The country in the language of the address, after its postal
 		// code and town: "…, 40121 Sorvico, Itálie." (one word, no given
 		// name, ending the sentence or the line).
-		if postcode && places > 0 && g.isPunct(jj-1, ',') && g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
-			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!')) {
+		// So is a word on a line of its own under the town line of a
+		// block, and one before a lower-case word of the sentence
+		// ("…, AZ1000 Qusar, Boliviya until further notice").
+		if postcode && places > 0 && (g.isPunct(jj-1, ',') || g.ts[jj].nl == 1 && g.lineStart(jj) && (jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0)) &&
+			g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
+			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!') ||
+				g.isWord(jj+1) && g.sameLine(jj+1) && !g.ts[jj+1].cap && g.ts[jj+1].f&wCommon != 0 && g.ts[jj+1].f&wConnector == 0) {
 			parts = append(parts, addrPart{Location, jj, jj + 1})
 			j = jj + 1
 			hasMore = true
@@ -823,6 +914,36 @@ func (g *tagger) streetAddress(k int) int {
 		g.emit(p.typ, p.a, p.b, 0.8)
 	}
 	return parts[len(parts)-1].b
+}
+
+// foreignStreetType reports whether the words [a, e) after a house number
+// end with a capitalised street type that the closed lists lack but
+// libpostal's street types of some language hold ("37953 Tanya Skyway",
+// "5 Boame Lk"), after one to three capitalised words of which one is no
+// common word: a street of US form.
+func (g *tagger) foreignStreetType(a, e int) bool {
+	last := e - 1
+	if g.isPunct(last, '.') {
+		last--
+	}
+	if !g.cased || last <= a || last-a > 3 || !g.isWord(last) || !g.ts[last].cap || g.ts[last].f&wStreetAny == 0 {
+		return false
+	}
+	// Not the minutes of a time ("at 3:00 PM CST").
+	if n := a - 1; n >= 2 && (g.isPunct(n-1, ':') && g.isNum(n-2) || g.glued(n) && g.isPunct(n-1, '.')) {
+		return false
+	}
+	named := false
+	for j := a; j < last; j++ {
+		if !g.isWord(j) {
+			return false
+		}
+		f := g.ts[j].f
+		if g.ts[j].cap && f&wCommon == 0 {
+			named = true
+		}
+	}
+	return named
 }
 
 // onlyStreetWords reports whether the words of [a, e) are all street
@@ -888,10 +1009,23 @@ func (g *tagger) postcodeAt(k int) int {
 			}
 		}
 	}
-	// A country prefix: "LV-1050", "CH-8001".
-	if t.kind == tWord && t.upper && len(g.word(k)) == 2 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
-		!g.ts[k+2].ord && len(g.word(k+2)) >= 4 && len(g.word(k+2)) <= 5 {
-		return k + 3
+	// A country prefix: "LV-1050", "CH-8001", or joined to the digits,
+	// "LV1050", "AZ1000"; two letters and two groups of digits joined by
+	// dashes ("AK-039-5028", a Ghanaian digital address).
+	if t.kind == tWord && t.upper && len(g.word(k)) == 2 {
+		if g.isNum(k+1) && g.glued(k+1) && !g.ts[k+1].ord && len(g.word(k+1)) >= 4 && len(g.word(k+1)) <= 5 && !(g.isPunct(k+2, '-') && g.glued(k+2)) {
+			return k + 2
+		}
+		if g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) && !g.ts[k+2].ord {
+			n := len(g.word(k + 2))
+			if g.isPunct(k+3, '-') && g.glued(k+3) && g.isNum(k+4) && g.glued(k+4) && !g.ts[k+4].ord && n >= 3 && n <= 4 && len(g.word(k+4)) == 4 &&
+				!(g.isPunct(k+5, '-') && g.glued(k+5)) {
+				return k + 5
+			}
+			if n >= 4 && n <= 5 {
+				return k + 3
+			}
+		}
 	}
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
@@ -983,7 +1117,7 @@ func (g *tagger) houseNumber(k int) bool {
 // house number that ends with a street type and stands after a preposition
 // ("on Bezrukov Street").
 func (g *tagger) streetMarkerStart(k int) bool {
-	return g.isWord(k) && g.capWord(k) && g.ts[k].f&wStreetType == 0
+	return g.isWord(k) && g.capWord(k) && (g.ts[k].f&wStreetType == 0 || g.ts[k].f&wStreetPre != 0 || g.ts[k].f&(wStreetAny|wHonorific|wNotName) == wStreetAny)
 }
 
 func (g *tagger) streetNoNumber(k int) int {
@@ -992,15 +1126,30 @@ func (g *tagger) streetNoNumber(k int) int {
 		return k
 	}
 	if !marker {
+		tail := g.postalTail(end)
+		// A street type of some language first (libpostal's lists),
+		// then the name and the number: "Jalan Kenari 3", "Parc des
+		// Tilleuls 12b"; a type that is also an English word ("Passage
+		// Merle 5") only after words that announce an address or before
+		// the rest of a postal address.
+		if trailing && g.cased && g.ts[k].cap && g.ts[k].f&(wStreetAny|wNotName) == wStreetAny && end-k >= 3 && end-k <= 7 &&
+			(tail || g.addressWordBefore(k) || g.ts[k].f&(wCommon|wFirst|wLast) == 0 && (g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "on"))) {
+			return end
+		}
 		// A street name of its own language followed by its number,
 		// after words that announce an address ("sent to Vesturgata
 		// 66", "his address: Trg revolucije 12").
-		tail := g.postalTail(end)
-		if !trailing || end-k > 4 || !g.addressWordBefore(k) && !tail || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
+		words := 0
+		for j := k; j < end; j++ {
+			if g.isWord(j) && g.numberWord(j) == j {
+				words++
+			}
+		}
+		if !trailing || words > 3 || !g.addressWordBefore(k) && !tail && !g.placePrepBefore(k, end) || !tail && g.ts[k].f&(wCommon|wFirst) != 0 || !g.ts[k].cap && g.cased {
 			return k
 		}
 		for j := k; j < end-1; j++ {
-			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 {
+			if g.isWord(j) && g.ts[j].f&wCommon != 0 && g.ts[j].f&wConnector == 0 && g.numberWord(j) == j {
 				return k
 			}
 		}
@@ -1029,12 +1178,44 @@ func (g *tagger) streetNoNumber(k int) int {
 	}
 	// Only the words before the street type must not be common words.
 	for j := k; j < end; j++ {
-		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 {
+		if g.isWord(j) && g.ts[j].f&(wStreetType|wStreetPre|wConnector) == 0 && g.ts[j].f&wCommon != 0 && g.ts[j].f&(wLast|wFirst|wCity) == 0 &&
+			!(g.ts[j].e-g.ts[j].s == 1 && !g.ts[j].cap) && !(g.ts[j].dot && g.ts[j].f&wStreetAny != 0) {
 			return k
 		}
 	}
 	return end
 }
+
+// placePrepBefore reports whether a street name of its own language and
+// its number [k, e) follow a word that says where ("leaves from Virska
+// 71", "near Elvemyra 8", "could not find Zadarska 76"), and the number is
+// a house number: no version ("from Ubuntu 22.04"), no time, no unit or
+// count after it ("from Gate 5 minutes").
+func (g *tagger) placePrepBefore(k, e int) bool {
+	if !(g.lowerIs(k-1, "from") || g.lowerIs(k-1, "near") || g.lowerIs(k-1, "find") || g.lowerIs(k-1, "on")) {
+		return false
+	}
+	// A known place and a number are a district or an event ("Praha
+	// 4", "Qatar 2022").
+	if e-k == 2 && g.ts[k].f&(wCity|wCountry|wRegion) != 0 {
+		return false
+	}
+	n := e - 1
+	if w := g.word(n); len(w) == 4 && (w[:2] == "19" || w[:2] == "20") {
+		return false // a year
+	}
+	if g.isPunct(n, '.') {
+		return false
+	}
+	if !g.isNum(n) || len(g.word(n)) > 4 || e < len(g.ts) && g.glued(e) && !g.isPunct(e, ',') && !g.isPunct(e, '.') ||
+		g.isPunct(e, '.') && g.isNum(e+1) && g.glued(e+1) {
+		return false
+	}
+	return !(g.isWord(e) && g.sameLine(e) && g.oneOf(e, unitWords))
+}
+
+// unitWords follow numbers that count or measure, not house numbers.
+var unitWords = wordSet("am pm km kg mi miles mph kmh percent years year hours hour minutes minute seconds days weeks months people times points degrees mb gb tb users items pages")
 
 // postalTail reports whether the line goes on after a street line that
 // ends at e with the rest of a postal address (or the next line of a block
@@ -1210,7 +1391,10 @@ func (g *tagger) cityAt(k int) int {
 		return k
 	}
 	j := k + 1
-	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.ts[j].f&wConnector != 0 && g.capWord(j+1)) {
+	// (Small words of the town's language join it: "Valea lui Mihai",
+	// "Kostelec na Hané".)
+	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.capWord(j+1) && g.ts[j+1].sp && g.sameLine(j+1) &&
+		(g.ts[j].f&wConnector != 0 || !g.ts[j].cap && g.ts[j].f&wCommon == 0 && utf8.RuneCountInString(g.word(j)) <= 3)) {
 		if g.countryAt(j) > j || g.ts[j].upper && len(g.word(j)) <= 3 && !g.ts[k].upper || len(g.word(j)) <= 3 && g.postcodeAt(j+1) > j+1 {
 			break
 		}

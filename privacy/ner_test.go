@@ -146,7 +146,9 @@ func FuzzEmbedded(f *testing.F) {
 	for _, s := range []string{"Anna Schmidt lives at 12 Rue de la Paix, Paris", "??? a\n??? 1 Main St\n??? Apt. 4\n??? X\n??? Y 1",
 		"mr. jörg ö 1/2/1990", "PSC 1, Box 2\nAPO AE 12345", "the corner of A St. and B Street", "ΛΕΜΕΣΟΣ 12 Αγ. Ανδρέα 3",
 		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1", "9-11 Mill Lane, Leeds LS1 4AP", "221B Baker St, K1A 0B1",
-		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street", "on 'Border Patrol'"} {
+		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street", "on 'Border Patrol'",
+		"Jln. Kenari no 5, Tarakan 77114", "Sabirov pr., 41, AZ2001 Quba, Gurcustan until", "to 14 Larkwell Street, Odumase GT-204-7781",
+		"Cesta v Gorice 12, 1000 Ljubljana", "from Virska 71 at 8", "Tovuz sh., 8\nAZ1010 Lerik\nGurcustan", "3 Ebbrook Lk, 6:00 PM CST"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})

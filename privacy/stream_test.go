@@ -139,6 +139,7 @@ func FuzzStreamRewriter(f *testing.F) {
 	f.Add(streamText, uint16(5), uint16(40))
 	f.Add("call 415 555 0132 x12 now", uint16(9), uint16(3))
 	f.Add("[EMAIL_ADDRESS_1][CREDIT_CARD_1] a@b.co", uint16(1), uint16(2))
+	f.Add("Mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until May; Jln. Kenari no 5, Tarakan 77114", uint16(17), uint16(4))
 	f.Fuzz(func(t *testing.T, text string, a, b uint16) {
 		if len(text) > 4096 {
 			return

@@ -10,6 +10,17 @@
 //	apt-get install wamerican
 //	cd - && go run ./privacy/internal/lexgen -src /tmp/lex -dict /usr/share/dict/american-english
 //
+// The street types (streets.txt) come from the dictionaries of libpostal
+// (github.com/openvenues/libpostal, MIT) and the street suffixes of the US
+// Postal Service's Publication 28 (Appendix C1, a work of the US
+// Government) as usaddress lists them (github.com/datamade/usaddress,
+// MIT); with checkouts of both, -libpostal and -usaddress rebuild that
+// list alone:
+//
+//	git clone https://github.com/openvenues/libpostal /tmp/libpostal
+//	git clone https://github.com/datamade/usaddress /tmp/usaddress
+//	go run ./privacy/internal/lexgen -libpostal /tmp/libpostal -usaddress /tmp/usaddress/usaddress/__init__.py
+//
 // The lists are sorted, one entry a line, so that a rebuild shows as a
 // reviewable diff. privacy/lexicon/SOURCES.md names each source and its
 // licence.
@@ -35,7 +46,16 @@ func main() {
 	src := flag.String("src", "", "folder holding the unpacked npm packages")
 	dict := flag.String("dict", "/usr/share/dict/american-english", "the wamerican word list")
 	out := flag.String("out", "privacy/lexicon", "output folder")
+	libpostal := flag.String("libpostal", "", "a libpostal checkout: rebuild streets.txt from its dictionaries")
+	usaddress := flag.String("usaddress", "", "usaddress/__init__.py of a usaddress checkout (with -libpostal)")
 	flag.Parse()
+	if *libpostal != "" {
+		if err := streets(*libpostal, *usaddress, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "lexgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*src, *dict, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "lexgen:", err)
 		os.Exit(1)
@@ -321,4 +341,61 @@ func commonWords(path string) ([]string, error) {
 		out = append(out, w)
 	}
 	return out, sc.Err()
+}
+
+// streets writes streets.txt: the words of libpostal's street types and
+// words of street names (resources/dictionaries/*/street_types.txt and
+// street_names.txt: one type a line, its spellings and abbreviations
+// separated by '|') and the USPS street suffixes of usaddress (the
+// STREET_NAMES set of its __init__.py), of one word, in letters of a
+// cased script, two letters or more, lower case.
+func streets(dir, usaddress, out string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "resources/dictionaries/*/street_types.txt"))
+	if err != nil {
+		return err
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "resources/dictionaries/*/street_names.txt"))
+	if err != nil {
+		return err
+	}
+	files = append(files, names...)
+	var list []string
+	keep := func(w string) {
+		w = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(w), "."))
+		if utf8.RuneCountInString(w) < 2 || strings.ContainsAny(w, " .'-") || !usable(w) || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+			return
+		}
+		list = append(list, w)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, w := range strings.Split(line, "|") {
+				keep(w)
+			}
+		}
+	}
+	if len(files) < 20 || len(list) < 1000 {
+		return fmt.Errorf("%s: %d files, %d street types: not a libpostal checkout", dir, len(files), len(list))
+	}
+	if usaddress == "" {
+		return errors.New("give usaddress/__init__.py with -usaddress")
+	}
+	b, err := os.ReadFile(usaddress)
+	if err != nil {
+		return err
+	}
+	_, set, ok := strings.Cut(string(b), "STREET_NAMES = {")
+	set, _, ok2 := strings.Cut(set, "}")
+	suffixes := regexp.MustCompile(`"([a-z]+)"`).FindAllStringSubmatch(set, -1)
+	if !ok || !ok2 || len(suffixes) < 300 {
+		return fmt.Errorf("%s: %d street suffixes, the format changed", usaddress, len(suffixes))
+	}
+	for _, m := range suffixes {
+		keep(m[1])
+	}
+	return write(filepath.Join(out, "streets.txt"), list)
 }

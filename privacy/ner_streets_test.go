@@ -1,0 +1,230 @@
+package privacy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStreetTypesOfAnyLanguage: after a house number, capitalised words
+// that end with a street type of libpostal's lists (Skyway, Lk, Knolls)
+// are a street line, though no closed list of the recognizer holds the
+// type. The sentences are written for this test.
+func TestStreetTypesOfAnyLanguage(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Pick me up from 4810 Quillon Skyway at noon.", []string{"ADDRESS:4810 Quillon Skyway"}},
+		{"I'm waiting at 77 Marden Knolls now.", []string{"ADDRESS:77 Marden Knolls"}},
+		{"The depot at 3 Ebbrook Lk opens at nine.", []string{"ADDRESS:3 Ebbrook Lk"}},
+	})
+	// A count before common words that end like a street type is no
+	// street, nor is a number before a single street type.
+	for _, text := range []string{
+		"We planted 40 Maple Groves and 12 Cherry Orchards.",
+		"The 24 Hour Fitness Club is closed.",
+		"We sold 12 Sunny Vistas last spring.",
+		"Gate 4 Skyway is closed.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestPostalCodeForms: postal codes of national forms beyond digits and
+// the British, Canadian and Dutch codes: a country prefix joined to the
+// digits and two dashed groups after two letters (a Ghanaian digital
+// address) complete the address they end. The sentences are written for
+// this test.
+func TestPostalCodeForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Ship it to 14 Larkwell Street, Odumase GT-204-7781 by noon.", []string{"ADDRESS:14 Larkwell Street, Odumase GT-204-7781"}},
+		{"Return address:\n9 Tamsin Road\nAsokore EN-1147-2093", []string{"ADDRESS:9 Tamsin Road\nAsokore EN-1147-2093"}},
+		{"Write to Kalnu iela 12, LV3001 Jelgava, please.", []string{"ADDRESS:Kalnu iela 12, LV3001 Jelgava"}},
+	})
+	// Letters and digits that are no postal code after a town stay out
+	// of the address, and alone they are none.
+	for _, text := range []string{
+		"Flight LH4410 leaves at six.",
+		"The part AK-039-5028-77 is out of stock.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestStreetLineForms: street lines written with a street type of another
+// language before the name ("Jln. Kenari"), a word for "number" before the
+// house number ("no 5", "Nr. 5"), or a lower-case street type and a comma
+// before the number ("Şirin pr., 41"), and a country in the address's own
+// language at its end, on a line of its own or before the rest of the
+// sentence. The sentences are written for this test.
+func TestStreetLineForms(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Send it to Jln. Kenari no 5, Tarakan 77114.", []string{"ADDRESS:Jln. Kenari no 5, Tarakan 77114"}},
+		{"Our office: Lindenweg Nr. 5, 3011 Bern.", []string{"ADDRESS:Lindenweg Nr. 5, 3011 Bern"}},
+		{"Please forward my mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until further notice.", []string{"ADDRESS:Sabirov pr., 41, AZ2001 Quba, Gurcustan"}},
+		{"Mailing address:\nMammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan", []string{"ADDRESS:Mammadli küçəsi, 17\nAZ1010 Lerik\nGurcustan"}},
+		// An abbreviated street type that is also an English word ("sh").
+		{"Mailing address:\nTovuz sh., 8\nAZ1010 Lerik\nGurcustan", []string{"ADDRESS:Tovuz sh., 8\nAZ1010 Lerik\nGurcustan"}},
+		{"The parcel goes to Parc des Tilleuls 12b, 5032 Gembloux.", []string{"ADDRESS:Parc des Tilleuls 12b, 5032 Gembloux"}},
+	})
+	// "no" and a number after a name that is no street, a lower-case
+	// word and a number after a comma with no postal address after it.
+	for _, text := range []string{
+		"Ask Tom no 5 times, he said.",
+		"Ivanov pr., 41 people came.",
+		"Parc Asterix 2 was a fun film.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestStreetLineUnitsAndParticles: a street of the USPS suffixes (River,
+// Lodge), a Romanian "Str" before the name with a block for the house
+// number ("Bloc 12/3"), a lower-case particle before the name ("van"), and
+// a form's next label ("Postcode:") that is no town. The sentences are
+// written for this test.
+func TestStreetLineUnitsAndParticles(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Meet me at 4120 Orrin River at dawn.", []string{"ADDRESS:4120 Orrin River"}},
+		{"The van hit a wall near Str Tudora, Bloc 12/3 on the way home.", []string{"ADDRESS:Str Tudora, Bloc 12/3"}},
+		{"Drop it at 31 van Wyksdorp Lane, please.", []string{"ADDRESS:31 van Wyksdorp Lane"}},
+		{"Address: 77 Quarrow Lodge\nPostcode: 4102\nCity: Brennley", []string{"ADDRESS:77 Quarrow Lodge", "ADDRESS:4102", "LOCATION:Brennley"}},
+	})
+}
+
+// TestNamesAroundAddressesAndOffices: unknown words right before a comma
+// and a street address are the person it is for, not a place; a role
+// before a given name is cut off the name; "the X office" of a known
+// place and "the X site" are places. The sentences are written for this
+// test.
+func TestNamesAroundAddressesAndOffices(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Parcel shipped to Qhawe Ndabezitha, 18 Harwick Road.", []string{"PERSON:Qhawe Ndabezitha", "ADDRESS:18 Harwick Road"}},
+		{"Student Maria Keller moved up a year.", []string{"PERSON:Maria Keller"}},
+		{"Your badge is ready at the Lisbon office.", []string{"LOCATION:Lisbon"}},
+		{"We agreed to visit the Vrelnik site next week.", []string{"LOCATION:Vrelnik"}},
+	})
+	// A firm's office and a known town before an address stay what they
+	// were.
+	checkEmbedded(t, []embeddedCase{
+		{"Meet me at the Zentrix office.", []string{"ORGANIZATION:Zentrix"}},
+	})
+}
+
+// TestAbbreviatedStreetUnderHeading: under a heading that announces an
+// address, a short capitalised abbreviation, a name, a word for "number"
+// and the number, with a town and postal code on the next line, are one
+// address; an honorific in its place is not. The sentences are written
+// for this test.
+func TestAbbreviatedStreetUnderHeading(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Correspondence address:\nKp. Melati no 4\nTarakan 77114", []string{"ADDRESS:Kp. Melati no 4\nTarakan 77114"}},
+	})
+	for _, text := range []string{
+		"Correspondence address:\nMr. Melati no 4 times",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestStreetOfOneWordAfterPreposition: a street of one word of its own
+// language and its number after a word that says where ("from", "near")
+// is a street line; a version, a time or a count after such a word is
+// not. A street type that also ends names starts a street before a name
+// and a number ("Cesta v Gorice 12"), and small words of a town's language
+// join the town ("Valea lui Mihai"). The sentences are written for this
+// test.
+func TestStreetOfOneWordAfterPreposition(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The bus leaves from Tvrdinska 14 at noon.", []string{"ADDRESS:Tvrdinska 14"}},
+		{"A flat near Brekkemyra 9, Solvik is free.", []string{"ADDRESS:Brekkemyra 9", "LOCATION:Solvik"}},
+		{"Registered office: Cesta v Gorice 12, 1000 Ljubljana.", []string{"ADDRESS:Cesta v Gorice 12, 1000 Ljubljana"}},
+		{"Send it to Strada Morii 4, 505100 Valea lui Mihai.", []string{"ADDRESS:Strada Morii 4, 505100 Valea lui Mihai"}},
+	})
+	for _, text := range []string{
+		"We upgraded from Ubuntu 22.04 last week.",
+		"The train from Zvornik 5 minutes ago was late.",
+		"Drive 5 miles north.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestNoStreetLookAlikes: phone extensions, honorifics, times, events,
+// years and shouted words are no street lines, though their words are
+// street types of some language or their shapes are those of streets. The
+// sentences are written for this test.
+func TestNoStreetLookAlikes(t *testing.T) {
+	for _, text := range []string{
+		"Call Mira Tanaka ext. 40211 for details.",
+		"Please ask Dr. Okafor 2 questions.",
+		"The advisory lasts till 6:00 PM CST tonight.",
+		"A man was hurt working on Qatar 2022 stadiums.",
+		"He moved from Zorvik 1998 onwards.",
+		"They shouted RUN RUN RUN at us.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}
+
+// TestPlacesAfterThroughAndBranches: a run after "through" is a place, as
+// is one before "branch"; a name after "questions to" is a person. The
+// sentences are written for this test.
+func TestPlacesAfterThroughAndBranches(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"We drove through Vrelnik and on to the coast.", []string{"LOCATION:Vrelnik"}},
+		{"She moved to the Tarnvik branch last year.", []string{"LOCATION:Tarnvik"}},
+		{"Questions to Ovrin Kastelic, please.", []string{"PERSON:Ovrin Kastelic"}},
+	})
+}
+
+// TestStreetFormsStream: a stream cut at any point rewrites the sentences
+// of the tests above as the whole text is rewritten.
+func TestStreetFormsStream(t *testing.T) {
+	for _, text := range []string{
+		"Pick me up from 4810 Quillon Skyway at noon.",
+		"Ship it to 14 Larkwell Street, Odumase GT-204-7781 by noon.",
+		"Write to Kalnu iela 12, LV3001 Jelgava, please.",
+		"Send it to Jln. Kenari no 5, Tarakan 77114.",
+		"Please forward my mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until further notice.",
+		"Mailing address:\nTovuz sh., 8\nAZ1010 Lerik\nGurcustan",
+		"The van hit a wall near Str Tudora, Bloc 12/3 on the way home.",
+		"Parcel shipped to Qhawe Ndabezitha, 18 Harwick Road.",
+		"The bus leaves from Tvrdinska 14 at noon.",
+		"Registered office: Cesta v Gorice 12, 1000 Ljubljana.",
+		"Send it to Strada Morii 4, 505100 Valea lui Mihai.",
+		"The advisory lasts till 6:00 PM CST tonight.",
+		// A street type that is also a word never part of a name ("By")
+		// starts no street, so the stream need not hold it.
+		"Post it to: By Havnen 4, 2100 Nordby",
+	} {
+		want := oneShot(t, text, ModeTokens, NoTypes())
+		for i := 0; i <= len(text); i++ {
+			if got, _ := streamed(t, text, []int{i}, ModeTokens, NoTypes()); got != want {
+				t.Errorf("split at %d of %q:\n got %q\nwant %q", i, text, got, want)
+				break
+			}
+		}
+	}
+}
