@@ -102,7 +102,7 @@ var migrations = []string{
 
 // The statements of a [Log].
 const (
-	selectHeadSQL         = "SELECT seq, body FROM audit_records ORDER BY seq DESC LIMIT 1"
+	selectHeadSQL         = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
 	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
 	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"

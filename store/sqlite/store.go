@@ -76,7 +76,11 @@ type Store struct {
 	dir string
 }
 
-// The statements of a [Store].
+// The statements of a [Store]. The columns of the queries an append, a
+// claim and a load run are named with one letter and given as
+// expressions (+col: the column's value, unchanged): the driver copies
+// the name and the declared type of every column on every query, and a
+// one-byte name or an expression's missing type costs no allocation.
 const (
 	// selectConversationSQL reads the pause (kind 1) and the messages
 	// (kind 0) of a conversation in one statement, so that they come from
@@ -86,7 +90,8 @@ const (
 	// numbers (read in the order of the primary key, with no sort), the
 	// pause among them at its index. Its arguments are the conversation
 	// id, twice.
-	selectConversationSQL = `SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
+	selectConversationSQL = `SELECT 1 AS a, +msg_index AS b, +claimed AS c, +id AS d, +awaiting AS e, +created_at AS f, +created_at_nanos AS g,
+			+claim_token AS h, +claimed_at AS i, +claimed_at_nanos AS j, +decisions AS k, +started AS l
 		FROM pauses WHERE conversation_id = ?
 	UNION ALL
 	SELECT 0, seq, format, body, '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
@@ -98,7 +103,8 @@ const (
 	// [selectConversationSQL] (a row of kind 0 fills the pause's columns
 	// with values of their types). Its arguments are the conversation id,
 	// twice.
-	appendStateSQL = `SELECT 0, count(*), coalesce(max(seq), -1), '', '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
+	appendStateSQL = `SELECT 0 AS a, count(*) AS b, coalesce(max(seq), -1) AS c, '' AS d, '' AS e, 0 AS f, 0 AS g, '' AS h, NULL AS i, 0 AS j, '' AS k, '' AS l
+		FROM messages WHERE conversation_id = ?
 	UNION ALL
 	SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
 		FROM pauses WHERE conversation_id = ?`
@@ -107,7 +113,7 @@ const (
 	deletePauseSQL   = "DELETE FROM pauses WHERE conversation_id = ?"
 	claimPauseSQL    = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ?, started = ? WHERE conversation_id = ?"
 	markStartedSQL   = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
-	claimStateSQL    = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
+	claimStateSQL    = "SELECT +id AS a, +claimed AS b, +claim_token AS c, +started AS d FROM pauses WHERE conversation_id = ?"
 )
 
 // migrations bring the schema from version i to i+1 (the database's
