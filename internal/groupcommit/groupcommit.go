@@ -4,11 +4,7 @@
 // savepoint of its own, and share its single fsync.
 //
 // An operation that fails is rolled back to its savepoint alone; the
-// others of its batch commit. The savepoints of a batch are nested, one
-// opened before each operation and none released before the commit
-// (which releases them all): a rollback to the innermost undoes exactly
-// the operation that failed, and an operation costs one statement of the
-// committer's instead of two. Each caller gets its own outcome once the
+// others of its batch commit. Each caller gets its own outcome once the
 // batch's commit is durable, never before. Operations run one after the
 // other, in the order they were queued: an operation sees the effects of
 // those before it in its batch, exactly as if each had committed alone.
@@ -51,21 +47,15 @@ type Committer struct {
 	// The savepoint statements, prepared on db by the goroutine before
 	// the first transaction that needs them and closed when it returns;
 	// used by that goroutine only.
-	savepoint, rollbackTo *sql.Stmt
+	savepoint, rollbackTo, release *sql.Stmt
 }
 
-// The statements that isolate an operation from the others of its batch:
-// ROLLBACK TO names the innermost savepoint of that name, the one opened
-// before the operation that failed, and leaves it open.
+// The statements that isolate an operation from the others of its batch.
 const (
 	savepointSQL  = "SAVEPOINT op"
 	rollbackToSQL = "ROLLBACK TO op"
+	releaseSQL    = "RELEASE op"
 )
-
-// ops pools the values Do queues, with their channels: an operation is
-// returned to the pool once its caller has its outcome, when the
-// committer no longer refers to it.
-var ops = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
 
 // New starts the committer of db, whose transactions must all be its own
 // (db should have a single connection, opened with BEGIN IMMEDIATE
@@ -109,6 +99,11 @@ func (c *Committer) Do(ctx context.Context, fn func(context.Context, *sql.Tx) er
 	ops.Put(op)
 	return err
 }
+
+// ops pools the values Do queues, with their channels: an operation goes
+// back to the pool once its caller has its outcome, when the committer no
+// longer refers to it.
+var ops = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
 
 // Close stops the committer once the writes already queued are done. It
 // does not close the database. It is idempotent.
@@ -169,7 +164,7 @@ func (c *Committer) prepare(ctx context.Context) error {
 	for _, st := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&c.savepoint, savepointSQL}, {&c.rollbackTo, rollbackToSQL}} {
+	}{{&c.savepoint, savepointSQL}, {&c.rollbackTo, rollbackToSQL}, {&c.release, releaseSQL}} {
 		if *st.stmt != nil {
 			continue
 		}
@@ -184,7 +179,7 @@ func (c *Committer) prepare(ctx context.Context) error {
 
 // closeStatements closes the savepoint statements.
 func (c *Committer) closeStatements() {
-	for _, stmt := range []*sql.Stmt{c.savepoint, c.rollbackTo} {
+	for _, stmt := range []*sql.Stmt{c.savepoint, c.rollbackTo, c.release} {
 		if stmt != nil {
 			stmt.Close()
 		}
@@ -206,9 +201,9 @@ func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 		return
 	}
 	// The savepoint statements of this transaction, when it needs them.
-	var savepoint, rollbackTo *sql.Stmt
+	var savepoint, rollbackTo, release *sql.Stmt
 	if live > 1 {
-		savepoint, rollbackTo = tx.StmtContext(ctx, c.savepoint), tx.StmtContext(ctx, c.rollbackTo)
+		savepoint, rollbackTo, release = tx.StmtContext(ctx, c.savepoint), tx.StmtContext(ctx, c.rollbackTo), tx.StmtContext(ctx, c.release)
 	}
 	ok := make([]bool, len(batch)) // ran and succeeded, not yet committed
 	for i, op := range batch {
@@ -236,6 +231,10 @@ func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 			}
 		} else {
 			ok[i] = true
+		}
+		if _, err := release.ExecContext(ctx); err != nil {
+			abort(tx, errs, ok, c.mapErr(err))
+			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
