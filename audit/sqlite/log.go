@@ -70,12 +70,6 @@ type Log struct {
 	// them once. They are closed when that transaction ends.
 	txOf                         *sql.Tx   // guarded by mu
 	txSelectHead, txInsertRecord *sql.Stmt // guarded by mu
-	// headTx is the transaction in which l.head was last read or
-	// appended: within it, the records of the connection are this Log's
-	// alone (see [NewShared]), so l.head is the last record unless a
-	// rollback to a savepoint undid it, which the conditional insert
-	// (insertRecordSQL) detects; an append there need not read the head.
-	headTx *sql.Tx // guarded by mu
 	// The columns of the head's row as readHead scans them.
 	scan struct {
 		seq  int64
@@ -108,13 +102,8 @@ var migrations = []string{
 
 // The statements of a [Log].
 const (
-	selectHeadSQL = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
-	// insertRecordSQL inserts a record only when the last one stored is
-	// the one before it (its sequence number less one; 0 for none): an
-	// append that sealed the record after a head that is no longer the
-	// last inserts nothing.
-	insertRecordSQL = `INSERT INTO audit_records (seq, conversation_id, body)
-		SELECT ?1, ?2, ?3 WHERE coalesce((SELECT max(seq) FROM audit_records), 0) = ?1 - 1`
+	selectHeadSQL         = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
+	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
 	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
 	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
@@ -281,11 +270,7 @@ func (l *Log) prepare(ctx context.Context) error {
 // of reading connections. It creates or upgrades the tables in a
 // transaction of inTx. Appends run through inTx, and [Log.AppendTx]
 // appends inside a transaction of the owner's. [Log.Close] closes the
-// Log's statements, not the connections. The audit records written on
-// write are this Log's alone: within a transaction it knows the last
-// record it read or appended and checks only that it is still the last
-// by number (a rollback to a savepoint may have undone it), so a second
-// Log on the same connection must not append in the same transactions.
+// Log's statements, not the connections.
 func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB) (*Log, error) {
 	if write == nil || inTx == nil || read == nil {
 		panic("sqlite: NewShared with a nil connection or transaction runner")
@@ -386,87 +371,41 @@ func (l *Log) AppendTx(ctx context.Context, tx *sql.Tx, records ...*audit.Record
 	return nil
 }
 
-// appendTx seals the records after the head and inserts them in tx. The
-// head is l.head when it was read or appended in tx, and read from the
-// table otherwise; an insert that finds another last record (l.head was
-// undone by a rollback to a savepoint) reads the head and seals the
-// record again.
+// appendTx seals the records after the head and inserts them in tx.
 func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bind(ctx, tx)
-	var (
-		head audit.Anchor
-		read bool // head was read in this call
-	)
-	if l.headTx == tx {
-		head = l.head.anchor
-	} else {
-		var err error
-		if head, err = l.readHead(ctx, tx); err != nil {
+	head, err := l.readHead(ctx, tx)
+	if err != nil {
+		return err
+	}
+	insert := l.txInsertRecord
+	for i := range sealed {
+		if err := audit.Seal(head, &sealed[i]); err != nil {
 			return err
 		}
-		read = true
-	}
-	for i := range sealed {
-		rec := sealed[i]
-		for {
-			sealed[i] = rec
-			ok, body, err := l.insert(ctx, head, &sealed[i])
-			if err != nil {
-				return err
-			}
-			if ok {
-				head = sealed[i].Anchor()
-				l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
-				break
-			}
-			if read {
-				return fmt.Errorf("the last record changed during the append (record %d sealed after %d)", sealed[i].Seq, head.Seq)
-			}
-			if head, err = l.readHead(ctx, tx); err != nil {
-				return err
-			}
-			read = true
+		body, err := sealed[i].MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
 		}
+		if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
+			return err
+		}
+		head = sealed[i].Anchor()
+		l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
 	}
-	l.headTx = tx
 	return nil
 }
 
-// insert seals r after head and inserts it with the conditional insert of
-// the transaction l.bind bound: ok is false when head is not the last
-// record stored. It returns the record's body. l.mu must be held.
-func (l *Log) insert(ctx context.Context, head audit.Anchor, r *audit.Record) (ok bool, body []byte, err error) {
-	if err := audit.Seal(head, r); err != nil {
-		return false, nil, err
-	}
-	if body, err = r.MarshalJSON(); err != nil {
-		return false, nil, fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
-	}
-	res, err := l.txInsertRecord.ExecContext(ctx, int64(r.Seq), r.ConversationID, string(body))
-	if err != nil {
-		return false, nil, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, body, err
-}
-
-// bind binds the statements of an append to tx unless they are. l.mu must
-// be held.
-func (l *Log) bind(ctx context.Context, tx *sql.Tx) {
+// readHead returns the anchor of the last stored record, or the zero
+// Anchor for an empty log. It decodes the record unless its row is the one
+// of l.head. It binds the statements of an append to tx. l.mu must be
+// held.
+func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if l.txOf != tx {
 		l.txOf = tx
 		l.txSelectHead, l.txInsertRecord = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord)
 	}
-}
-
-// readHead returns the anchor of the last stored record, or the zero
-// Anchor for an empty log, and makes it l.head, known in tx. It decodes
-// the record unless its row is the one of l.head. It binds the statements
-// of an append to tx. l.mu must be held.
-func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
-	l.bind(ctx, tx)
 	rows, err := l.txSelectHead.QueryContext(ctx)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
@@ -476,7 +415,6 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		if err := rows.Err(); err != nil {
 			return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
 		}
-		l.head.seq, l.head.body, l.head.anchor, l.headTx = 0, nil, audit.Anchor{}, tx
 		return audit.Anchor{}, nil
 	}
 	// Scanned into fields of l, not into variables that would escape to
@@ -488,14 +426,13 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	}
 	seq, body := l.scan.seq, l.scan.body
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
-		l.headTx = tx
 		return l.head.anchor, nil
 	}
 	r, err := auditrows.Decode(seq, "", body, false)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
-	l.head.seq, l.head.body, l.head.anchor, l.headTx = seq, bytes.Clone(body), r.Anchor(), tx
+	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
 	return l.head.anchor, nil
 }
 
