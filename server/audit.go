@@ -412,6 +412,36 @@ func (s *Server) auditExpired(ctx context.Context, c *conversation, pauseID stri
 // resolution returns the records of the results msg gives the calls of
 // reply, decided by actor with decisions (nil for an expiry).
 func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMessage, msg *toolgate.ToolMessage, actor audit.Actor, decisions []toolgate.Decision) []*audit.Record {
+	return a.resolutionDigested(convID, pauseID, reply, msg, actor, decisions, nil)
+}
+
+// argDigests returns the argument digests of the calls of reply as
+// decisions run them (edited arguments where a decision edits them),
+// keyed by the arguments, for [auditor.resolutionDigested]: computed
+// before the write whose records use them, they are not computed inside
+// its transaction.
+func (a *auditor) argDigests(reply *toolgate.AssistantMessage, decisions []toolgate.Decision) map[string]string {
+	keys := reply.CallKeys()
+	byKey := make(map[string]toolgate.Decision, len(decisions))
+	for _, d := range decisions {
+		byKey[d.Key] = d
+	}
+	out := make(map[string]string, len(reply.ToolCalls))
+	for i, call := range reply.ToolCalls {
+		args := call.Arguments
+		if edited, ok := editedArguments(byKey[keys[i]]); ok {
+			args = edited
+		}
+		if _, ok := out[args]; !ok {
+			out[args] = a.digest(args)
+		}
+	}
+	return out
+}
+
+// resolutionDigested is resolution with the argument digests of
+// [auditor.argDigests] (nil, or a missing entry: computed here).
+func (a *auditor) resolutionDigested(convID, pauseID string, reply *toolgate.AssistantMessage, msg *toolgate.ToolMessage, actor audit.Actor, decisions []toolgate.Decision, digests map[string]string) []*audit.Record {
 	keys := reply.CallKeys()
 	byKey := make(map[string]toolgate.Decision, len(decisions))
 	for _, d := range decisions {
@@ -427,22 +457,32 @@ func (a *auditor) resolution(convID, pauseID string, reply *toolgate.AssistantMe
 		if args, ok := editedArguments(byKey[keys[i]]); ok {
 			call.Arguments = args
 		}
+		digest, ok := digests[call.Arguments]
+		if !ok {
+			digest = a.digest(call.Arguments)
+		}
+		record := func(kind audit.Kind, actor audit.Actor, reason string) *audit.Record {
+			return &audit.Record{
+				ConversationID: convID, PauseID: pauseID, CallKey: keys[i], Tool: call.Name,
+				Kind: kind, Actor: actor, Reason: reason, ArgsDigest: digest,
+			}
+		}
 		var r *audit.Record
 		switch res.Status {
 		case toolgate.ResultOK, toolgate.ResultError:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, actor, res.Status.String())
+			r = record(audit.KindExecuted, actor, res.Status.String())
 		case toolgate.ResultInterrupted:
 			// Recorded as started before it ran: the tool was called at most
 			// once and its outcome is unknown. It is never run again.
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExecuted, system, "interrupted: started, its outcome unknown; not run again")
+			r = record(audit.KindExecuted, system, "interrupted: started, its outcome unknown; not run again")
 		case toolgate.ResultDenied:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindDenied, actor, "denied; message "+a.digest(res.Content))
+			r = record(audit.KindDenied, actor, "denied; message "+a.digest(res.Content))
 		case toolgate.ResultExpired:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindExpired, system, "expired before a decision")
+			r = record(audit.KindExpired, system, "expired before a decision")
 		case toolgate.ResultRefused:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindRefused, audit.Actor{ID: "authorization", Source: audit.SourceRule}, "refused by the authorizer when the pause resumed")
+			r = record(audit.KindRefused, audit.Actor{ID: "authorization", Source: audit.SourceRule}, "refused by the authorizer when the pause resumed")
 		case toolgate.ResultSkipped:
-			r = a.callRecord(convID, pauseID, keys[i], call, audit.KindRefused, system, "skipped: a tool call limit was reached")
+			r = record(audit.KindRefused, system, "skipped: a tool call limit was reached")
 		default:
 			continue
 		}

@@ -231,13 +231,23 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 	if res != nil && res.outcome != "" {
 		outcome = res.outcome
 	}
+	// What the hook's writes need that does not depend on the store,
+	// found before the writes rather than inside their transactions: the
+	// request's idempotency key (every write of the hook runs under a
+	// context derived from ctx), and the argument digests of the records
+	// of the resolution.
+	kh := heldKey(ctx)
+	var digests map[string]string
+	if res != nil && res.reply != nil && s.audit != nil {
+		digests = s.audit.argDigests(res.reply, res.decisions)
+	}
 	hook := func(ctx context.Context, tx records.Tx, w *records.Write) error {
 		if w.ConversationID != c.ID {
 			return nil
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if kh := heldKey(ctx); kh != nil {
+		if kh != nil {
 			// The request's idempotency key says this write took effect
 			// exactly when it commits (idempotency.go). A record no
 			// longer held (settled before a late write) needs no mark.
@@ -267,7 +277,7 @@ func (s *Server) withTx(ctx context.Context, c *conversation, res *resumption) c
 		}
 		if res != nil && ap.Resolves == res.pauseID && n.resolved == "" {
 			if msg, ok := ap.Messages[0].(*toolgate.ToolMessage); ok && s.audit != nil {
-				if err := tx.Audit(s.audit.resolution(c.ID, res.pauseID, res.reply, msg, res.actor, res.decisions)...); err != nil {
+				if err := tx.Audit(s.audit.resolutionDigested(c.ID, res.pauseID, res.reply, msg, res.actor, res.decisions, digests)...); err != nil {
 					return err
 				}
 			}

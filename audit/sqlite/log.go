@@ -70,6 +70,11 @@ type Log struct {
 	// them once. They are closed when that transaction ends.
 	txOf                         *sql.Tx   // guarded by mu
 	txSelectHead, txInsertRecord *sql.Stmt // guarded by mu
+	// The columns of the head's row as readHead scans them.
+	scan struct {
+		seq  int64
+		body sql.RawBytes
+	} // guarded by mu
 }
 
 // ErrNotLog is returned by [Open] with [Options.ReadOnly] for a file that
@@ -97,7 +102,7 @@ var migrations = []string{
 
 // The statements of a [Log].
 const (
-	selectHeadSQL         = "SELECT seq, body FROM audit_records ORDER BY seq DESC LIMIT 1"
+	selectHeadSQL         = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
 	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
 	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
@@ -412,13 +417,14 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		}
 		return audit.Anchor{}, nil
 	}
-	var (
-		seq  int64
-		body sql.RawBytes
-	)
-	if err := rows.Scan(&seq, &body); err != nil {
+	// Scanned into fields of l, not into variables that would escape to
+	// the heap on every append; the body points into the rows' buffer and
+	// is dropped before returning.
+	defer func() { l.scan.body = nil }()
+	if err := rows.Scan(&l.scan.seq, &l.scan.body); err != nil {
 		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
 	}
+	seq, body := l.scan.seq, l.scan.body
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
 		return l.head.anchor, nil
 	}

@@ -553,3 +553,100 @@ func TestProbeWrite(t *testing.T) {
 		t.Errorf("ProbeWrite of a log whose last record is broken: %v, want ErrBroken", err)
 	}
 }
+
+// TestAppendAfterSavepointRollback appends in one transaction, undoes an
+// append by a rollback to a savepoint, as a group commit undoes a failed
+// write, and appends again in the same transaction: the record takes the
+// undone one's number and is sealed after the record before it, and the
+// chain verifies, in that transaction and in the next.
+func TestAppendAfterSavepointRollback(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	inTx := func(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	read, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	l, err := sqlite.NewShared(ctx, db, inTx, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	var kept []*audit.Record
+	err = inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		first, undone, after := sample(0), sample(1), sample(2)
+		if err := l.AppendTx(ctx, tx, first); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+			return err
+		}
+		if err := l.AppendTx(ctx, tx, undone); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+			return err
+		}
+		if err := l.AppendTx(ctx, tx, after); err != nil {
+			return err
+		}
+		if after.Seq != 2 || after.PrevHash != first.Hash {
+			t.Errorf("the append after the rollback got sequence number %d after %q, want 2 after %q", after.Seq, after.PrevHash, first.Hash)
+		}
+		// An undone append whose record had the same number as the next
+		// one: the next append is sealed after the right record too.
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+			return err
+		}
+		if err := l.AppendTx(ctx, tx, sample(3), sample(4)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+			return err
+		}
+		last := sample(5)
+		if err := l.AppendTx(ctx, tx, last); err != nil {
+			return err
+		}
+		kept = []*audit.Record{first, after, last}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := sample(6)
+	if err := l.Append(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, next)
+	rep, err := audit.Verify(ctx, l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (audit.Report{Records: uint64(len(kept)), Head: next.Anchor()}); *rep != want {
+		t.Errorf("report %+v, want %+v", rep, want)
+	}
+	for i, r := range kept {
+		if r.Seq != uint64(i+1) {
+			t.Errorf("record %d kept with sequence number %d", i, r.Seq)
+		}
+	}
+}

@@ -81,18 +81,29 @@ func (c *Committer) Do(ctx context.Context, fn func(context.Context, *sql.Tx) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	op := ops.Get().(*writeOp)
+	op.ctx, op.fn = ctx, fn
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
+		op.ctx, op.fn = nil, nil
+		ops.Put(op)
 		return ErrClosed
 	}
 	c.ops <- op
 	c.mu.RUnlock()
 	// Wait even when ctx ends: the operation may be running, and its
 	// caller must learn whether it committed.
-	return <-op.done
+	err := <-op.done
+	op.ctx, op.fn = nil, nil
+	ops.Put(op)
+	return err
 }
+
+// ops pools the values Do queues, with their channels: an operation goes
+// back to the pool once its caller has its outcome, when the committer no
+// longer refers to it.
+var ops = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
 
 // Close stops the committer once the writes already queued are done. It
 // does not close the database. It is idempotent.

@@ -76,7 +76,11 @@ type Store struct {
 	dir string
 }
 
-// The statements of a [Store].
+// The statements of a [Store]. The columns of the queries an append, a
+// claim and a load run are named with one letter and given as
+// expressions (+col: the column's value, unchanged): the driver copies
+// the name and the declared type of every column on every query, and a
+// one-byte name or an expression's missing type costs no allocation.
 const (
 	// selectConversationSQL reads the pause (kind 1) and the messages
 	// (kind 0) of a conversation in one statement, so that they come from
@@ -86,7 +90,8 @@ const (
 	// numbers (read in the order of the primary key, with no sort), the
 	// pause among them at its index. Its arguments are the conversation
 	// id, twice.
-	selectConversationSQL = `SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
+	selectConversationSQL = `SELECT 1 AS a, +msg_index AS b, +claimed AS c, +id AS d, +awaiting AS e, +created_at AS f, +created_at_nanos AS g,
+			+claim_token AS h, +claimed_at AS i, +claimed_at_nanos AS j, +decisions AS k, +started AS l
 		FROM pauses WHERE conversation_id = ?
 	UNION ALL
 	SELECT 0, seq, format, body, '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
@@ -98,7 +103,8 @@ const (
 	// [selectConversationSQL] (a row of kind 0 fills the pause's columns
 	// with values of their types). Its arguments are the conversation id,
 	// twice.
-	appendStateSQL = `SELECT 0, count(*), coalesce(max(seq), -1), '', '', 0, 0, '', NULL, 0, '', '' FROM messages WHERE conversation_id = ?
+	appendStateSQL = `SELECT 0 AS a, count(*) AS b, coalesce(max(seq), -1) AS c, '' AS d, '' AS e, 0 AS f, 0 AS g, '' AS h, NULL AS i, 0 AS j, '' AS k, '' AS l
+		FROM messages WHERE conversation_id = ?
 	UNION ALL
 	SELECT 1, msg_index, claimed, id, awaiting, created_at, created_at_nanos, claim_token, claimed_at, claimed_at_nanos, decisions, started
 		FROM pauses WHERE conversation_id = ?`
@@ -107,7 +113,7 @@ const (
 	deletePauseSQL   = "DELETE FROM pauses WHERE conversation_id = ?"
 	claimPauseSQL    = "UPDATE pauses SET claimed = 1, claim_token = ?, claimed_at = ?, claimed_at_nanos = ?, decisions = ?, started = ? WHERE conversation_id = ?"
 	markStartedSQL   = "UPDATE pauses SET started = ? WHERE conversation_id = ?"
-	claimStateSQL    = "SELECT id, claimed, claim_token, started FROM pauses WHERE conversation_id = ?"
+	claimStateSQL    = "SELECT +id AS a, +claimed AS b, +claim_token AS c, +started AS d FROM pauses WHERE conversation_id = ?"
 )
 
 // migrations bring the schema from version i to i+1 (the database's
@@ -419,28 +425,21 @@ func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate
 		return nil, nil, dbErr(err)
 	}
 	defer rows.Close()
+	r := getRowScan()
+	defer putRowScan(r)
 	var (
 		pause *toolgate.PauseRecord
 		msgs  storerows.Messages
-		// The columns, scanned into the same variables row after row (Scan
-		// sets every one of them, or fails).
-		kind, n, m                  int64
-		text                        sql.RawBytes
-		awaiting, token             sql.RawBytes
-		created, createdN, claimedN int64
-		claimedAt                   sql.NullInt64
-		decisions, started          sql.RawBytes
-		dest                        = []any{&kind, &n, &m, &text, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
 	)
 	for rows.Next() {
 		// The row has been read: a Scan error is a value of the wrong
 		// type. Scan fills its destinations in order, so kind is set.
-		err := rows.Scan(dest...)
-		if kind == 0 {
+		err := rows.Scan(r.dest[:]...)
+		if r.kind == 0 {
 			if err != nil {
 				return nil, nil, msgs.ScanError(err)
 			}
-			if err := msgs.Add(n, m, text); err != nil {
+			if err := msgs.Add(r.n, r.m, r.text); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -448,8 +447,8 @@ func loadConversation(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 		}
-		pause = &toolgate.PauseRecord{ID: string(text), Index: int(n), ClaimToken: string(token)}
-		if err := pauseRow(pause, m, awaiting, created, createdN, claimedAt, claimedN, decisions, started); err != nil {
+		pause = &toolgate.PauseRecord{ID: string(r.text), Index: int(r.n), ClaimToken: string(r.token)}
+		if err := r.pause(pause, r.m); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -478,6 +477,45 @@ func pauseRow(pr *toolgate.PauseRecord, claimed int64, awaiting []byte, created,
 	return storerows.Claim(pr, decisions, started)
 }
 
+// rowScan holds the columns of a row of [selectConversationSQL] or
+// [appendStateSQL] (kind, two numbers, text, and the pause's other
+// columns), scanned into the same fields row after row (Scan sets every
+// one of them, or fails). The fields live in one pooled value rather
+// than in a dozen variables that would each escape to the heap through
+// Scan's arguments.
+type rowScan struct {
+	kind, n, m                  int64
+	text, awaiting, token       sql.RawBytes
+	created, createdN, claimedN int64
+	claimedAt                   sql.NullInt64
+	decisions, started          sql.RawBytes
+	dest                        [12]any // pointers to the fields above, in the columns' order
+}
+
+// rowScans pools the values of [rowScan], each with its fields zero.
+var rowScans = sync.Pool{New: func() any {
+	r := new(rowScan)
+	r.dest = [12]any{&r.kind, &r.n, &r.m, &r.text, &r.awaiting, &r.created, &r.createdN, &r.token, &r.claimedAt, &r.claimedN, &r.decisions, &r.started}
+	return r
+}}
+
+// getRowScan returns a rowScan whose fields are zero.
+func getRowScan() *rowScan { return rowScans.Get().(*rowScan) }
+
+// putRowScan zeroes r's fields (the byte columns point into the buffers
+// of the rows they were read from) and returns it to the pool.
+func putRowScan(r *rowScan) {
+	*r = rowScan{dest: r.dest}
+	rowScans.Put(r)
+}
+
+// pause completes pr, which holds the id, index and claim token of the
+// pause row r holds, with the row's other columns (claimed, as given),
+// and checks them.
+func (r *rowScan) pause(pr *toolgate.PauseRecord, claimed int64) error {
+	return pauseRow(pr, claimed, r.awaiting, r.created, r.createdN, r.claimedAt, r.claimedN, r.decisions, r.started)
+}
+
 // loadClaim reads what the rules of a claim or a mark need of the
 // conversation's pause (its id, claim token and started keys), or nil, with
 // [claimStateSQL].
@@ -490,22 +528,20 @@ func loadClaim(ctx context.Context, stmt *sql.Stmt, id string) (*toolgate.PauseR
 	if !rows.Next() {
 		return nil, dbErr(rows.Err())
 	}
-	var (
-		pr      toolgate.PauseRecord
-		claimed int64
-		started sql.RawBytes
-	)
-	if err := rows.Scan(&pr.ID, &claimed, &pr.ClaimToken, &started); err != nil {
+	pr := new(toolgate.PauseRecord)
+	r := getRowScan() // its claimed and started columns
+	defer putRowScan(r)
+	if err := rows.Scan(&pr.ID, &r.m, &pr.ClaimToken, &r.started); err != nil {
 		return nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 	}
-	if claimed != 0 && claimed != 1 {
+	if claimed := r.m; claimed != 0 && claimed != 1 {
 		return nil, fmt.Errorf("%w: pause %q: claimed is %d", toolgate.ErrCorrupt, pr.ID, claimed)
 	}
-	pr.Claimed = claimed == 1
-	if err := storerows.Claim(&pr, nil, started); err != nil {
+	pr.Claimed = r.m == 1
+	if err := storerows.Claim(pr, nil, r.started); err != nil {
 		return nil, err
 	}
-	return &pr, nil
+	return pr, nil
 }
 
 // loadAppendState returns the number of messages stored for id, checking
@@ -517,38 +553,31 @@ func loadAppendState(ctx context.Context, stmt *sql.Stmt, id string) (int, *tool
 		return 0, nil, dbErr(err)
 	}
 	defer rows.Close()
+	r := getRowScan()
+	defer putRowScan(r)
 	var (
-		n       = -1
-		pause   *toolgate.PauseRecord
-		kind    int64
-		a, b    int64
-		pauseID string
-		// The pause's other columns, as in loadConversation.
-		awaiting, token             sql.RawBytes
-		created, createdN, claimedN int64
-		claimedAt                   sql.NullInt64
-		decisions, started          sql.RawBytes
-		dest                        = []any{&kind, &a, &b, &pauseID, &awaiting, &created, &createdN, &token, &claimedAt, &claimedN, &decisions, &started}
+		n     = -1
+		pause *toolgate.PauseRecord
 	)
 	for rows.Next() {
 		// The row has been read: a Scan error is a value of the wrong
 		// type. Scan fills its destinations in order, so kind is set.
-		err := rows.Scan(dest...)
-		if kind == 0 {
+		err := rows.Scan(r.dest[:]...)
+		if r.kind == 0 {
 			if err != nil {
 				return 0, nil, fmt.Errorf("%w: message numbers: %v", toolgate.ErrCorrupt, err)
 			}
-			if b != a-1 {
-				return 0, nil, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, a, b)
+			if r.m != r.n-1 {
+				return 0, nil, fmt.Errorf("%w: %d messages stored, the last numbered %d", toolgate.ErrCorrupt, r.n, r.m)
 			}
-			n = int(a)
+			n = int(r.n)
 			continue
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("%w: pause: %v", toolgate.ErrCorrupt, err)
 		}
-		pause = &toolgate.PauseRecord{ID: pauseID, Index: int(a), ClaimToken: string(token)}
-		if err := pauseRow(pause, b, awaiting, created, createdN, claimedAt, claimedN, decisions, started); err != nil {
+		pause = &toolgate.PauseRecord{ID: string(r.text), Index: int(r.n), ClaimToken: string(r.token)}
+		if err := r.pause(pause, r.m); err != nil {
 			return 0, nil, err
 		}
 	}
