@@ -54,3 +54,31 @@ export function fill(tpl, vals) {
   text += tpl.slice(last);
   return { text, spans };
 }
+
+// The values of the messages sets' templates for one record, drawn from
+// f (a faker seeded for the record) in the order the sets were first
+// generated with, so that their output stays the same: a name and its
+// parts, a postal address of the locale's order (street line, one-line
+// address and block, with the country or without), places, companies, an
+// e-mail address, a phone number and a date, each with its label.
+export function messageValues(order, f) {
+  const a = postalAddress(order, f);
+  const first = f.person.firstName(), last = f.person.lastName();
+  const country = f.location.country();
+  return {
+    name: [`${first} ${last}`, "PERSON"], first: [first, "PERSON"], first2: [f.person.firstName(), "PERSON"],
+    last: [last, "PERSON"], hon: [f.helpers.arrayElement(["Mr.", "Ms.", "Mrs.", "Dr."]), "PERSON"],
+    street: [a.street, "ADDRESS"], addr: [a.line, "ADDRESS"], block: [a.block, "ADDRESS"],
+    addrc: [`${a.line}, ${country}`, "ADDRESS"], blockc: [`${a.block}\n${country}`, "ADDRESS"],
+    city: [f.location.city(), "LOCATION"], city2: [f.location.city(), "LOCATION"],
+    region: [regionOf(f), "LOCATION"], country: [country, "LOCATION"],
+    company: [f.company.name(), "ORGANIZATION"], company2: [f.company.name(), "ORGANIZATION"],
+    email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
+    phone: [f.phone.number(), "PHONE_NUMBER"], date: [writtenDate(f), "DATE_TIME"],
+  };
+}
+
+// A state or region; a country for locales that have none.
+function regionOf(f) {
+  try { return f.location.state(); } catch { return f.location.country(); }
+}

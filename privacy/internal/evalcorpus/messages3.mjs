@@ -24,7 +24,7 @@ import {
   fakerAF_ZA, fakerID_ID, fakerTR, fakerRO_MD, fakerZU_ZA, fakerYO_NG, fakerFR_SN, fakerCY, fakerAZ, fakerVI, fakerEN_NP,
 } from "@faker-js/faker";
 import fs from "node:fs";
-import { fill, postalAddress, writtenDate } from "./common.mjs";
+import { fill, messageValues } from "./common.mjs";
 
 // Each locale with the order of its postal address (see address below).
 const locales = [
@@ -33,11 +33,6 @@ const locales = [
   ["az", fakerAZ, "pc"], ["vn", fakerVI, "c,p"], ["np", fakerEN_NP, "cp"],
 ];
 
-
-// A state or region; a country for locales that have none.
-function regionOf(f) {
-  try { return f.location.state(); } catch { return f.location.country(); }
-}
 
 const T = [
   "Can you pick me up from {street} at six? Love, {first}",
@@ -72,20 +67,7 @@ for (let i = 0; i < 480; i++) {
   const ti = i % T.length;
   const [code, f, order] = locales[(i * 5 + Math.floor(i / T.length)) % locales.length];
   f.seed(seed + i);
-  const a = postalAddress(order, f);
-  const first = f.person.firstName(), last = f.person.lastName();
-  const country = f.location.country();
-  const vals = {
-    name: [`${first} ${last}`, "PERSON"], first: [first, "PERSON"], first2: [f.person.firstName(), "PERSON"],
-    last: [last, "PERSON"], hon: [f.helpers.arrayElement(["Mr.", "Ms.", "Mrs.", "Dr."]), "PERSON"],
-    street: [a.street, "ADDRESS"], addr: [a.line, "ADDRESS"], block: [a.block, "ADDRESS"],
-    addrc: [`${a.line}, ${country}`, "ADDRESS"], blockc: [`${a.block}\n${country}`, "ADDRESS"],
-    city: [f.location.city(), "LOCATION"], city2: [f.location.city(), "LOCATION"],
-    region: [regionOf(f), "LOCATION"], country: [country, "LOCATION"],
-    company: [f.company.name(), "ORGANIZATION"], company2: [f.company.name(), "ORGANIZATION"],
-    email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
-    phone: [f.phone.number(), "PHONE_NUMBER"], date: [writtenDate(f), "DATE_TIME"],
-  };
+  const vals = messageValues(order, f);
   const { text, spans } = fill(T[ti], vals);
   out.push({ full_text: text, spans, template_id: ti, locale: code });
 }

@@ -25,7 +25,7 @@ import {
   fakerSR_RS_latin, fakerUZ_UZ_latin, fakerKU_kmr_latin, fakerEO, fakerEL, fakerRU, fakerUK, fakerMK, fakerMN_MN_cyrl,
 } from "@faker-js/faker";
 import fs from "node:fs";
-import { fill, postalAddress, writtenDate } from "./common.mjs";
+import { fill, messageValues } from "./common.mjs";
 
 // Each locale with the order of its postal address (see postalAddress in
 // common.mjs).
@@ -34,11 +34,6 @@ const locales = [
   ["eo", fakerEO, "pc"], ["gr", fakerEL, "pc"], ["ru", fakerRU, "c,p"], ["ua", fakerUK, "c,p"], ["mk", fakerMK, "pc"],
   ["mn", fakerMN_MN_cyrl, "c,p"],
 ];
-
-// A state or region; a country for locales that have none.
-function regionOf(f) {
-  try { return f.location.state(); } catch { return f.location.country(); }
-}
 
 const T = [
   "Hi {first}, I left the spare keys with the porter at {street}. Call me when you land.",
@@ -90,20 +85,7 @@ for (let i = 0; i < 480; i++) {
   const ti = i % T.length;
   const [code, f, order] = locales[(i * 3 + Math.floor(i / T.length)) % locales.length];
   f.seed(seed + i);
-  const a = postalAddress(order, f);
-  const first = f.person.firstName(), last = f.person.lastName();
-  const country = f.location.country();
-  const vals = {
-    name: [`${first} ${last}`, "PERSON"], first: [first, "PERSON"], first2: [f.person.firstName(), "PERSON"],
-    last: [last, "PERSON"], hon: [f.helpers.arrayElement(["Mr.", "Ms.", "Mrs.", "Dr."]), "PERSON"],
-    street: [a.street, "ADDRESS"], addr: [a.line, "ADDRESS"], block: [a.block, "ADDRESS"],
-    addrc: [`${a.line}, ${country}`, "ADDRESS"], blockc: [`${a.block}\n${country}`, "ADDRESS"],
-    city: [f.location.city(), "LOCATION"], city2: [f.location.city(), "LOCATION"],
-    region: [regionOf(f), "LOCATION"], country: [country, "LOCATION"],
-    company: [f.company.name(), "ORGANIZATION"], company2: [f.company.name(), "ORGANIZATION"],
-    email: [f.internet.email({ firstName: first, lastName: last }), "EMAIL_ADDRESS"],
-    phone: [f.phone.number(), "PHONE_NUMBER"], date: [writtenDate(f), "DATE_TIME"],
-  };
+  const vals = messageValues(order, f);
   const { text, spans } = fill(T[ti], vals);
   const r = { full_text: text, spans, template_id: ti, locale: code };
   checkRecord(r);
