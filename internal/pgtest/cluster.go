@@ -175,14 +175,24 @@ func (c *Cluster) Cont() { c.signal(syscall.SIGCONT) }
 
 func (c *Cluster) signal(sig syscall.Signal) {
 	c.tb.Helper()
+	kill := func(pid int) {
+		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			c.tb.Fatalf("kill -%d %d: %v", sig, pid, err)
+		}
+	}
 	pids, err := c.pids()
 	if err != nil {
 		c.tb.Fatal(err)
 	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			c.tb.Fatalf("kill -%d %d: %v", sig, pid, err)
-		}
+	// The postmaster first: once it is stopped it forks no new backend, so
+	// the children listed after it are all there are. (Listed before, a
+	// backend forked for a new connection in between would go on serving.)
+	kill(pids[0])
+	if pids, err = c.pids(); err != nil {
+		c.tb.Fatal(err)
+	}
+	for _, pid := range pids[1:] {
+		kill(pid)
 	}
 }
 
