@@ -452,7 +452,9 @@ func match(gold, pred []cpSpan, typed bool) (tp, fp, fn int) {
 
 // ParseLabels parses a label map written as "GPE=LOCATION,PER=PERSON"
 // (the form of the --labels flag of toolgate eval pii). An empty target
-// ("MISC=") makes [Evaluate] ignore that label.
+// ("MISC=") makes [Evaluate] ignore that label. A label mapped twice is
+// an error, even to the same type: a map with a typo'd duplicate would
+// otherwise score one of the two silently.
 func ParseLabels(s string) (map[string]EntityType, error) {
 	m := map[string]EntityType{}
 	if strings.TrimSpace(s) == "" {
@@ -463,6 +465,9 @@ func ParseLabels(s string) (map[string]EntityType, error) {
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" {
 			return nil, fmt.Errorf("privacy: label map entry %q is not LABEL=TYPE", kv)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("privacy: label %q is mapped twice in the label map", k)
 		}
 		m[k] = EntityType(v)
 	}
