@@ -290,54 +290,61 @@ func unmarshalKind[T SystemMessage | UserMessage | AssistantMessage | ToolMessag
 	return nil
 }
 
+func (r Role) known() bool {
+	return r == RoleSystem || r == RoleUser || r == RoleAssistant || r == RoleTool
+}
+
+// messageJSON is the union of the wire forms, so that a message is decoded
+// in one pass whatever its role.
+type messageJSON struct {
+	Role      *Role        `json:"role"`
+	Text      string       `json:"text"`
+	ToolCalls []ToolCall   `json:"tool_calls"`
+	Parts     Parts        `json:"parts"`
+	Results   []ToolResult `json:"results"`
+}
+
 // UnmarshalMessage decodes one message from its JSON form. The "role" field
-// selects the kind; an unknown or missing role, a field of the wrong type or
-// a value that is not an object is an error wrapping [ErrInvalidMessage].
+// selects the kind; an unknown or missing role, a field of the wrong type
+// (also one the role does not use) or a value that is not an object is an
+// error wrapping [ErrInvalidMessage]. Fields the role does not use are
+// otherwise ignored.
 func UnmarshalMessage(data []byte) (Message, error) {
-	var head struct {
-		Role *Role `json:"role"`
-	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidMessage)
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	var v messageJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		if v.Role != nil && v.Role.known() {
+			return nil, fmt.Errorf("%w: %s message: %v", ErrInvalidMessage, *v.Role, err)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
 	}
-	if head.Role == nil {
+	if v.Role == nil {
 		return nil, fmt.Errorf("%w: missing role", ErrInvalidMessage)
 	}
-	switch *head.Role {
-	case RoleSystem, RoleUser:
-		var v textJSON
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("%w: %s message: %v", ErrInvalidMessage, v.Role, err)
+	if !v.Role.known() {
+		return nil, fmt.Errorf("%w: unknown role %q", ErrInvalidMessage, *v.Role)
+	}
+	switch *v.Role {
+	case RoleSystem:
+		if v.Parts != nil {
+			return nil, fmt.Errorf("%w: a system message has no parts", ErrInvalidMessage)
 		}
-		if v.Role == RoleSystem {
-			if v.Parts != nil {
-				return nil, fmt.Errorf("%w: a system message has no parts", ErrInvalidMessage)
-			}
-			return &SystemMessage{Text: v.Text}, nil
-		}
+		return &SystemMessage{Text: v.Text}, nil
+	case RoleUser:
 		if err := checkUserParts(v.Parts); err != nil {
 			return nil, fmt.Errorf("user message: %w", err)
 		}
 		return &UserMessage{Text: v.Text, Parts: v.Parts}, nil
 	case RoleAssistant:
-		var v assistantJSON
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("%w: assistant message: %v", ErrInvalidMessage, err)
-		}
 		m := &AssistantMessage{Text: v.Text, ToolCalls: v.ToolCalls, Parts: v.Parts}
 		if err := checkAssistantParts(m); err != nil {
 			return nil, fmt.Errorf("assistant message: %w", err)
 		}
 		return m, nil
-	case RoleTool:
-		var v toolJSON
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("%w: tool message: %v", ErrInvalidMessage, err)
-		}
+	default: // RoleTool
 		if v.Results == nil {
 			v.Results = []ToolResult{}
 		}
@@ -347,8 +354,6 @@ func UnmarshalMessage(data []byte) (Message, error) {
 			}
 		}
 		return &ToolMessage{Results: v.Results}, nil
-	default:
-		return nil, fmt.Errorf("%w: unknown role %q", ErrInvalidMessage, *head.Role)
 	}
 }
 

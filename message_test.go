@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -363,6 +364,8 @@ func TestUnmarshalMessageErrors(t *testing.T) {
 		{"result status of the wrong type", `{"role":"tool","results":[{"name":"x","content":"y","status":0}]}`},
 		{"result content of the wrong type", `{"role":"tool","results":[{"name":"x","content":1,"status":"ok"}]}`},
 		{"trailing data", `{"role":"user","text":"hi"} {}`},
+		{"a field of another role of the wrong type", `{"role":"user","text":"hi","results":"ok"}`},
+		{"tool calls of the wrong type in a tool message", `{"role":"tool","results":[],"tool_calls":5}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,6 +390,24 @@ func TestUnmarshalMessageErrors(t *testing.T) {
 				t.Errorf("decoding a prompt holding %s: got %v, want an error wrapping ErrInvalidMessage", list, err)
 			}
 		})
+	}
+}
+
+// Fields the role does not use are ignored when well typed.
+func TestUnmarshalMessageIgnoresOtherRolesFields(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want toolgate.Message
+	}{
+		{`{"role":"user","text":"hi","results":[],"tool_calls":[]}`, &toolgate.UserMessage{Text: "hi"}},
+		{`{"role":"system","text":"be brief","results":[{"name":"x","content":"y","status":"ok"}]}`, &toolgate.SystemMessage{Text: "be brief"}},
+		{`{"role":"tool","text":"ignored","results":[]}`, &toolgate.ToolMessage{Results: []toolgate.ToolResult{}}},
+		{`{"role":"assistant","text":"done","results":[],"extra":{"a":1}}`, &toolgate.AssistantMessage{Text: "done"}},
+	} {
+		got, err := toolgate.UnmarshalMessage([]byte(tt.in))
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("UnmarshalMessage(%s) = %#v, %v; want %#v", tt.in, got, err, tt.want)
+		}
 	}
 }
 
