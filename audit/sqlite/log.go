@@ -48,6 +48,9 @@ type Log struct {
 	read     *sql.DB                                                           // read-only transactions
 	readOnly bool
 	shared   bool // made by NewShared: the connections are another's
+	// reportsUndone: the owner of the transactions calls [Log.Undone]
+	// whenever it undoes a part of one ([SharedOptions.ReportsUndone]).
+	reportsUndone bool
 
 	// Prepared on write by Open unless readOnly, closed by Close.
 	selectHead, insertRecord *sql.Stmt
@@ -64,6 +67,12 @@ type Log struct {
 		body   []byte
 		anchor audit.Anchor
 	} // guarded by mu
+	// headIn, when not nil, is the transaction in which head is the last
+	// record, as read or appended in it: its later appends need not read
+	// the head again, since no other connection writes while it holds the
+	// write lock. Only kept when the owner reports what it undoes
+	// (reportsUndone); [Log.Undone] and a failed append clear it.
+	headIn *sql.Tx // guarded by mu
 	// The statements of an append bound to the transaction of the last
 	// append ([sql.Tx.StmtContext] makes new ones on every call), so that
 	// the appends of one group commit, which share its transaction, bind
@@ -272,10 +281,29 @@ func (l *Log) prepare(ctx context.Context) error {
 // appends inside a transaction of the owner's. [Log.Close] closes the
 // Log's statements, not the connections.
 func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB) (*Log, error) {
+	return NewSharedWith(ctx, write, inTx, read, nil)
+}
+
+// SharedOptions configure [NewSharedWith]. A nil *SharedOptions means all
+// defaults.
+type SharedOptions struct {
+	// ReportsUndone says that the owner of the transactions calls
+	// [Log.Undone] whenever it undoes a part of a transaction that may
+	// hold appends of the Log (a rollback to a savepoint taken before
+	// them) without ending the transaction. The Log then reads the head
+	// of the chain once per transaction, not once per append: the
+	// appends after the first in a transaction chain after the last
+	// record the Log appended in it. False means that every append reads
+	// the head.
+	ReportsUndone bool
+}
+
+// NewSharedWith is [NewShared] with options; opts may be nil.
+func NewSharedWith(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB, opts *SharedOptions) (*Log, error) {
 	if write == nil || inTx == nil || read == nil {
 		panic("sqlite: NewShared with a nil connection or transaction runner")
 	}
-	l := &Log{write: write, inTx: inTx, read: read, shared: true}
+	l := &Log{write: write, inTx: inTx, read: read, shared: true, reportsUndone: opts != nil && opts.ReportsUndone}
 	err := l.setup(ctx)
 	if err == nil {
 		err = l.prepare(ctx)
@@ -285,6 +313,16 @@ func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, fu
 		return nil, fmt.Errorf("sqlite: the audit log: %w", err)
 	}
 	return l, nil
+}
+
+// Undone tells a Log made with [SharedOptions.ReportsUndone] that a part
+// of the current transaction was undone, so that its appends there may be
+// gone: the next append reads the head of the chain again. It is safe to
+// call at any time, also for other Logs, where it does nothing.
+func (l *Log) Undone() {
+	l.mu.Lock()
+	l.headIn = nil
+	l.mu.Unlock()
 }
 
 // Close closes the database, or only the Log's statements for a Log made
@@ -379,6 +417,9 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 	if err != nil {
 		return err
 	}
+	// Records already inserted stay if a later one fails, unless the
+	// caller undoes them: read the head again next time.
+	l.headIn = nil
 	insert := l.txInsertRecord
 	for i := range sealed {
 		if err := audit.Seal(head, &sealed[i]); err != nil {
@@ -394,6 +435,9 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 		head = sealed[i].Anchor()
 		l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
 	}
+	if l.reportsUndone {
+		l.headIn = tx
+	}
 	return nil
 }
 
@@ -406,6 +450,9 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		l.txOf = tx
 		l.txSelectHead, l.txInsertRecord = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord)
 	}
+	if l.headIn == tx {
+		return l.head.anchor, nil
+	}
 	rows, err := l.txSelectHead.QueryContext(ctx)
 	if err != nil {
 		return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
@@ -414,6 +461,10 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+		}
+		l.head.seq, l.head.body, l.head.anchor = 0, nil, audit.Anchor{}
+		if l.reportsUndone {
+			l.headIn = tx
 		}
 		return audit.Anchor{}, nil
 	}
@@ -426,6 +477,9 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	}
 	seq, body := l.scan.seq, l.scan.body
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
+		if l.reportsUndone {
+			l.headIn = tx
+		}
 		return l.head.anchor, nil
 	}
 	r, err := auditrows.Decode(seq, "", body, false)
@@ -433,6 +487,9 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
 	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
+	if l.reportsUndone {
+		l.headIn = tx
+	}
 	return l.head.anchor, nil
 }
 

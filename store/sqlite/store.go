@@ -216,7 +216,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	if s.audit, err = auditsqlite.NewShared(ctx, s.write, s.inTx, s.read); err != nil {
+	if s.audit, err = auditsqlite.NewSharedWith(ctx, s.write, s.inTx, s.read, &auditsqlite.SharedOptions{ReportsUndone: true}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, dbErr(err))
 	}
@@ -359,8 +359,23 @@ func (s *Store) Close() error {
 // with other writes (package internal/groupcommit): fn's writes commit when it returns nil
 // and are undone when it returns an error. fn must use the context it is
 // given, which is not canceled, never its caller's.
+//
+// An fn that fails (or panics) is undone: rolled back to the savepoint
+// the group commit took before it, or with its transaction. The audit log
+// is told, as it keeps the head of its chain for the transaction's later
+// appends ([auditsqlite.SharedOptions.ReportsUndone]).
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	return s.commit.Do(ctx, fn)
+	return s.commit.Do(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		done := false
+		defer func() {
+			if !done && s.audit != nil {
+				s.audit.Undone()
+			}
+		}()
+		err = fn(ctx, tx)
+		done = err == nil
+		return err
+	})
 }
 
 // txStmt returns stmt, a statement prepared on write, bound to tx, a
