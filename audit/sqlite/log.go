@@ -53,7 +53,7 @@ type Log struct {
 	reportsUndone bool
 
 	// Prepared on write by Open unless readOnly, closed by Close.
-	selectHead, insertRecord *sql.Stmt
+	selectHead, insertRecord, insertRecords2 *sql.Stmt
 
 	// head is the last record this Log has read as the head of the chain
 	// or appended, with its anchor: when the head row holds the same
@@ -77,8 +77,8 @@ type Log struct {
 	// append ([sql.Tx.StmtContext] makes new ones on every call), so that
 	// the appends of one group commit, which share its transaction, bind
 	// them once. They are closed when that transaction ends.
-	txOf                         *sql.Tx   // guarded by mu
-	txSelectHead, txInsertRecord *sql.Stmt // guarded by mu
+	txOf                                           *sql.Tx   // guarded by mu
+	txSelectHead, txInsertRecord, txInsertRecords2 *sql.Stmt // guarded by mu
 	// The columns of the head's row as readHead scans them.
 	scan struct {
 		seq  int64
@@ -113,6 +113,7 @@ var migrations = []string{
 const (
 	selectHeadSQL         = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
+	insertRecords2SQL     = insertRecordSQL + ", (?, ?, ?)" // two records in one statement: a state change's records come in pairs and more
 	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
 	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
@@ -267,7 +268,10 @@ func (l *Log) prepare(ctx context.Context) error {
 	if l.selectHead, err = l.write.PrepareContext(ctx, selectHeadSQL); err != nil {
 		return err
 	}
-	l.insertRecord, err = l.write.PrepareContext(ctx, insertRecordSQL)
+	if l.insertRecord, err = l.write.PrepareContext(ctx, insertRecordSQL); err != nil {
+		return err
+	}
+	l.insertRecords2, err = l.write.PrepareContext(ctx, insertRecords2SQL)
 	return err
 }
 
@@ -332,7 +336,7 @@ func (l *Log) Close() error {
 		l.commit.Close()
 	}
 	var errs []error
-	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord} {
+	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord, l.insertRecords2} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -420,20 +424,35 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 	// Records already inserted stay if a later one fails, unless the
 	// caller undoes them: read the head again next time.
 	l.headIn = nil
-	insert := l.txInsertRecord
-	for i := range sealed {
-		if err := audit.Seal(head, &sealed[i]); err != nil {
-			return err
+	// The records go in two at a time, one statement for each pair.
+	var bodies [2][]byte
+	for i := 0; i < len(sealed); {
+		n := min(2, len(sealed)-i)
+		for j := range n {
+			r := &sealed[i+j]
+			if err := audit.Seal(head, r); err != nil {
+				return err
+			}
+			body, err := r.MarshalJSON()
+			if err != nil {
+				return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
+			}
+			bodies[j] = body
+			head = r.Anchor()
 		}
-		body, err := sealed[i].MarshalJSON()
+		a := &sealed[i]
+		if n == 2 {
+			b := &sealed[i+1]
+			_, err = l.txInsertRecords2.ExecContext(ctx, int64(a.Seq), a.ConversationID, string(bodies[0]), int64(b.Seq), b.ConversationID, string(bodies[1]))
+		} else {
+			_, err = l.txInsertRecord.ExecContext(ctx, int64(a.Seq), a.ConversationID, string(bodies[0]))
+		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
-		}
-		if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
 			return err
 		}
-		head = sealed[i].Anchor()
-		l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
+		last := &sealed[i+n-1]
+		l.head.seq, l.head.body, l.head.anchor = int64(last.Seq), bodies[n-1], head
+		i += n
 	}
 	if l.reportsUndone {
 		l.headIn = tx
@@ -448,7 +467,7 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if l.txOf != tx {
 		l.txOf = tx
-		l.txSelectHead, l.txInsertRecord = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord)
+		l.txSelectHead, l.txInsertRecord, l.txInsertRecords2 = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord), tx.StmtContext(ctx, l.insertRecords2)
 	}
 	if l.headIn == tx {
 		return l.head.anchor, nil
