@@ -173,7 +173,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	l := &Log{write: write, commit: groupcommit.New(write, nil), read: read, readOnly: o.ReadOnly}
+	l := &Log{write: write, commit: groupcommit.New(write, nil, nil), read: read, readOnly: o.ReadOnly}
 	l.inTx = l.commit.Do
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
@@ -442,6 +442,9 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 		}
 		a := &sealed[i]
 		if n == 2 {
+			if l.txInsertRecords2 == nil {
+				l.txInsertRecords2 = tx.StmtContext(ctx, l.insertRecords2)
+			}
 			b := &sealed[i+1]
 			_, err = l.txInsertRecords2.ExecContext(ctx, int64(a.Seq), a.ConversationID, string(bodies[0]), int64(b.Seq), b.ConversationID, string(bodies[1]))
 		} else {
@@ -467,7 +470,8 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if l.txOf != tx {
 		l.txOf = tx
-		l.txSelectHead, l.txInsertRecord, l.txInsertRecords2 = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord), tx.StmtContext(ctx, l.insertRecords2)
+		// The statement for pairs is bound when a pair comes.
+		l.txSelectHead, l.txInsertRecord, l.txInsertRecords2 = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord), nil
 	}
 	if l.headIn == tx {
 		return l.head.anchor, nil

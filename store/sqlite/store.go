@@ -207,7 +207,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr), dir: filepath.Dir(abs)}
+	s := &Store{write: write, read: read, dir: filepath.Dir(abs)}
+	s.commit = groupcommit.New(write, dbErr, s.undone)
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -359,23 +360,19 @@ func (s *Store) Close() error {
 // with other writes (package internal/groupcommit): fn's writes commit when it returns nil
 // and are undone when it returns an error. fn must use the context it is
 // given, which is not canceled, never its caller's.
-//
-// An fn that fails (or panics) is undone: rolled back to the savepoint
-// the group commit took before it, or with its transaction. The audit log
-// is told, as it keeps the head of its chain for the transaction's later
-// appends ([auditsqlite.SharedOptions.ReportsUndone]).
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	return s.commit.Do(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		done := false
-		defer func() {
-			if !done && s.audit != nil {
-				s.audit.Undone()
-			}
-		}()
-		err = fn(ctx, tx)
-		done = err == nil
-		return err
-	})
+	return s.commit.Do(ctx, fn)
+}
+
+// undone is called by the group commits after they undid writes (an fn
+// of [Store.inTx] that failed or panicked, rolled back to its savepoint;
+// a transaction rolled back): the audit log, which keeps the head of its
+// chain for a transaction's later appends, reads it again
+// ([auditsqlite.SharedOptions.ReportsUndone]).
+func (s *Store) undone() {
+	if l := s.audit; l != nil {
+		l.Undone()
+	}
 }
 
 // txStmt returns stmt, a statement prepared on write, bound to tx, a
