@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/flightdemo"
 	"github.com/toolgate/toolgate/internal/pgtest"
@@ -200,4 +201,76 @@ func TestFaultDeadPooledConnectionPostgres(t *testing.T) {
 		}
 	}
 	checkFaultInvariants(t, []*fixture{f}, mustRecords(t, st), st.AuditLog(), pauses, records.OutcomeDecided)
+}
+
+// TestFaultResumeFailedReadsDecisionPostgres: every connection of the
+// instance's pool (several, idle) is ended right before the append of the
+// model's answer. The append fails on one dead connection; the one read
+// of the decision that settles the failed resumption must not fail on
+// another, leaving the record "deciding" until the claim's lease ends and
+// a retry answered 409 meanwhile.
+func TestFaultResumeFailedReadsDecisionPostgres(t *testing.T) {
+	base, schema := pgtest.Schema(t, "toolgate_fault_test_")
+	app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	cfg, err := pgxpool.ParseConfig(base + sep + "application_name=" + app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conns = 4
+	cfg.MaxConns = conns
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st, err := postgres.New(t.Context(), pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ts := &terminating{Store: st, t: t, url: base, app: app}
+	// The test reads the records on connections of its own.
+	check, err := postgres.Open(t.Context(), base, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { check.Close() })
+	// No recovery of claims: a record left "deciding" stays so.
+	f := newFixtureWith(t, ts, flightdemo.Model(), func(c *server.Config) { c.Audit = st.AuditLog(); c.ClaimLease = -1 })
+	for range 3 {
+		conv, pause := f.pause(travellerKey)
+		// Every connection of the pool open and idle, so that the
+		// writes and reads after the termination each take a dead one.
+		held := make([]*pgxpool.Conn, 0, conns)
+		for range conns {
+			c, err := pool.Acquire(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Release()
+		}
+		ts.armed.Store(true)
+		first := f.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "", allowBook)
+		if first.Code < 500 {
+			t.Fatalf("decision with its connections ended before the answer: %d %s, want a failure", first.Code, first.Body)
+		}
+		rec, err := mustRecords(t, check).Decision(t.Context(), conv, pause)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Outcome == records.OutcomeDeciding {
+			t.Fatalf("after the failed resumption (%d %s) the decision is still %q", first.Code, first.Body, rec.Outcome)
+		}
+		retry := f.sendKeyed(t.Context(), "POST", decisionsPath(conv, pause), approverKey, "", allowBook)
+		if retry.Code == http.StatusConflict && strings.Contains(retry.Body.String(), string(records.OutcomeDeciding)) {
+			t.Errorf("retry: %d %s: the decision is still being decided", retry.Code, retry.Body)
+		}
+	}
 }

@@ -958,7 +958,9 @@ func (s *Server) decided(ctx context.Context, c *conversation, decider *toolgate
 func (s *Server) finishFailed(ctx context.Context, c *conversation, pauseID string) {
 	ctx = context.WithoutCancel(ctx)
 	outcome := s.failedOutcome(ctx, s.cfg.Agents[c.Agent], c.ID, pauseID)
-	s.finish(ctx, c.ID, pauseID, outcome)
+	// Setting an outcome may be repeated: retried while the store's
+	// connections are dead (see settling).
+	settling(ctx, func() (struct{}, error) { return struct{}{}, s.finish(ctx, c.ID, pauseID, outcome) })
 	if outcome == outcomeFailed {
 		// The pause stays claimed, and indexed: the recovery of claims
 		// (recovery.go) reads the index and finishes it after the lease.
@@ -987,7 +989,7 @@ func (s *Server) reindex(ctx context.Context, c *conversation) {
 // the attempt) when the pause is still open and unclaimed, so that it can
 // be decided again, and "failed" otherwise.
 func (s *Server) failedOutcome(ctx context.Context, a *Agent, convID, pauseID string) records.Outcome {
-	conv, err := a.Client.Store().Load(ctx, convID)
+	conv, err := settling(ctx, func() (*toolgate.Conversation, error) { return a.Client.Store().Load(ctx, convID) })
 	if err == nil && conv.Pause != nil && conv.Pause.ID == pauseID && !conv.Pause.Claimed {
 		return records.OutcomeNone
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/logcap"
 	"github.com/toolgate/toolgate/records"
+	"github.com/toolgate/toolgate/storekit"
 )
 
 // One transaction per step. When an agent's conversation store keeps the
@@ -402,7 +404,7 @@ func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID stri
 	default:
 		// Whose record the pause has, if any, says whether the claim
 		// that would have begun this decision committed.
-		rec, derr := s.decision(ctx, c.ID, pauseID)
+		rec, derr := settling(ctx, func() (*records.Decision, error) { return s.decision(ctx, c.ID, pauseID) })
 		own := begunInTx(ctx)
 		switch {
 		case derr != nil:
@@ -425,4 +427,43 @@ func (s *Server) resumeFailed(ctx context.Context, c *conversation, pauseID stri
 	}
 	s.finishFailed(ctx, c, pauseID)
 	return false, nil
+}
+
+// settleAttempts bounds the attempts of a read or write that settles a
+// failed resumption while the store says it is unavailable, and
+// settleBackoff is the wait before the second attempt, doubled before
+// each one after it. The failure that ended the resumption is often a
+// lost connection, and then the pool's other idle connections are
+// usually dead too (a restarted database, connections ended by an
+// administrator): each attempt may take one of them, fail on it and have
+// it dropped, until the pool dials a live one. Without the retries the
+// decision record would stay "deciding", refusing every retry with 409,
+// until the recovery of claims takes it after the lease. The attempts
+// take at most about a third of a second.
+const (
+	settleAttempts = 8
+	settleBackoff  = 5 * time.Millisecond
+)
+
+// settling runs fn until it succeeds, fails with an error that does not
+// say the store is unavailable ([storekit.Unavailable]), or has run
+// [settleAttempts] times, and returns its last outcome. fn must be safe
+// to repeat: a read, or a write that sets a value.
+func settling[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	v, err := fn()
+	wait := settleBackoff
+	for i := 1; i < settleAttempts && storekit.Unavailable(err); i++ {
+		if i > 1 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return v, err
+			case <-t.C:
+			}
+			wait *= 2
+		}
+		v, err = fn()
+	}
+	return v, err
 }

@@ -37,6 +37,18 @@
 // synchronous (PRAGMA synchronous = FULL): an appended record survives a
 // crash.
 //
+// A Log made by [NewShared] appends inside the transactions of the
+// database's owner. Made by [NewSharedWith] with
+// [SharedOptions.ReportsUndone], it reads the last record once per
+// transaction, at its first append there, and chains the later appends of
+// the transaction after the records it appended itself (no other
+// connection writes while the transaction holds the write lock); the
+// owner calls [Log.Undone] when it rolls back a part of the transaction,
+// and the next append reads the last record again. The conversation store
+// of package github.com/toolgate/toolgate/store/sqlite, whose group
+// commits run many writes in one transaction, each in a savepoint, makes
+// its log so.
+//
 // # Schema
 //
 // The tables can share a file with other tables (those of package

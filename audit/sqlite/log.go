@@ -48,9 +48,12 @@ type Log struct {
 	read     *sql.DB                                                           // read-only transactions
 	readOnly bool
 	shared   bool // made by NewShared: the connections are another's
+	// reportsUndone: the owner of the transactions calls [Log.Undone]
+	// whenever it undoes a part of one ([SharedOptions.ReportsUndone]).
+	reportsUndone bool
 
 	// Prepared on write by Open unless readOnly, closed by Close.
-	selectHead, insertRecord *sql.Stmt
+	selectHead, insertRecord, insertRecords2 *sql.Stmt
 
 	// head is the last record this Log has read as the head of the chain
 	// or appended, with its anchor: when the head row holds the same
@@ -64,12 +67,18 @@ type Log struct {
 		body   []byte
 		anchor audit.Anchor
 	} // guarded by mu
+	// headIn, when not nil, is the transaction in which head is the last
+	// record, as read or appended in it: its later appends need not read
+	// the head again, since no other connection writes while it holds the
+	// write lock. Only kept when the owner reports what it undoes
+	// (reportsUndone); [Log.Undone] and a failed append clear it.
+	headIn *sql.Tx // guarded by mu
 	// The statements of an append bound to the transaction of the last
 	// append ([sql.Tx.StmtContext] makes new ones on every call), so that
 	// the appends of one group commit, which share its transaction, bind
 	// them once. They are closed when that transaction ends.
-	txOf                         *sql.Tx   // guarded by mu
-	txSelectHead, txInsertRecord *sql.Stmt // guarded by mu
+	txOf                                           *sql.Tx   // guarded by mu
+	txSelectHead, txInsertRecord, txInsertRecords2 *sql.Stmt // guarded by mu
 	// The columns of the head's row as readHead scans them.
 	scan struct {
 		seq  int64
@@ -104,6 +113,7 @@ var migrations = []string{
 const (
 	selectHeadSQL         = "SELECT +seq AS s, +body AS b FROM audit_records ORDER BY seq DESC LIMIT 1" // one-letter names, no declared types: nothing for the driver to copy on each append
 	insertRecordSQL       = "INSERT INTO audit_records (seq, conversation_id, body) VALUES (?, ?, ?)"
+	insertRecords2SQL     = insertRecordSQL + ", (?, ?, ?)" // two records in one statement: a state change's records come in pairs and more
 	selectAllSQL          = "SELECT seq, conversation_id, body FROM audit_records WHERE seq > ? ORDER BY seq"
 	selectConversationSQL = "SELECT seq, conversation_id, body FROM audit_records WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
@@ -163,7 +173,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Log, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	l := &Log{write: write, commit: groupcommit.New(write, nil), read: read, readOnly: o.ReadOnly}
+	l := &Log{write: write, commit: groupcommit.New(write, nil, nil), read: read, readOnly: o.ReadOnly}
 	l.inTx = l.commit.Do
 	if o.ReadOnly {
 		err = l.checkSchema(ctx)
@@ -258,7 +268,10 @@ func (l *Log) prepare(ctx context.Context) error {
 	if l.selectHead, err = l.write.PrepareContext(ctx, selectHeadSQL); err != nil {
 		return err
 	}
-	l.insertRecord, err = l.write.PrepareContext(ctx, insertRecordSQL)
+	if l.insertRecord, err = l.write.PrepareContext(ctx, insertRecordSQL); err != nil {
+		return err
+	}
+	l.insertRecords2, err = l.write.PrepareContext(ctx, insertRecords2SQL)
 	return err
 }
 
@@ -272,10 +285,29 @@ func (l *Log) prepare(ctx context.Context) error {
 // appends inside a transaction of the owner's. [Log.Close] closes the
 // Log's statements, not the connections.
 func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB) (*Log, error) {
+	return NewSharedWith(ctx, write, inTx, read, nil)
+}
+
+// SharedOptions configure [NewSharedWith]. A nil *SharedOptions means all
+// defaults.
+type SharedOptions struct {
+	// ReportsUndone says that the owner of the transactions calls
+	// [Log.Undone] whenever it undoes a part of a transaction that may
+	// hold appends of the Log (a rollback to a savepoint taken before
+	// them) without ending the transaction. The Log then reads the head
+	// of the chain once per transaction, not once per append: the
+	// appends after the first in a transaction chain after the last
+	// record the Log appended in it. False means that every append reads
+	// the head.
+	ReportsUndone bool
+}
+
+// NewSharedWith is [NewShared] with options; opts may be nil.
+func NewSharedWith(ctx context.Context, write *sql.DB, inTx func(context.Context, func(context.Context, *sql.Tx) error) error, read *sql.DB, opts *SharedOptions) (*Log, error) {
 	if write == nil || inTx == nil || read == nil {
 		panic("sqlite: NewShared with a nil connection or transaction runner")
 	}
-	l := &Log{write: write, inTx: inTx, read: read, shared: true}
+	l := &Log{write: write, inTx: inTx, read: read, shared: true, reportsUndone: opts != nil && opts.ReportsUndone}
 	err := l.setup(ctx)
 	if err == nil {
 		err = l.prepare(ctx)
@@ -287,6 +319,16 @@ func NewShared(ctx context.Context, write *sql.DB, inTx func(context.Context, fu
 	return l, nil
 }
 
+// Undone tells a Log made with [SharedOptions.ReportsUndone] that a part
+// of the current transaction was undone, so that its appends there may be
+// gone: the next append reads the head of the chain again. It is safe to
+// call at any time, also for other Logs, where it does nothing.
+func (l *Log) Undone() {
+	l.mu.Lock()
+	l.headIn = nil
+	l.mu.Unlock()
+}
+
 // Close closes the database, or only the Log's statements for a Log made
 // by [NewShared]. Operations in progress may fail.
 func (l *Log) Close() error {
@@ -294,7 +336,7 @@ func (l *Log) Close() error {
 		l.commit.Close()
 	}
 	var errs []error
-	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord} {
+	for _, stmt := range []*sql.Stmt{l.selectHead, l.insertRecord, l.insertRecords2} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -379,20 +421,44 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 	if err != nil {
 		return err
 	}
-	insert := l.txInsertRecord
-	for i := range sealed {
-		if err := audit.Seal(head, &sealed[i]); err != nil {
-			return err
+	// Records already inserted stay if a later one fails, unless the
+	// caller undoes them: read the head again next time.
+	l.headIn = nil
+	// The records go in two at a time, one statement for each pair.
+	var bodies [2][]byte
+	for i := 0; i < len(sealed); {
+		n := min(2, len(sealed)-i)
+		for j := range n {
+			r := &sealed[i+j]
+			if err := audit.Seal(head, r); err != nil {
+				return err
+			}
+			body, err := r.MarshalJSON()
+			if err != nil {
+				return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
+			}
+			bodies[j] = body
+			head = r.Anchor()
 		}
-		body, err := sealed[i].MarshalJSON()
+		a := &sealed[i]
+		if n == 2 {
+			if l.txInsertRecords2 == nil {
+				l.txInsertRecords2 = tx.StmtContext(ctx, l.insertRecords2)
+			}
+			b := &sealed[i+1]
+			_, err = l.txInsertRecords2.ExecContext(ctx, int64(a.Seq), a.ConversationID, string(bodies[0]), int64(b.Seq), b.ConversationID, string(bodies[1]))
+		} else {
+			_, err = l.txInsertRecord.ExecContext(ctx, int64(a.Seq), a.ConversationID, string(bodies[0]))
+		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", audit.ErrInvalidRecord, err)
-		}
-		if _, err := insert.ExecContext(ctx, int64(sealed[i].Seq), sealed[i].ConversationID, string(body)); err != nil {
 			return err
 		}
-		head = sealed[i].Anchor()
-		l.head.seq, l.head.body, l.head.anchor = int64(sealed[i].Seq), body, head
+		last := &sealed[i+n-1]
+		l.head.seq, l.head.body, l.head.anchor = int64(last.Seq), bodies[n-1], head
+		i += n
+	}
+	if l.reportsUndone {
+		l.headIn = tx
 	}
 	return nil
 }
@@ -404,7 +470,11 @@ func (l *Log) appendTx(ctx context.Context, tx *sql.Tx, sealed []audit.Record) e
 func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if l.txOf != tx {
 		l.txOf = tx
-		l.txSelectHead, l.txInsertRecord = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord)
+		// The statement for pairs is bound when a pair comes.
+		l.txSelectHead, l.txInsertRecord, l.txInsertRecords2 = tx.StmtContext(ctx, l.selectHead), tx.StmtContext(ctx, l.insertRecord), nil
+	}
+	if l.headIn == tx {
+		return l.head.anchor, nil
 	}
 	rows, err := l.txSelectHead.QueryContext(ctx)
 	if err != nil {
@@ -414,6 +484,10 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
 			return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
+		}
+		l.head.seq, l.head.body, l.head.anchor = 0, nil, audit.Anchor{}
+		if l.reportsUndone {
+			l.headIn = tx
 		}
 		return audit.Anchor{}, nil
 	}
@@ -426,6 +500,9 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	}
 	seq, body := l.scan.seq, l.scan.body
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
+		if l.reportsUndone {
+			l.headIn = tx
+		}
 		return l.head.anchor, nil
 	}
 	r, err := auditrows.Decode(seq, "", body, false)
@@ -433,6 +510,9 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
 	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
+	if l.reportsUndone {
+		l.headIn = tx
+	}
 	return l.head.anchor, nil
 }
 

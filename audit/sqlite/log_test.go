@@ -559,7 +559,14 @@ func TestProbeWrite(t *testing.T) {
 // write, and appends again in the same transaction: the record takes the
 // undone one's number and is sealed after the record before it, and the
 // chain verifies, in that transaction and in the next.
-func TestAppendAfterSavepointRollback(t *testing.T) {
+func TestAppendAfterSavepointRollback(t *testing.T) { testAppendAfterSavepointRollback(t, false) }
+
+// TestAppendAfterReportedRollback is TestAppendAfterSavepointRollback with
+// a Log that keeps the head of its chain for the appends after the first
+// in a transaction, told of each rollback with Undone.
+func TestAppendAfterReportedRollback(t *testing.T) { testAppendAfterSavepointRollback(t, true) }
+
+func testAppendAfterSavepointRollback(t *testing.T, reportsUndone bool) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_txlock=immediate")
@@ -584,7 +591,7 @@ func TestAppendAfterSavepointRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer read.Close()
-	l, err := sqlite.NewShared(ctx, db, inTx, read)
+	l, err := sqlite.NewSharedWith(ctx, db, inTx, read, &sqlite.SharedOptions{ReportsUndone: reportsUndone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,6 +612,9 @@ func TestAppendAfterSavepointRollback(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
 			return err
 		}
+		if reportsUndone {
+			l.Undone()
+		}
 		if err := l.AppendTx(ctx, tx, after); err != nil {
 			return err
 		}
@@ -621,6 +631,9 @@ func TestAppendAfterSavepointRollback(t *testing.T) {
 		}
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
 			return err
+		}
+		if reportsUndone {
+			l.Undone()
 		}
 		last := sample(5)
 		if err := l.AppendTx(ctx, tx, last); err != nil {

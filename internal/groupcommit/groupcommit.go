@@ -38,6 +38,7 @@ type writeOp struct {
 type Committer struct {
 	db     *sql.DB
 	mapErr func(error) error
+	undone func() // called after the committer undid an operation's writes, or nil
 
 	mu     sync.RWMutex // held for reading to queue, for writing to close
 	closed bool         // guarded by mu
@@ -60,12 +61,19 @@ const (
 // New starts the committer of db, whose transactions must all be its own
 // (db should have a single connection, opened with BEGIN IMMEDIATE
 // transactions). mapErr, when not nil, maps the errors of beginning,
-// releasing and committing transactions. Close it when done.
-func New(db *sql.DB, mapErr func(error) error) *Committer {
+// releasing and committing transactions. undone, when not nil, is called
+// on the committer's goroutine each time it has undone writes of a
+// transaction: rolled an operation that failed back to its savepoint, or
+// rolled the transaction back; whoever keeps state that mirrors the
+// transaction's writes then drops it. Close it when done.
+func New(db *sql.DB, mapErr func(error) error, undone func()) *Committer {
 	if mapErr == nil {
 		mapErr = func(err error) error { return err }
 	}
-	c := &Committer{db: db, mapErr: mapErr, ops: make(chan *writeOp, maxBatch), exited: make(chan struct{})}
+	if undone == nil {
+		undone = func() {}
+	}
+	c := &Committer{db: db, mapErr: mapErr, undone: undone, ops: make(chan *writeOp, maxBatch), exited: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -215,29 +223,33 @@ func (c *Committer) runLive(batch []*writeOp, errs []error, live int) {
 			// Alone in its transaction: no savepoint needed.
 			if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
 				tx.Rollback()
+				c.undone()
 				return
 			}
 			ok[i] = true
 			continue
 		}
 		if _, err := savepoint.ExecContext(ctx); err != nil {
-			abort(tx, errs, ok, c.mapErr(err))
+			c.abort(tx, errs, ok, c.mapErr(err))
 			return
 		}
 		if errs[i] = call(opCtx, op.fn, tx); errs[i] != nil {
-			if _, err := rollbackTo.ExecContext(ctx); err != nil {
-				abort(tx, errs, ok, c.mapErr(err))
+			_, err := rollbackTo.ExecContext(ctx)
+			c.undone()
+			if err != nil {
+				c.abort(tx, errs, ok, c.mapErr(err))
 				return
 			}
 		} else {
 			ok[i] = true
 		}
 		if _, err := release.ExecContext(ctx); err != nil {
-			abort(tx, errs, ok, c.mapErr(err))
+			c.abort(tx, errs, ok, c.mapErr(err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		c.undone()
 		for i := range ok {
 			if ok[i] {
 				errs[i] = c.mapErr(err)
@@ -259,8 +271,9 @@ func call(ctx context.Context, fn func(context.Context, *sql.Tx) error, tx *sql.
 
 // abort rolls the transaction back after a failure of its savepoints: the
 // operations that had succeeded, and those not yet run, get err.
-func abort(tx *sql.Tx, errs []error, ok []bool, err error) {
+func (c *Committer) abort(tx *sql.Tx, errs []error, ok []bool, err error) {
 	tx.Rollback()
+	c.undone()
 	for i := range errs {
 		if ok[i] || errs[i] == nil {
 			errs[i] = err

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -28,13 +29,19 @@ func (s *store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 // and a table t(k TEXT PRIMARY KEY).
 func openRaw(t testing.TB) *store {
 	t.Helper()
+	return openRawWith(t, nil)
+}
+
+// openRawWith is openRaw with the committer's undone function.
+func openRawWith(t testing.TB, undone func()) *store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &store{db: db, commit: New(db, nil)}
+	s := &store{db: db, commit: New(db, nil, undone)}
 	t.Cleanup(func() {
 		s.commit.Close()
 		db.Close()
@@ -146,6 +153,36 @@ func TestIsolatesFailures(t *testing.T) {
 	}
 }
 
+// TestReportsUndone: the committer says when it has undone writes, once
+// per failed operation of a batch and once for a failed operation alone
+// in its transaction, and never for operations that succeed.
+func TestReportsUndone(t *testing.T) {
+	var undone atomic.Int64
+	s := openRawWith(t, func() { undone.Add(1) })
+	batch(t, s, nil,
+		insert("a"),
+		insert("a"), // fails
+		insert("b"),
+		func(context.Context, *sql.Tx) error { panic("boom") },
+		insert("c"),
+	)
+	if n := undone.Load(); n != 2 {
+		t.Errorf("a batch with two failed operations: undone called %d times, want 2", n)
+	}
+	if err := s.inTx(t.Context(), insert("a")); err == nil {
+		t.Fatal("a duplicate alone in its transaction succeeded")
+	}
+	if n := undone.Load(); n != 3 {
+		t.Errorf("after a failed operation alone: undone called %d times in all, want 3", n)
+	}
+	if err := s.inTx(t.Context(), insert("d")); err != nil {
+		t.Fatal(err)
+	}
+	if n := undone.Load(); n != 3 {
+		t.Errorf("after a successful operation: undone called %d times in all, want 3", n)
+	}
+}
+
 func TestSkipsCanceledOperations(t *testing.T) {
 	s := openRaw(t)
 	canceled, cancel := context.WithCancel(context.Background())
@@ -221,7 +258,7 @@ func TestMapsErrors(t *testing.T) {
 	s := openRaw(t)
 	s.db.Close() // every transaction now fails to begin
 	mapped := errors.New("mapped")
-	c := New(s.db, func(error) error { return mapped })
+	c := New(s.db, func(error) error { return mapped }, nil)
 	defer c.Close()
 	if err := c.Do(context.Background(), insert("x")); !errors.Is(err, mapped) {
 		t.Errorf("got %v, want the mapped error", err)

@@ -207,7 +207,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{write: write, read: read, commit: groupcommit.New(write, dbErr), dir: filepath.Dir(abs)}
+	s := &Store{write: write, read: read, dir: filepath.Dir(abs)}
+	s.commit = groupcommit.New(write, dbErr, s.undone)
 	if err := s.setup(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -216,7 +217,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	if s.audit, err = auditsqlite.NewShared(ctx, s.write, s.inTx, s.read); err != nil {
+	if s.audit, err = auditsqlite.NewSharedWith(ctx, s.write, s.inTx, s.read, &auditsqlite.SharedOptions{ReportsUndone: true}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, dbErr(err))
 	}
@@ -361,6 +362,17 @@ func (s *Store) Close() error {
 // given, which is not canceled, never its caller's.
 func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	return s.commit.Do(ctx, fn)
+}
+
+// undone is called by the group commits after they undid writes (an fn
+// of [Store.inTx] that failed or panicked, rolled back to its savepoint;
+// a transaction rolled back): the audit log, which keeps the head of its
+// chain for a transaction's later appends, reads it again
+// ([auditsqlite.SharedOptions.ReportsUndone]).
+func (s *Store) undone() {
+	if l := s.audit; l != nil {
+		l.Undone()
+	}
 }
 
 // txStmt returns stmt, a statement prepared on write, bound to tx, a
