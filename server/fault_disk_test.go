@@ -40,8 +40,16 @@ func smallDisk(t *testing.T, size string) string {
 		t.Fatalf("mount -t tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
+		// A process that still holds a file there (a server's child that
+		// is exiting after its postmaster) makes umount fail with "target
+		// is busy": the file system is then detached at once and freed
+		// when the last file on it is closed (umount -l).
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
+			if lout, lerr := exec.Command("umount", "-l", dir).CombinedOutput(); lerr != nil {
+				t.Errorf("umount %s: %v: %s; umount -l: %v: %s", dir, err, out, lerr, lout)
+			} else {
+				t.Logf("umount %s: %s; detached it with umount -l", dir, strings.TrimSpace(string(out)))
+			}
 		}
 		os.Remove(dir)
 	})
