@@ -228,3 +228,33 @@ func TestStreetFormsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestHonorificNameCount: an honorific that is also a street type ("Dr."
+// for Drive), a name and a number that counts the lower-case noun after
+// it are a person and a count, not a street line; a street named after a
+// doctor, with its number and the rest of its address, stays one. The
+// sentences are written for this test.
+func TestHonorificNameCount(t *testing.T) {
+	for _, text := range []string{
+		"Ask Dr. Okafor 2 questions.",
+		"Tell Dr. Mbeki 3 stories tonight.",
+		"Bring Dr. Haugen 2 coffees, please.",
+		"Ask Dr Okafor 2 questions",
+		"Lisbon Dr. Costa 5 bottles short, says the note.",
+		"Please give Dr. Varga 10 minutes.",
+	} {
+		fs := embeddedFindings(t, text)
+		for _, f := range fs {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+		if !strings.Contains(strings.Join(fs, "|"), "PERSON:") {
+			t.Errorf("%q: no person in %v", text, fs)
+		}
+	}
+	checkEmbedded(t, []embeddedCase{
+		{"Write to Calle Dr. Fleming 12, 28036 Madrid.", []string{"ADDRESS:Calle Dr. Fleming 12, 28036 Madrid"}},
+		{"Visit 12 Dr. Okafor Road today", []string{"ADDRESS:12 Dr. Okafor Road"}},
+	})
+}

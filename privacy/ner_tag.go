@@ -1125,6 +1125,11 @@ func (g *tagger) streetNoNumber(k int) int {
 	if end == k {
 		return k
 	}
+	// An honorific and a name before a number that counts what follows
+	// ("Ask Dr. Okafor 2 questions"): a person and a count.
+	if trailing && g.honorificName(k, end-1) && g.countAfter(end-1) {
+		return k
+	}
 	if !marker {
 		tail := g.postalTail(end)
 		// A street type of some language first (libpostal's lists),
@@ -1185,6 +1190,40 @@ func (g *tagger) streetNoNumber(k int) int {
 	}
 	return end
 }
+
+// honorificName reports whether the words [k, n) hold an honorific ("Dr",
+// which is also a street type) and a capitalised name after it that is no
+// street word ("Dr. Okafor").
+func (g *tagger) honorificName(k, n int) bool {
+	for j := k; j < n; j++ {
+		if !g.isWord(j) || g.ts[j].f&wHonorific == 0 {
+			continue
+		}
+		q := j + 1 + b2i(g.isPunct(j+1, '.'))
+		if q < n && g.isWord(q) && g.ts[q].cap && g.ts[q].f&(wStreetType|wStreetPre) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// countAfter reports whether the number at n counts the lower-case noun
+// after it ("2 questions", "10 minutes"): a common word, not a word of an
+// address, and none of the small words that a sentence goes on with after
+// a street line ("12 in Madrid", "46 and").
+func (g *tagger) countAfter(n int) bool {
+	e := n + 1
+	if !g.isNum(n) || !g.isWord(e) || !g.sameLine(e) || !g.ts[e].sp || g.ts[e].cap {
+		return false
+	}
+	f := g.ts[e].f
+	return f&wCommon != 0 && f&(wStreetType|wStreetPre|wStreetAny|wSecondary|wConnector) == 0 && !g.oneOf(e, afterStreetWords)
+}
+
+// afterStreetWords are the small words that may follow a street line in a
+// sentence.
+var afterStreetWords = wordSet("in on at near by and or to for from of is was are were has had with which where that then but " +
+	"until till since before after behind opposite next beside off")
 
 // placePrepBefore reports whether a street name of its own language and
 // its number [k, e) follow a word that says where ("leaves from Virska
