@@ -258,3 +258,31 @@ func TestHonorificNameCount(t *testing.T) {
 		{"Visit 12 Dr. Okafor Road today", []string{"ADDRESS:12 Dr. Okafor Road"}},
 	})
 }
+
+// TestStreetTypeAndComma: street lines of forms where a comma stands
+// between the street and its number: a street type in lower case before
+// the name ("проспект Мира, 25") or after it ("Кленовая площадь, 8"), and
+// a word that no list holds in the place of the type when the rest of a
+// postal address follows ("Tursunov ko'chasi, 12, Samarqand, 140100").
+// The sentences are written for this test.
+func TestStreetTypeAndComma(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Delivery: проспект Мира, 25, Казань, 420015", []string{"ADDRESS:проспект Мира, 25, Казань, 420015"}},
+		{"Meet me at Кленовая площадь, 8 at five.", []string{"ADDRESS:Кленовая площадь, 8"}},
+		{"Send it to Tursunov ko'chasi, 12, Samarqand, 140100 soon.", []string{"ADDRESS:Tursunov ko'chasi, 12, Samarqand, 140100"}},
+		{"Ship to:\nнаб. Речная, 3\nТверь, 170100", []string{"ADDRESS:наб. Речная, 3\nТверь, 170100"}},
+	})
+	// A count after a street type, or a word that is no street type
+	// before a comma and a number, makes no street line.
+	for _, text := range []string{
+		"Ivanov ulica, 3 times over.",
+		"Петров сказал, 5 раз подряд.",
+		"Meet Tursunov later, 12 of us are coming.",
+	} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

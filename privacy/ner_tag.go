@@ -420,7 +420,11 @@ func (g *tagger) streetWord(k int) bool {
 		// A lower-case street type or abbreviation after the name, before
 		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
 		// küç., 9").
-		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
+		// So is any word that is no English word in that place when the
+		// rest of a postal address follows the number ("Jasorat
+		// ko'chasi, 88, Denov, 016695"): the address shows the word to be
+		// a street type that no list holds.
+		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap &&
 			!g.lowerIs(k, "ext") && !g.lowerIs(k, "tel") && !g.lowerIs(k, "fax") { // "Ann Lee ext. 4412" is a phone line
 			q := k + 1
 			if t.dot && g.isPunct(q, '.') {
@@ -503,7 +507,7 @@ func (g *tagger) addresses() {
 			continue
 		}
 		// Most lower-case words start no address.
-		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
+		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre|wStreetAny) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
 			continue
 		}
 		if g.lowerIs(k, "corner") && k > 0 && g.lowerIs(k-1, "the") && g.lowerIs(k+1, "of") {
@@ -519,6 +523,10 @@ func (g *tagger) addresses() {
 			}
 			g.dst = dropWithin(g.dst, g.ts[a].s, g.ts[e-1].e)
 			g.emit(Address, a, e, 0.85)
+			continue
+		}
+		if e := g.typeFirstStreet(k); e > k {
+			k = g.addressRest(k, e) - 1
 			continue
 		}
 		if e := g.streetAddress(k); e > k {
@@ -541,6 +549,84 @@ func (g *tagger) addresses() {
 			}
 		}
 	}
+}
+
+// typeFirstStreet matches a street line that starts with a street type of
+// some language written in lower case, whole or abbreviated, before one to
+// three capitalised words of the name and, after an optional comma, the
+// house number: "вул. Молодіжна, 71", "улица Депутатская, 79", "наб.
+// Мирная, 6". It returns the end, or k. (In English text such words are
+// English words, which start nothing here.)
+func (g *tagger) typeFirstStreet(k int) int {
+	t := &g.ts[k]
+	if !g.cased || !g.isWord(k) || t.cap || t.f&wStreetAny == 0 || t.f&(wCommon|wSecondary) != 0 || utf8.RuneCountInString(g.word(k)) < 2 {
+		return k
+	}
+	j := k + 1
+	if t.dot && g.isPunct(j, '.') {
+		j++
+	}
+	n := j
+	for n < len(g.ts) && n-j < 3 && g.isWord(n) && g.ts[n].cap && g.sameLine(n) && g.ts[n].f&wCommon == 0 {
+		n++
+	}
+	if n == j {
+		return k
+	}
+	q := n
+	if g.isPunct(q, ',') {
+		q++
+	}
+	if !g.houseNumber(q) || !g.sameLine(q) || len(g.word(q)) > 5 || g.countAfter(q) || g.isPunct(q+1, ':') {
+		return k
+	}
+	return q + 1
+}
+
+// addressRest emits the street line [a, e) with what follows it on the
+// line or in the block (a town, a postal code, a country) as one address,
+// and returns the end. Without a postal code, the places after the street
+// line are places of their own, as after other street lines.
+func (g *tagger) addressRest(a, e int) int {
+	j := e
+	var places [4][2]int
+	n := 0
+	postcode := false
+	for step := 0; step < 4; step++ {
+		jj, ok := g.sep(j, true)
+		if !ok || jj == j && !g.ts[jj].sp {
+			break
+		}
+		if p := g.postcodeAt(jj); p > jj && !postcode {
+			j, postcode = p, true
+			continue
+		}
+		c := g.countryAt(jj)
+		if c == jj {
+			c = g.cityAt(jj)
+			if c > jj && (g.onlyStreetWords(jj, c) || g.isPunct(c, ':')) {
+				c = jj
+			}
+			if c > jj {
+				c = g.district(c)
+			}
+		}
+		if c == jj {
+			break
+		}
+		places[n] = [2]int{jj, c}
+		n++
+		j = c
+	}
+	if postcode {
+		g.emit(Address, a, j, 0.85)
+		return j
+	}
+	g.emit(Address, a, e, 0.85)
+	for _, p := range places[:n] {
+		g.emit(Location, p[0], p[1], 0.8)
+	}
+	return j
 }
 
 // corner matches "X and Y" after "the corner of", each a street name or
@@ -610,8 +696,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// A lower-case street type after the name, a comma and the
 			// number, before the rest of a postal address: "Yesenin pr.,
 			// 385, AZ1000 Town", "Nizami küçəsi, 12" and a town line.
+			// A known street type needs no more than the number ("Донская
+			// площадь, 99", "Киевская ул., 11").
 			if q := j + b2i(g.ts[j-1].dot && g.isPunct(j, '.')); !g.ts[j-1].cap && words > 1 && g.isPunct(q, ',') && g.houseNumber(q+1) && g.sameLine(q+1) &&
-				len(g.word(q+1)) <= 5 && g.postalTail(q+2) {
+				len(g.word(q+1)) <= 5 && (g.ts[j-1].f&wStreetAny != 0 && g.ts[j-1].f&wCommon == 0 && !g.countAfter(q+1) && !g.isPunct(q+2, ':') || g.postalTail(q+2)) {
 				return q + 2, true, true
 			}
 			// A capitalised street type of some language, abbreviated:
@@ -746,8 +834,11 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
+		// (Unless the number and the rest of a postal address follow the
+		// lower-case word: "Jasorat ko'chasi, 88, Denov, 016695".)
 		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 &&
-			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 {
+			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 &&
+			!(g.isPunct(j+2, ',') && g.houseNumber(j+3) && g.sameLine(j+3) && g.postalTail(j+4)) {
 			return k
 		}
 		end = g.streetNoNumber(j)
