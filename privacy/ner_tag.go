@@ -18,12 +18,36 @@ type tagger struct {
 
 func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Finding) []Finding {
 	g := &tagger{e: e, l: l, text: text, ts: ts, cased: cased, dst: dst}
+	base := len(dst)
 	g.dates()
 	g.ages()
 	g.addresses()
 	g.titles()
 	g.names()
+	g.divisions(base)
 	return g.dst
+}
+
+// divisions extends each place found from base on over the word for an
+// administrative division of its country written in lower case after it
+// ("Донецька область", "Sirdaryo viloyati", "Moravički okrug"): the
+// division's name is the adjective and the noun together.
+func (g *tagger) divisions(base int) {
+	k := 0
+	for i := base; i < len(g.dst); i++ {
+		f := &g.dst[i]
+		if f.Type != Location {
+			continue
+		}
+		for k < len(g.ts) && g.ts[k].s < f.End {
+			k++
+		}
+		if k < len(g.ts) && g.isWord(k) && !g.ts[k].cap && g.ts[k].sp && g.sameLine(k) && g.ts[k].f&wDivision != 0 && !g.ts[k].used &&
+			strings.TrimSpace(g.text[f.End:g.ts[k].s]) == "" && (i+1 == len(g.dst) || g.dst[i+1].Start >= g.ts[k].e) {
+			f.End = g.ts[k].e
+			g.ts[k].used = true
+		}
+	}
 }
 
 func (g *tagger) emit(t EntityType, a, b int, score float64) {
