@@ -271,6 +271,9 @@ func TestStreetTypeAndComma(t *testing.T) {
 		{"Meet me at Кленовая площадь, 8 at five.", []string{"ADDRESS:Кленовая площадь, 8"}},
 		{"Send it to Tursunov ko'chasi, 12, Samarqand, 140100 soon.", []string{"ADDRESS:Tursunov ko'chasi, 12, Samarqand, 140100"}},
 		{"Ship to:\nнаб. Речная, 3\nТверь, 170100", []string{"ADDRESS:наб. Речная, 3\nТверь, 170100"}},
+		// A capitalised abbreviation of up to three letters, counted as
+		// letters, not bytes.
+		{"Send it to Οδ. Σταδίου 5, 105 64 Αθήνα.", []string{"ADDRESS:Οδ. Σταδίου 5, 105 64 Αθήνα"}},
 	})
 	// A count after a street type, or a word that is no street type
 	// before a comma and a number, makes no street line.

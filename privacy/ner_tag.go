@@ -732,7 +732,7 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// honorific ("Kp. Melati 4"); the number and the rest of
 			// the address decide.
 			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap &&
-				(g.ts[j-1].f&wStreetAny != 0 || g.ts[j-1].e-g.ts[j-1].s <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
+				(g.ts[j-1].f&wStreetAny != 0 || utf8.RuneCountInString(g.word(j-1)) <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
 				j++
 				continue
 			}
