@@ -273,7 +273,7 @@ func TestStreetTypeAndComma(t *testing.T) {
 		{"Ship to:\nнаб. Речная, 3\nТверь, 170100", []string{"ADDRESS:наб. Речная, 3\nТверь, 170100"}},
 		// A capitalised abbreviation of up to three letters, counted as
 		// letters, not bytes.
-		{"Send it to Οδ. Σταδίου 5, 105 64 Αθήνα.", []string{"ADDRESS:Οδ. Σταδίου 5, 105 64 Αθήνα"}},
+		{"Send it to Παρ. Κοραή 12, 546 21 Θεσσαλονίκη.", []string{"ADDRESS:Παρ. Κοραή 12, 546 21 Θεσσαλονίκη"}},
 	})
 	// A count after a street type, or a word that is no street type
 	// before a comma and a number, makes no street line.
