@@ -573,12 +573,14 @@ func contraction(text string, p, e int) bool {
 //   - from the earliest start that the segment of an anchor still to come
 //     can have (as far back as [segmentStart] goes from the end, or from
 //     the start of the last word, which may go on);
-//   - and not from inside a segment that is closed, whose last words
-//     decide on the words before them ("X is a small town"), unless the
-//     whole of it is final.
+//   - and never from inside a closed segment that one of these cuts
+//     would split: it is held whole, since its last words decide on the
+//     words before them ("X is a small town").
 //
 // How far a finding reaches back is thus bounded by the segments, not by
-// the words of a rule, and the bound holds for any rule added.
+// the words of a rule, and the bound holds for any rule added. (The lines
+// above a segment, which the rules of address blocks read, are in the
+// text the stream keeps as history.)
 func (e *entities) holdback(text string) int {
 	l := theLexicon()
 	p := len(text)

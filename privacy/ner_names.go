@@ -1025,7 +1025,7 @@ var partnerAnds = wordSet("and und et e y en och og és")
 // cueSets are the word sets that oneOf looks words up in; their words
 // carry wCue in the lexicon, so that other words need no look-up.
 var cueSets = []map[string]bool{languageBefore, nationalityBefore, placePrefixes, monthBefore, placeNounsBefore, nameSuffixes, fromVerbs, inVerbs, toVerbs, toPerson, orgBefore, orgBeforeAt, orgBeforeOf, orgAfter, orgAfterPossessive,
-	placeBefore, unitWords, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords, afterStreetWords}
+	placeBefore, unitWords, placeNouns, placeKinds, placeAfter, partnerAnds, personVerbs, geoHeads, placeFields, partnerWords}
 
 func wordSet(list string) map[string]bool {
 	m := map[string]bool{}

@@ -531,7 +531,9 @@ func (g *tagger) addresses() {
 			continue
 		}
 		// Most lower-case words start no address.
-		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre|wStreetAny) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
+		// (A street type of another language may start a street line:
+		// "вул. Молодіжна, 71".)
+		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && t.f&(wStreetAny|wCommon) != wStreetAny && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
 			continue
 		}
 		if g.lowerIs(k, "corner") && k > 0 && g.lowerIs(k-1, "the") && g.lowerIs(k+1, "of") {
@@ -1332,7 +1334,20 @@ func (g *tagger) countAfter(n int) bool {
 		return false
 	}
 	f := g.ts[e].f
-	return f&wCommon != 0 && f&(wStreetType|wStreetPre|wStreetAny|wSecondary|wConnector) == 0 && !g.oneOf(e, afterStreetWords)
+	if f&wCommon == 0 || f&(wStreetType|wStreetPre|wStreetAny|wSecondary|wConnector) != 0 {
+		return false
+	}
+	// (The small words are looked up here, not marked as cue words:
+	// they are so common that every oneOf would then look them up.)
+	w := g.word(e)
+	var b [8]byte
+	if len(w) > len(b) {
+		return true
+	}
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return !afterStreetWords[string(b[:len(w)])]
 }
 
 // afterStreetWords are the small words that may follow a street line in a

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -150,4 +151,33 @@ func FuzzStreamFailsClosed(f *testing.F) {
 			t.Fatalf("pieces %v of %q: restored %q", sizes, text, back)
 		}
 	})
+}
+
+// TestStreamDevSet streams every text of the dev set in pieces of 7 bytes
+// and compares with the one-shot rewrite.
+func TestStreamDevSet(t *testing.T) {
+	all, _, _ := devSplit(t)
+	var recs []struct {
+		Text string `json:"full_text"`
+	}
+	if err := json.Unmarshal([]byte(all), &recs); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, rec := range recs {
+		r := newRewriter()
+		r.Tokenize(ctx, "ann@example.com 4111111111111111")
+		want, err := r.Output(ctx, rec.Text, ModeTokens, NoTypes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := chunked(t, rec.Text, []byte{6}, 0, ModeTokens); got != want {
+			if bad++; bad <= 3 {
+				t.Errorf("%q:\n got %q\nwant %q", rec.Text, got, want)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d texts differ", bad, len(recs))
+	}
 }
