@@ -57,17 +57,19 @@ func ExampleRewriter_Stream() {
 	r := privacy.NewRewriter(privacy.NewScanner(nil), privacy.NewVault())
 	r.Tokenize(ctx, "ann@example.com")
 	st := r.Stream(privacy.ModeRestore, privacy.AllTypes())
-	for _, chunk := range []string{"Dear [EMAIL_", "ADDRESS_1], your", " order shipped."} {
+	// The stream returns text once no value can reach back into it.
+	for _, chunk := range []string{"Dear [EMAIL_", "ADDRESS_1], your order", " has shipped and should be with you", " by the end of the week."} {
 		out, _ := st.Write(ctx, chunk)
 		fmt.Printf("%q\n", out)
 	}
 	out, _ := st.Flush(ctx)
 	fmt.Printf("%q\n", out)
 	// Output:
-	// "Dear "
-	// "ann@example.com, "
-	// "your order "
-	// "shipped."
+	// ""
+	// ""
+	// ""
+	// "Dear ann@example.com, your order has shipped and should "
+	// "be with you by the end of the week."
 }
 
 func ExampleRule() {

@@ -39,6 +39,7 @@ const (
 	wCue                           // a word of one of the cue sets of the tagger (see cueSets)
 	wNation                        // a word for a nation, a people or a faith (Iraqi, Norwegians, Sunni)
 	wStreetAny                     // a street type of any language or its abbreviation (libpostal): Skyway, Lk, küçəsi, Jln
+	wDivision                      // a noun for an administrative division after its name (oblast, okrug, область)
 )
 
 type lexicon struct {
@@ -322,6 +323,12 @@ var builtinPlaces = map[uint32]string{
 
 // builtinWords are the closed word classes, written here.
 var builtinWords = map[uint32]string{
+	// Administrative divisions named by an adjective before the noun,
+	// in the languages that write them so (in lower case).
+	wDivision: "oblast oblasti oblys okrug okrugu okruga kraj krai rayon raion raioni rajon rajoni viloyati viloyat vilayeti " +
+		"voivodeship województwo powiat gmina okres kotar županija zupanija opština opstina općina opcina regija " +
+		"область обл округ край район раён волость губерния республика області краї районі округа општина регион " +
+		"περιφέρεια νομός δήμος",
 	// Peoples and faiths that the list of nationalities lacks.
 	wNation: "palestinian palestinians arab arabs asian asians african africans european europeans hispanic hispanics latino latinos westerners " +
 		"sunni sunnis shiite shiites shia muslim muslims jewish jews hindu hindus sikh sikhs buddhist buddhists " +

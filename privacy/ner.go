@@ -134,7 +134,61 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 	defer nerPool.Put(st)
 	cased := false
 	base := len(dst)
-	i := 0
+	for i := 0; i < len(text); {
+		sg := nextSegment(l, text, i)
+		cased = cased || sg.upper
+		switch sg.kind {
+		case segNone:
+			i = len(text)
+			continue
+		case segDate:
+			if e.wants(DateTime) {
+				dst = append(dst, Finding{Start: sg.s, End: sg.e, Type: DateTime, Score: 0.7})
+			}
+		case segWords:
+			st.toks = tokenize(l, text, sg.s, sg.e, st.toks[:0])
+			for k := 0; k < len(st.toks) && !cased; k++ {
+				cased = st.toks[k].cap
+			}
+			dst = e.tag(l, text, st.toks, true, dst)
+		}
+		i = sg.e
+	}
+	if !cased && hasUpper(text) {
+		cased = true // a capital inside a word ("aA")
+	}
+	if !cased && ctx.Value(casedText{}) == nil && hasLetter(text) {
+		dst = dst[:base]
+		st.toks = tokenize(l, text, 0, len(text), st.toks[:0])
+		dst = e.tag(l, text, st.toks, false, dst)
+	}
+	return dst, nil
+}
+
+// Kinds of [segment].
+const (
+	segNone  = iota // no anchor up to the end of the text
+	segSkip         // a capitalised common word that starts nothing
+	segDate         // a day of the week alone, a date by itself
+	segWords        // words to tag
+)
+
+// A segment is a step of the scan of a text: the part [s, e) that the
+// rules read as a whole, and where the scan goes on (at e). No rule of the
+// embedded recognizer looks outside the segment it tags, so what it finds
+// in a segment depends on the segment's text only.
+type segment struct {
+	kind  uint8
+	upper bool // an upper-case letter was passed on the way
+	s, e  int
+}
+
+// nextSegment scans text from i to the next anchor and returns the
+// segment that it starts. Recognize and a stream's hold-back both scan
+// with it, so that a stream cuts only where the one-shot scan of the whole
+// text has no segment open.
+func nextSegment(l *lexicon, text string, i int) segment {
+	upper := false
 	for i < len(text) {
 		// Skip to the next anchor at a word start, eight bytes at a time.
 		for {
@@ -160,14 +214,14 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 				continue
 			}
 			if unicode.IsUpper(r) {
-				cased = true
+				upper = true
 			} else {
 				// A lower-case letter outside ASCII: not an anchor.
 				i += utf8.RuneLen(r)
 				continue
 			}
 		} else if c >= 'A' && c <= 'Z' {
-			cased = true
+			upper = true
 		}
 		if i > 0 && (isAlnum(text[i-1]) || text[i-1] >= 0x80) {
 			i++
@@ -186,39 +240,19 @@ func (e *entities) Recognize(ctx context.Context, text string, dst []Finding) ([
 				// "Will" is a given name) is no name on its own either.
 				f := l.lookup(text[i:w])
 				if f&(wCommon|wNotName) != 0 && f&(skipNever&^(wLast|wPlaceStart)) == 0 {
-					i = w
-					continue
+					return segment{kind: segSkip, upper: upper, s: i, e: w}
 				}
 				// A day of the week before a lower-case word: a date by itself.
 				if f&wWeekday != 0 && w-i >= 6 && f&(skipNever&^(wWeekday|wLast|wPlaceStart|wCity)) == 0 {
-					if e.wants(DateTime) {
-						dst = append(dst, Finding{Start: i, End: w, Type: DateTime, Score: 0.7})
-					}
-					i = w
-					continue
+					return segment{kind: segDate, upper: upper, s: i, e: w}
 				}
 			}
 		}
 		// A segment: from a little before the anchor to where the text has
 		// been quiet (lower-case words only) for a while.
-		s := segmentStart(text, i)
-		end := segmentEnd(text, i)
-		st.toks = tokenize(l, text, s, end, st.toks[:0])
-		for k := 0; k < len(st.toks) && !cased; k++ {
-			cased = st.toks[k].cap
-		}
-		dst = e.tag(l, text, st.toks, true, dst)
-		i = end
+		return segment{kind: segWords, upper: upper, s: segmentStart(text, i), e: segmentEnd(text, i)}
 	}
-	if !cased && hasUpper(text) {
-		cased = true // a capital inside a word ("aA")
-	}
-	if !cased && ctx.Value(casedText{}) == nil && hasLetter(text) {
-		dst = dst[:base]
-		st.toks = tokenize(l, text, 0, len(text), st.toks[:0])
-		dst = e.tag(l, text, st.toks, false, dst)
-	}
-	return dst, nil
+	return segment{kind: segNone, upper: upper, s: len(text), e: len(text)}
 }
 
 func hasLetter(text string) bool {
@@ -525,93 +559,66 @@ func contraction(text string, p, e int) bool {
 	return false
 }
 
-// holdback implements the stream's hold-back: the end of text from the
-// first of its last words that could start or continue a name, a place or
-// an address (a capitalised word or a number among the last four words),
-// so that a stream decides on them with the words that follow.
+// holdback implements the stream's hold-back. The recognizer reads a text
+// a segment at a time ([nextSegment]), and no rule looks outside the
+// segment it tags: a segment runs from up to 32 bytes before an anchor (a
+// capital or a digit at a word start, never across a line break) to the
+// fourth word without an anchor after the last anchor of a run, or 4 KB
+// on. So the text is final up to a cut that no segment of the whole text
+// can span, whatever follows; the hold-back is the rest:
+//   - from the start of a segment that is still open at the end of text
+//     (it has not seen its four quiet words yet; the words that follow
+//     may extend any finding of it, backwards too, as a postal code
+//     makes the words before it a street);
+//   - from the earliest start that the segment of an anchor still to come
+//     can have (as far back as [segmentStart] goes from the end, or from
+//     the start of the last word, which may go on);
+//   - and never from inside a closed segment that one of these cuts
+//     would split: it is held whole, since its last words decide on the
+//     words before them ("X is a small town").
+//
+// How far a finding reaches back is thus bounded by the segments, not by
+// the words of a rule, and the bound holds for any rule added. (The lines
+// above a segment, which the rules of address blocks read, are in the
+// text the stream keeps as history.)
 func (e *entities) holdback(text string) int {
+	l := theLexicon()
 	p := len(text)
-	start := -1
-	quiet := 0
-	last := true // the word after this one holds the stream (or there is none)
-	for p > 0 && len(text)-p < 2048 {
-		for p > 0 && isSpace(text[p-1]) {
-			p--
-		}
-		w := p
-		for p > 0 && !isSpace(text[p-1]) {
-			p--
-		}
-		if p == w {
+	for p > 0 && !isSpace(text[p-1]) {
+		p--
+	}
+	cut := segmentStart(text, p)
+	var buf [16][2]int
+	closed := buf[:0]
+	for i := 0; i < len(text); {
+		sg := nextSegment(l, text, i)
+		if sg.kind == segNone {
 			break
 		}
-		// Anchors at the start of the word or of a part of it ("!Ann",
-		// "Mayer-Watkins"): capitals and digits.
-		capital, digit := false, false
-		for q := p; q < w; q++ {
-			// Not inside a token such as [EMAIL_ADDRESS_1].
-			if anchorTable[text[q]] && (q == p || !isAlpha(text[q-1]) && text[q-1] != '[' && text[q-1] != '_') {
-				if isDigit(text[q]) {
-					digit = true
-				} else {
-					capital = true
-				}
-			}
-		}
-		q := p
-		for q < w && isAlpha(text[q]) {
-			q++
-		}
-		r := q
-		for r < w && strings.IndexByte(",;!?", text[r]) >= 0 {
-			r++
-		}
-		f := uint32(0)
-		if q > p && q-p <= 16 {
-			f = theLexicon().lookup(text[p:q])
-		}
-		// A capitalised word that is never part of a name ("Dear", "The")
-		// does not hold the stream, unless it ends the text and may go on
-		// ("So" of "Sons").
-		if capital && r == w && f&wNotName != 0 && f&wHonorific == 0 && !numberBefore(text, p) && w < len(text) {
-			capital = false
-		}
-		// A unit or street word ("apt", "fl", "rue") may be followed by its
-		// number, and "year" may follow an age.
-		unit := r == w && q > p && (f&(wSecondary|wStreetPre|wStreetType) != 0 || strings.EqualFold(text[p:q], "year") || strings.EqualFold(text[p:q], "years"))
-		// A number holds the stream only while it may start an address or
-		// an age: as the last word, or before a word that holds it.
-		anchor := capital || unit || digit && last
-		last = anchor
-		if anchor {
-			start, quiet = p, 0
-		} else if !digit && !initials(text[p:w]) {
-			// (Single letters, alone or joined by dots, do not count: they
-			// may sit inside a firm's legal form, "Sp. z o.o.", "spol. s
-			// r.o.".)
-			if quiet++; quiet >= 2 {
+		end := sg.e
+		if sg.kind == segWords {
+			if sg.e >= len(text) {
+				cut = min(cut, sg.s)
 				break
 			}
+		} else {
+			end += 2 // a lone word is decided by the letter after its space
+		}
+		if sg.s < cut {
+			closed = append(closed, [2]int{sg.s, end})
+		}
+		i = sg.e
+	}
+	for k := len(closed) - 1; k >= 0; k-- {
+		if closed[k][0] < cut && cut < closed[k][1] {
+			cut = closed[k][0]
 		}
 	}
-	if start < 0 {
-		return 0
+	// The white space at the cut is final.
+	for cut < len(text) && isSpace(text[cut]) {
+		cut++
 	}
-	return len(text) - start
-}
-
-// initials reports whether w is letters of one byte each, each followed by
-// at most one dot ("s", "r.", "o.o.").
-func initials(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if !isAlpha(w[i]) || i > 0 && w[i-1] != '.' {
-			return false
-		}
-		if i+1 < len(w) && w[i+1] == '.' {
-			i++
-		}
-	}
-	return len(w) > 0
+	return len(text) - cut
 }
 
 // casedText is a context key: the text scanned continues a text that holds
@@ -634,13 +641,4 @@ func hasUpper(text string) bool {
 		}
 	}
 	return false
-}
-
-// numberBefore reports whether the word before p ends with a digit (a
-// house number that a street name may follow).
-func numberBefore(text string, p int) bool {
-	for p > 0 && isSpace(text[p-1]) {
-		p--
-	}
-	return p > 0 && isDigit(text[p-1])
 }

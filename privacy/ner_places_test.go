@@ -309,3 +309,20 @@ func TestWatersAndCapes(t *testing.T) {
 		{"She works at the Bank of Ireland.", []string{"ORGANIZATION:Bank of Ireland"}},
 	})
 }
+
+// TestDivisionNouns: a place and the lower-case noun for an administrative
+// division after it are one place ("Vinnytska oblast", "Пермский край");
+// the noun alone, or after a word that is no place, is none. The
+// sentences are written for this test.
+func TestDivisionNouns(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"My aunt was born in Vinnytska oblast and moved later.", []string{"LOCATION:Vinnytska oblast"}},
+		{"We drove around Пермский край for a week.", []string{"LOCATION:Пермский край"}},
+		{"The farm lies in Zlatiborski okrug, near the border.", []string{"LOCATION:Zlatiborski okrug"}},
+	})
+	for _, text := range []string{"The oblast was reorganised in 2020.", "The okrug office is closed."} {
+		if got := embeddedFindings(t, text); len(got) != 0 {
+			t.Errorf("%q: found %v", text, got)
+		}
+	}
+}

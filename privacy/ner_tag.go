@@ -18,12 +18,36 @@ type tagger struct {
 
 func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Finding) []Finding {
 	g := &tagger{e: e, l: l, text: text, ts: ts, cased: cased, dst: dst}
+	base := len(dst)
 	g.dates()
 	g.ages()
 	g.addresses()
 	g.titles()
 	g.names()
+	g.divisions(base)
 	return g.dst
+}
+
+// divisions extends each place found from base on over the word for an
+// administrative division of its country written in lower case after it
+// ("Донецька область", "Sirdaryo viloyati", "Moravički okrug"): the
+// division's name is the adjective and the noun together.
+func (g *tagger) divisions(base int) {
+	k := 0
+	for i := base; i < len(g.dst); i++ {
+		f := &g.dst[i]
+		if f.Type != Location {
+			continue
+		}
+		for k < len(g.ts) && g.ts[k].s < f.End {
+			k++
+		}
+		if k < len(g.ts) && g.isWord(k) && !g.ts[k].cap && g.ts[k].sp && g.sameLine(k) && g.ts[k].f&wDivision != 0 && !g.ts[k].used &&
+			strings.TrimSpace(g.text[f.End:g.ts[k].s]) == "" && (i+1 == len(g.dst) || g.dst[i+1].Start >= g.ts[k].e) {
+			f.End = g.ts[k].e
+			g.ts[k].used = true
+		}
+	}
 }
 
 func (g *tagger) emit(t EntityType, a, b int, score float64) {
@@ -420,7 +444,11 @@ func (g *tagger) streetWord(k int) bool {
 		// A lower-case street type or abbreviation after the name, before
 		// the number ("Yesenin pr. 38", "Nizami küçəsi, 12", "Zavod
 		// küç., 9").
-		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap && (t.f&wStreetAny != 0 || t.dot && utf8.RuneCountInString(g.word(k)) <= 4) &&
+		// So is any word that is no English word in that place when the
+		// rest of a postal address follows the number ("Jasorat
+		// ko'chasi, 88, Denov, 016695"): the address shows the word to be
+		// a street type that no list holds.
+		if !t.cap && (t.f&wCommon == 0 || t.dot && t.f&wStreetAny != 0) && k > 0 && g.ts[k-1].cap &&
 			!g.lowerIs(k, "ext") && !g.lowerIs(k, "tel") && !g.lowerIs(k, "fax") { // "Ann Lee ext. 4412" is a phone line
 			q := k + 1
 			if t.dot && g.isPunct(q, '.') {
@@ -503,7 +531,9 @@ func (g *tagger) addresses() {
 			continue
 		}
 		// Most lower-case words start no address.
-		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
+		// (A street type of another language may start a street line:
+		// "вул. Молодіжна, 71".)
+		if g.cased && t.kind == tWord && !t.cap && t.f&(wSecondary|wStreetPre) == 0 && t.f&(wStreetAny|wCommon) != wStreetAny && !g.lowerIs(k, "corner") && !g.lowerIs(k, "p") {
 			continue
 		}
 		if g.lowerIs(k, "corner") && k > 0 && g.lowerIs(k-1, "the") && g.lowerIs(k+1, "of") {
@@ -519,6 +549,10 @@ func (g *tagger) addresses() {
 			}
 			g.dst = dropWithin(g.dst, g.ts[a].s, g.ts[e-1].e)
 			g.emit(Address, a, e, 0.85)
+			continue
+		}
+		if e := g.typeFirstStreet(k); e > k {
+			k = g.addressRest(k, e) - 1
 			continue
 		}
 		if e := g.streetAddress(k); e > k {
@@ -541,6 +575,84 @@ func (g *tagger) addresses() {
 			}
 		}
 	}
+}
+
+// typeFirstStreet matches a street line that starts with a street type of
+// some language written in lower case, whole or abbreviated, before one to
+// three capitalised words of the name and, after an optional comma, the
+// house number: "вул. Молодіжна, 71", "улица Депутатская, 79", "наб.
+// Мирная, 6". It returns the end, or k. (In English text such words are
+// English words, which start nothing here.)
+func (g *tagger) typeFirstStreet(k int) int {
+	t := &g.ts[k]
+	if !g.cased || !g.isWord(k) || t.cap || t.f&wStreetAny == 0 || t.f&(wCommon|wSecondary) != 0 || utf8.RuneCountInString(g.word(k)) < 2 {
+		return k
+	}
+	j := k + 1
+	if t.dot && g.isPunct(j, '.') {
+		j++
+	}
+	n := j
+	for n < len(g.ts) && n-j < 3 && g.isWord(n) && g.ts[n].cap && g.sameLine(n) && g.ts[n].f&wCommon == 0 {
+		n++
+	}
+	if n == j {
+		return k
+	}
+	q := n
+	if g.isPunct(q, ',') {
+		q++
+	}
+	if !g.houseNumber(q) || !g.sameLine(q) || len(g.word(q)) > 5 || g.countAfter(q) || g.isPunct(q+1, ':') {
+		return k
+	}
+	return q + 1
+}
+
+// addressRest emits the street line [a, e) with what follows it on the
+// line or in the block (a town, a postal code, a country) as one address,
+// and returns the end. Without a postal code, the places after the street
+// line are places of their own, as after other street lines.
+func (g *tagger) addressRest(a, e int) int {
+	j := e
+	var places [4][2]int
+	n := 0
+	postcode := false
+	for step := 0; step < 4; step++ {
+		jj, ok := g.sep(j, true)
+		if !ok || jj == j && !g.ts[jj].sp {
+			break
+		}
+		if p := g.postcodeAt(jj); p > jj && !postcode {
+			j, postcode = p, true
+			continue
+		}
+		c := g.countryAt(jj)
+		if c == jj {
+			c = g.cityAt(jj)
+			if c > jj && (g.onlyStreetWords(jj, c) || g.isPunct(c, ':')) {
+				c = jj
+			}
+			if c > jj {
+				c = g.district(c)
+			}
+		}
+		if c == jj {
+			break
+		}
+		places[n] = [2]int{jj, c}
+		n++
+		j = c
+	}
+	if postcode {
+		g.emit(Address, a, j, 0.85)
+		return j
+	}
+	g.emit(Address, a, e, 0.85)
+	for _, p := range places[:n] {
+		g.emit(Location, p[0], p[1], 0.8)
+	}
+	return j
 }
 
 // corner matches "X and Y" after "the corner of", each a street name or
@@ -610,8 +722,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// A lower-case street type after the name, a comma and the
 			// number, before the rest of a postal address: "Yesenin pr.,
 			// 385, AZ1000 Town", "Nizami küçəsi, 12" and a town line.
+			// A known street type needs no more than the number ("Донская
+			// площадь, 99", "Киевская ул., 11").
 			if q := j + b2i(g.ts[j-1].dot && g.isPunct(j, '.')); !g.ts[j-1].cap && words > 1 && g.isPunct(q, ',') && g.houseNumber(q+1) && g.sameLine(q+1) &&
-				len(g.word(q+1)) <= 5 && g.postalTail(q+2) {
+				len(g.word(q+1)) <= 5 && (g.ts[j-1].f&wStreetAny != 0 && g.ts[j-1].f&wCommon == 0 && !g.countAfter(q+1) && !g.isPunct(q+2, ':') || g.postalTail(q+2)) {
 				return q + 2, true, true
 			}
 			// A capitalised street type of some language, abbreviated:
@@ -620,7 +734,7 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// honorific ("Kp. Melati 4"); the number and the rest of
 			// the address decide.
 			if g.ts[j-1].dot && g.isPunct(j, '.') && g.ts[j-1].cap && words == 1 && g.streetWord(j+1) && g.ts[j+1].cap &&
-				(g.ts[j-1].f&wStreetAny != 0 || g.ts[j-1].e-g.ts[j-1].s <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
+				(g.ts[j-1].f&wStreetAny != 0 || utf8.RuneCountInString(g.word(j-1)) <= 3 && g.ts[j-1].f&(wHonorific|wCommon) == 0) {
 				j++
 				continue
 			}
@@ -746,8 +860,11 @@ func (g *tagger) streetAddress(k int) int {
 		// A street without a number before it: "Musterstraße 12",
 		// "Baker Street"; not from the first word of a sentence before
 		// a lower-case word ("Bitte an Lindenallee 14").
+		// (Unless the number and the rest of a postal address follow the
+		// lower-case word: "Jasorat ko'chasi, 88, Denov, 016695".)
 		if g.sentenceStart(j) && !g.streetMarker(j) && g.isWord(j+1) && !g.ts[j+1].cap && g.ts[j+1].f&wStreetType == 0 &&
-			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 {
+			!(g.ts[j+1].dot || g.ts[j+1].f&wStreetAny != 0) && g.ts[j].f&wStreetAny == 0 &&
+			!(g.isPunct(j+2, ',') && g.houseNumber(j+3) && g.sameLine(j+3) && g.postalTail(j+4)) {
 			return k
 		}
 		end = g.streetNoNumber(j)
@@ -1125,6 +1242,11 @@ func (g *tagger) streetNoNumber(k int) int {
 	if end == k {
 		return k
 	}
+	// An honorific and a name before a number that counts what follows
+	// ("Ask Dr. Okafor 2 questions"): a person and a count.
+	if trailing && g.honorificName(k, end-1) && g.countAfter(end-1) {
+		return k
+	}
 	if !marker {
 		tail := g.postalTail(end)
 		// A street type of some language first (libpostal's lists),
@@ -1185,6 +1307,53 @@ func (g *tagger) streetNoNumber(k int) int {
 	}
 	return end
 }
+
+// honorificName reports whether the words [k, n) hold an honorific ("Dr",
+// which is also a street type) and a capitalised name after it that is no
+// street word ("Dr. Okafor").
+func (g *tagger) honorificName(k, n int) bool {
+	for j := k; j < n; j++ {
+		if !g.isWord(j) || g.ts[j].f&wHonorific == 0 {
+			continue
+		}
+		q := j + 1 + b2i(g.isPunct(j+1, '.'))
+		if q < n && g.isWord(q) && g.ts[q].cap && g.ts[q].f&(wStreetType|wStreetPre) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// countAfter reports whether the number at n counts the lower-case noun
+// after it ("2 questions", "10 minutes"): a common word, not a word of an
+// address, and none of the small words that a sentence goes on with after
+// a street line ("12 in Madrid", "46 and").
+func (g *tagger) countAfter(n int) bool {
+	e := n + 1
+	if !g.isNum(n) || !g.isWord(e) || !g.sameLine(e) || !g.ts[e].sp || g.ts[e].cap {
+		return false
+	}
+	f := g.ts[e].f
+	if f&wCommon == 0 || f&(wStreetType|wStreetPre|wStreetAny|wSecondary|wConnector) != 0 {
+		return false
+	}
+	// (The small words are looked up here, not marked as cue words:
+	// they are so common that every oneOf would then look them up.)
+	w := g.word(e)
+	var b [8]byte
+	if len(w) > len(b) {
+		return true
+	}
+	for i := 0; i < len(w); i++ {
+		b[i] = lower(w[i])
+	}
+	return !afterStreetWords[string(b[:len(w)])]
+}
+
+// afterStreetWords are the small words that may follow a street line in a
+// sentence.
+var afterStreetWords = wordSet("in on at near by and or to for from of is was are were has had with which where that then but " +
+	"until till since before after behind opposite next beside off")
 
 // placePrepBefore reports whether a street name of its own language and
 // its number [k, e) follow a word that says where ("leaves from Virska

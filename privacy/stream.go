@@ -18,10 +18,14 @@ const historyLen = 64
 // once all text that can no longer change and holds back only the suffix
 // that could still become part of a token or of a value; [Stream.Flush]
 // returns the rest. With the built-in recognizers, the concatenated output
-// equals what Output returns for the whole text. Values that contain white
-// space (phone and card numbers in groups, IBANs in groups of four,
-// private-key blocks) are held until they are complete; custom recognizers
-// see the text in pieces cut at white space.
+// equals what Output returns for the whole text, however it is cut into
+// chunks, unless the stream has to cut at its hold limit (32 KB held).
+// Values that contain white space (phone and card numbers in groups, IBANs
+// in groups of four, private-key blocks) are held until they are complete,
+// and so are the words that a finding of the embedded recognizer may still
+// reach back over; custom recognizers see the text in pieces cut at white
+// space. A value found to start in text already returned (a cut forced by
+// the limit) is rewritten from the cut on: the stream fails closed.
 //
 // A Stream is not safe for concurrent use; after an error it keeps
 // returning that error.
@@ -32,12 +36,13 @@ type Stream struct {
 	pending string
 	history string
 	cased   bool // the text so far holds a capital letter
+	limit   int  // the most held back (maxHold; less in tests)
 	err     error
 }
 
 // Stream returns a stream rewriter in mode m for a reader with grant g.
 func (r *Rewriter) Stream(m OutputMode, g Grant) *Stream {
-	return &Stream{r: r, mode: m, grant: g}
+	return &Stream{r: r, mode: m, grant: g, limit: maxHold}
 }
 
 // Write adds a chunk and returns the rewritten text that is now final.
@@ -48,10 +53,14 @@ func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
 	s.pending += chunk
 	// The embedded recognizer reads text without capitals case by case:
 	// hold such text until a capital shows the text is cased, or to the end.
-	if !s.cased && !hasUpper(s.pending) && s.r.scanner.readsCase() && len(s.pending) < maxHold {
+	if !s.cased && !hasUpper(s.pending) && s.r.scanner.readsCase() && len(s.pending) < s.limit {
 		return "", nil
 	}
-	cut := safeCut(s.pending[:len(s.pending)-s.r.scanner.holdback(s.pending)])
+	// What a recognizer holds back is bounded by the limit too: past it,
+	// the stream cuts (and the emit rewrites a value cut in two on both
+	// sides of the cut).
+	keep := len(s.pending) - min(s.r.scanner.holdback(s.pending), s.limit)
+	cut := safeCut(s.pending[:keep], s.limit)
 	if cut == 0 {
 		return "", nil
 	}
@@ -70,10 +79,16 @@ func (s *Stream) Flush(ctx context.Context) (string, error) {
 	return out, err
 }
 
+// emit rewrites and returns the first cut bytes of the pending text, or
+// fewer. It scans all the text known (the history and all that is
+// pending), so that a value is decided with every word the stream has,
+// and emits no value in part: a cut that would split one moves to before
+// it, unless that would hold more than the limit. A value that starts in
+// text already emitted (a cut that the limit forced) is rewritten from the
+// cut on all the same: the stream fails closed.
 func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
-	seg := s.pending[:cut]
-	text := s.history + seg
-	s.r.vault.reserve(seg)
+	text := s.history + s.pending
+	s.r.vault.reserve(s.pending)
 	if s.cased = s.cased || hasUpper(s.pending); s.cased {
 		ctx = context.WithValue(ctx, casedText{}, true)
 	}
@@ -83,13 +98,30 @@ func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 		return "", err
 	}
 	h := len(s.history)
+	for moved := true; moved && cut < len(s.pending); {
+		moved = false
+		for _, f := range fs {
+			if f.Start >= h && f.Start < h+cut && h+cut < f.End {
+				c := safeCut(s.pending[:f.Start-h], s.limit)
+				if len(s.pending)-c > s.limit {
+					break // the limit forces the cut
+				}
+				cut, moved = c, true
+				break
+			}
+		}
+	}
+	if cut == 0 {
+		return "", nil
+	}
+	seg := s.pending[:cut]
 	k := 0
 	for _, f := range fs {
-		if f.Start < h {
-			continue
+		if f.End <= h || f.Start >= h+cut {
+			continue // in text already emitted, or still held
 		}
-		f.Start -= h
-		f.End -= h
+		f.Start = max(f.Start, h) - h
+		f.End = min(f.End, h+cut) - h
 		fs[k] = f
 		k++
 	}
@@ -103,18 +135,35 @@ func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 		return "", err
 	}
 	s.pending = s.pending[cut:]
-	if len(text) > historyLen {
-		text = text[len(text)-historyLen:]
-	}
-	s.history = strings.Clone(text)
+	s.history = strings.Clone(keepHistory(text[:h+cut]))
 	return out, nil
+}
+
+// keepHistory returns the end of the emitted text that the stream keeps
+// for the next scans: the last historyLen bytes, and more (up to 1 KB)
+// back to the start of the line before the last one, since the words
+// before a value and the lines above an address decide how it is read.
+func keepHistory(text string) string {
+	s := max(0, len(text)-historyLen)
+	lines := 0
+	for p := len(text); p > 0 && len(text)-p < 1024; p-- {
+		if text[p-1] == '\n' {
+			if lines++; lines == 3 {
+				return text[min(s, p):]
+			}
+		}
+	}
+	if lines > 0 {
+		return text[max(0, len(text)-1024):]
+	}
+	return text[s:]
 }
 
 // safeCut returns the largest offset at which text can be cut so that no
 // token and no value detected by the built-in recognizers spans the cut,
 // whatever follows: a cut right after white space that ends a word that
 // cannot continue into the next one. The last word is always held.
-func safeCut(text string) int {
+func safeCut(text string, limit int) int {
 	for p := len(text); p > 0; p-- {
 		c := text[p-1]
 		if !isSpace(c) {
@@ -148,7 +197,7 @@ func safeCut(text string) int {
 			return p
 		}
 	}
-	if len(text) > maxHold {
+	if len(text) > limit {
 		if k := strings.LastIndexAny(text, " \t\r\n"); k >= 0 {
 			return k + 1
 		}

@@ -73,30 +73,44 @@ func TestStreamEverySplit(t *testing.T) {
 	}
 }
 
+// TestStreamEmitsEarly checks that a stream returns text as soon as no
+// value can reach back into it: a line ended, or the text has run on.
 func TestStreamEmitsEarly(t *testing.T) {
 	r := newRewriter()
 	r.Tokenize(ctx, "ann@example.com")
 	st := r.Stream(ModeRestore, AllTypes())
-	out, _ := st.Write(ctx, "Hello there, dear [EMAIL_ADD")
-	if out != "Hello there, dear " {
-		t.Errorf("got %q, want everything before the token prefix", out)
+	var all strings.Builder
+	write := func(chunk string) string {
+		t.Helper()
+		out, err := st.Write(ctx, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString(out)
+		return out
 	}
-	out, _ = st.Write(ctx, "RESS_1] how are")
-	if out != "ann@example.com how " {
-		t.Errorf("got %q, want the restored token and the final words", out)
+	// A token's prefix is held; the line before it is final.
+	if out := write("Hello there, dear\n[EMAIL_ADD"); out != "Hello there, dear\n" {
+		t.Errorf("got %q, want the line before the token prefix", out)
 	}
-	// A phone number in groups is held until it is complete.
-	out, _ = st.Write(ctx, " you? Call 415 555")
-	if out != "are you? Call " {
-		t.Errorf("got %q", out)
+	// The restored token once complete; a phone number in groups is held
+	// until it is complete.
+	out := write("RESS_1] how are you doing on this fine day? I would like to ask you something. Call 415 555")
+	if !strings.HasPrefix(out, "ann@example.com how are you") || strings.Contains(out, "415") {
+		t.Errorf("got %q, want the restored token and the words after it, without the number", out)
 	}
-	out, _ = st.Write(ctx, " 0132 now")
-	if out != "415 555 0132 " {
-		t.Errorf("got %q", out)
+	if out := write(" 0132 now or later when you are free to talk to me about it"); !strings.Contains(out, "Call 415 555 0132 now") {
+		t.Errorf("got %q, want the whole number", out)
 	}
-	out, _ = st.Flush(ctx)
-	if out != "now" {
-		t.Errorf("flush: got %q", out)
+	out, err := st.Flush(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all.WriteString(out)
+	want := "Hello there, dear\nann@example.com how are you doing on this fine day? I would like to ask you something. " +
+		"Call 415 555 0132 now or later when you are free to talk to me about it"
+	if all.String() != want {
+		t.Errorf("in all: got %q, want %q", all.String(), want)
 	}
 }
 
@@ -122,10 +136,10 @@ func TestStreamDictionaryHoldback(t *testing.T) {
 func TestStreamBlock(t *testing.T) {
 	r := newRewriter()
 	st := r.Stream(ModeBlock, NoTypes())
-	if out, err := st.Write(ctx, "Some fine text here "); err != nil || out != "Some fine text here " {
+	if out, err := st.Write(ctx, "Some fine text here\n"); err != nil || out != "Some fine text here\n" {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	_, err := st.Write(ctx, "mail ann@example.com now")
+	_, err := st.Write(ctx, "mail ann@example.com now, and we can talk about the rest of it later")
 	var be *BlockedError
 	if !errors.As(err, &be) {
 		t.Fatalf("got %v, want a BlockedError", err)
@@ -140,6 +154,7 @@ func FuzzStreamRewriter(f *testing.F) {
 	f.Add("call 415 555 0132 x12 now", uint16(9), uint16(3))
 	f.Add("[EMAIL_ADDRESS_1][CREDIT_CARD_1] a@b.co", uint16(1), uint16(2))
 	f.Add("Mail to Sabirov pr., 41, AZ2001 Quba, Gurcustan until May; Jln. Kenari no 5, Tarakan 77114", uint16(17), uint16(4))
+	f.Add("A 0 AA aAAAA BY 00000", uint16(0), uint16(13))
 	f.Fuzz(func(t *testing.T, text string, a, b uint16) {
 		if len(text) > 4096 {
 			return
