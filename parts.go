@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/url"
 	"strings"
@@ -162,13 +163,25 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 		*ps = nil
 		return nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		return fmt.Errorf("%w: parts: %v", ErrInvalidMessage, err)
+	// One pass over all the parts: each kind's own fields are checked
+	// after, and a field no kind has is refused by the decoder. Parts
+	// that do not decode are read again one by one, for an error that
+	// names the part and the problem.
+	var vs []partJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&vs); err != nil {
+		return partsError(data, err)
 	}
-	out := make(Parts, len(raws))
-	for i, raw := range raws {
-		p, err := decodePart(raw)
+	if _, err := dec.Token(); err != io.EOF {
+		return partsError(data, fmt.Errorf("data after the array"))
+	}
+	out := make(Parts, len(vs))
+	for i := range vs {
+		if vs[i].Type == "" {
+			return partsError(data, fmt.Errorf("part %d: missing type", i))
+		}
+		p, err := decodePart(&vs[i])
 		if err != nil {
 			return fmt.Errorf("%w: part %d: %v", ErrInvalidMessage, i, err)
 		}
@@ -176,6 +189,32 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 	}
 	*ps = out
 	return nil
+}
+
+// partsError returns the error of a parts array that failed to decode in
+// one pass (with err): that of its first part that does not decode on its
+// own, or err.
+func partsError(data []byte, err error) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return fmt.Errorf("%w: parts: %v", ErrInvalidMessage, err)
+	}
+	for i, raw := range raws {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] != '{' {
+			return fmt.Errorf("%w: part %d: not a JSON object", ErrInvalidMessage, i)
+		}
+		var v partJSON
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("%w: part %d: %v", ErrInvalidMessage, i, err)
+		}
+		if _, err := decodePart(&v); err != nil {
+			return fmt.Errorf("%w: part %d: %v", ErrInvalidMessage, i, err)
+		}
+	}
+	return fmt.Errorf("%w: parts: %v", ErrInvalidMessage, err)
 }
 
 func toPartJSON(p Part) partJSON {
@@ -199,17 +238,8 @@ func toPartJSON(p Part) partJSON {
 	panic("unreachable: checked by checkPart")
 }
 
-func decodePart(raw json.RawMessage) (Part, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, fmt.Errorf("not a JSON object")
-	}
-	var v partJSON
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
+// decodePart makes the part that v, one element of a parts array, holds.
+func decodePart(v *partJSON) (Part, error) {
 	v.Opaque = compactOpaque(v.Opaque)
 	// Each kind allows only its own fields.
 	var extra []string

@@ -124,6 +124,8 @@ func TestPartsRefused(t *testing.T) {
 		{"call in a tool result", `{"role":"tool","results":[{"name":"a","content":"","status":"ok","parts":[{"type":"tool_call","index":0}]}]}`, "cannot be in a user message"},
 		{"parts on a system message", `{"role":"system","text":"x","parts":[]}`, "system message has no parts"},
 		{"parts not an array", `{"role":"user","parts":{"type":"text"}}`, ""},
+		{"a later part with an unknown field", `{"role":"assistant","text":"xy","parts":[{"type":"text","text":"x"},{"type":"text","text":"y","colour":"red"}]}`, `part 1: json: unknown field "colour"`},
+		{"a later part not an object", `{"role":"assistant","text":"x","parts":[{"type":"text","text":"x"},7]}`, "part 1: not a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,5 +219,13 @@ func TestUserContent(t *testing.T) {
 	}
 	if !m.Parts[0].(toolgate.FilePart).IsImage() {
 		t.Error("IsImage false for image/jpeg")
+	}
+}
+
+func TestPartsUnmarshalTrailingData(t *testing.T) {
+	var ps toolgate.Parts
+	err := ps.UnmarshalJSON([]byte(`[{"type":"text","text":"x"}] [`))
+	if !errors.Is(err, toolgate.ErrInvalidMessage) || ps != nil {
+		t.Errorf("Parts.UnmarshalJSON with data after the array = %v, %v; want an error wrapping ErrInvalidMessage", ps, err)
 	}
 }
