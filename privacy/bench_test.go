@@ -179,3 +179,25 @@ func BenchmarkTokenizeJSON600StringsAnalyzer(b *testing.B) {
 	a := NewAnalyzer(srv.URL+"/analyze", nil)
 	benchTokenize600(b, NewScanner(&ScannerOptions{Recognizers: append(Builtins(), a)}))
 }
+
+// BenchmarkStreamDenseList streams 24 KB of a list in which every word may
+// begin a value (names and numbers), in 4-byte chunks: one op is the whole
+// list, so that a cost growing with what the stream holds shows per byte.
+func BenchmarkStreamDenseList(b *testing.B) {
+	text := strings.Repeat("Alice 12 Bob 34 Carol 56 ", 24<<10/25)
+	ctx := context.Background()
+	r := NewRewriter(NewScanner(nil), NewVault())
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		st := r.Stream(ModeTokens, NoTypes())
+		for i := 0; i < len(text); i += 4 {
+			if _, err := st.Write(ctx, text[i:min(i+4, len(text))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := st.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -618,8 +618,20 @@ func (e *entities) holdback(text string) int {
 	for cut < len(text) && isSpace(text[cut]) {
 		cut++
 	}
-	return len(text) - cut
+	return min(len(text)-cut, maxEntityHold)
 }
+
+// maxEntityHold bounds the hold-back of the embedded recognizer: the
+// longest segment (4 KB), the reach back of the next one and the last
+// word, twice. Segments follow each other without a gap where every word
+// is an anchor (a list of names and numbers), each reaching back into the
+// one before, so keeping every closed segment whole would hold such a
+// text to the stream's limit and scan all of it again on every write.
+// Past the bound the stream cuts inside a closed segment: a value split
+// there is rewritten on both sides of the cut (the stream fails closed),
+// and what the rest of the segment reads is decided with the history the
+// stream keeps.
+const maxEntityHold = 2 * (4096 + 64)
 
 // casedText is a context key: the text scanned continues a text that holds
 // capital letters (a stream's later segment), so it is not read case by

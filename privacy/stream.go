@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxHold is the most a [Stream] holds back. Past it, the stream cuts at
@@ -14,12 +15,15 @@ const maxHold = 2 * maxPEM
 const historyLen = 64
 
 // Stream rewrites a text that arrives in chunks (a streamed model reply)
-// the way [Rewriter.Output] rewrites it whole. [Stream.Write] returns at
-// once all text that can no longer change and holds back only the suffix
-// that could still become part of a token or of a value; [Stream.Flush]
+// the way [Rewriter.Output] rewrites it whole. [Stream.Write] returns the
+// text that can no longer change, once that is at least a quarter of what
+// it holds, and holds back only the suffix that could still become part
+// of a token or of a value; [Stream.Flush]
 // returns the rest. With the built-in recognizers, the concatenated output
 // equals what Output returns for the whole text, however it is cut into
-// chunks, unless the stream has to cut at its hold limit (32 KB held).
+// chunks, unless the stream has to cut at its hold limit (32 KB held) or
+// at the embedded recognizer's bound (about 8 KB of text where every word
+// may begin a value).
 // Values that contain white space (phone and card numbers in groups, IBANs
 // in groups of four, private-key blocks) are held until they are complete,
 // and so are the words that a finding of the embedded recognizer may still
@@ -50,10 +54,16 @@ func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
 	if s.err != nil {
 		return "", s.err
 	}
+	old := len(s.pending)
 	s.pending += chunk
 	// The embedded recognizer reads text without capitals case by case:
 	// hold such text until a capital shows the text is cased, or to the end.
-	if !s.cased && !hasUpper(s.pending) && s.r.scanner.readsCase() && len(s.pending) < s.limit {
+	// Only the new chunk is looked at (with the bytes before it, where a
+	// letter may have begun), so that holding costs nothing per write.
+	if !s.cased && hasUpper(s.pending[max(0, old-utf8.UTFMax+1):]) {
+		s.cased = true
+	}
+	if !s.cased && s.r.scanner.readsCase() && len(s.pending) < s.limit {
 		return "", nil
 	}
 	// What a recognizer holds back is bounded by the limit too: past it,
@@ -61,7 +71,11 @@ func (s *Stream) Write(ctx context.Context, chunk string) (string, error) {
 	// sides of the cut).
 	keep := len(s.pending) - min(s.r.scanner.holdback(s.pending), s.limit)
 	cut := safeCut(s.pending[:keep], s.limit)
-	if cut == 0 {
+	// An emit scans all the text held, so it waits until it can return at
+	// least a quarter of it: a long hold (a list where every word may
+	// begin a value) is then scanned a few times over, not once per write,
+	// and a short one delays the output by a few bytes.
+	if cut == 0 || cut < len(s.pending)/4 {
 		return "", nil
 	}
 	return s.emit(ctx, cut)
