@@ -72,24 +72,7 @@ func BenchmarkAppendTx(b *testing.B) {
 	for _, reports := range []bool{false, true} {
 		b.Run(map[bool]string{false: "readsHead", true: "reportsUndone"}[reports], func(b *testing.B) {
 			ctx := b.Context()
-			path := filepath.Join(b.TempDir(), "shared.db")
-			db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_txlock=immediate&_pragma=journal_mode(WAL)")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
-			inTx := func(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-				tx, err := db.BeginTx(ctx, nil)
-				if err != nil {
-					return err
-				}
-				if err := fn(ctx, tx); err != nil {
-					tx.Rollback()
-					return err
-				}
-				return tx.Commit()
-			}
+			db, inTx := sharedDB(b, filepath.Join(b.TempDir(), "shared.db"), "_txlock=immediate&_pragma=journal_mode(WAL)")
 			l, err := sqlite.NewSharedWith(ctx, db, inTx, db, &sqlite.SharedOptions{ReportsUndone: reports})
 			if err != nil {
 				b.Fatal(err)

@@ -569,23 +569,7 @@ func TestAppendAfterReportedRollback(t *testing.T) { testAppendAfterSavepointRol
 func testAppendAfterSavepointRollback(t *testing.T, reportsUndone bool) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	inTx := func(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(ctx, tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	}
+	db, inTx := sharedDB(t, path, "_txlock=immediate")
 	read, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	if err != nil {
 		t.Fatal(err)
@@ -662,4 +646,29 @@ func testAppendAfterSavepointRollback(t *testing.T, reportsUndone bool) {
 			t.Errorf("record %d kept with sequence number %d", i, r.Seq)
 		}
 	}
+}
+
+// sharedDB opens the database at path with one connection (query holds
+// the options of its name) and returns it, closed when tb ends, with an
+// inTx for [sqlite.NewShared] that runs fn in a transaction of it.
+func sharedDB(tb testing.TB, path, query string) (*sql.DB, func(context.Context, func(context.Context, *sql.Tx) error) error) {
+	tb.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?"+query)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	inTx := func(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	return db, inTx
 }

@@ -82,3 +82,39 @@ export function messageValues(order, f) {
 function regionOf(f) {
   try { return f.location.state(); } catch { return f.location.country(); }
 }
+
+// checkRecord fails the run when a record's labels do not fit its text:
+// a value that is empty, holds a brace or white space at an end, a span
+// whose text is not its value, or spans that overlap.
+export function checkRecord(r) {
+  const cps = [...r.full_text];
+  let end = -1;
+  for (const s of r.spans) {
+    const v = cps.slice(s.start_position, s.end_position).join("");
+    if (v === "" || v !== s.entity_value || /[{}]/.test(v) || v.trim() !== v || s.start_position < end) {
+      throw new Error(`bad span in template ${r.template_id}, locale ${r.locale}`);
+    }
+    end = s.end_position;
+  }
+}
+
+// writeMessages generates a messages set of n texts and writes it to
+// path: text i fills template i mod T.length with the values of locale
+// (i * stride + i / T.length) mod locales.length, its generator seeded
+// with seed + i, so that every template meets every locale and the output
+// is the same for every run. Each record is checked with checkRecord.
+export function writeMessages(fs, path, { T, locales, seed, stride, n = 480 }) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const ti = i % T.length;
+    const [code, f, order] = locales[(i * stride + Math.floor(i / T.length)) % locales.length];
+    f.seed(seed + i);
+    const vals = messageValues(order, f);
+    const { text, spans } = fill(T[ti], vals);
+    const r = { full_text: text, spans, template_id: ti, locale: code };
+    checkRecord(r);
+    out.push(r);
+  }
+  fs.writeFileSync(path, JSON.stringify(out));
+  console.log(out.length, out.reduce((k, r) => k + r.spans.length, 0));
+}

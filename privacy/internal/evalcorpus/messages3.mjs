@@ -24,7 +24,7 @@ import {
   fakerAF_ZA, fakerID_ID, fakerTR, fakerRO_MD, fakerZU_ZA, fakerYO_NG, fakerFR_SN, fakerCY, fakerAZ, fakerVI, fakerEN_NP,
 } from "@faker-js/faker";
 import fs from "node:fs";
-import { fill, messageValues } from "./common.mjs";
+import { writeMessages } from "./common.mjs";
 
 // Each locale with the order of its postal address (see address below).
 const locales = [
@@ -61,15 +61,4 @@ const T = [
   "Vendor onboarding\nCompany: {company}\nContact: {name}\nEmail: {email}\nRegistered address: {addrc}",
 ];
 
-const seed = 20261203;
-const out = [];
-for (let i = 0; i < 480; i++) {
-  const ti = i % T.length;
-  const [code, f, order] = locales[(i * 5 + Math.floor(i / T.length)) % locales.length];
-  f.seed(seed + i);
-  const vals = messageValues(order, f);
-  const { text, spans } = fill(T[ti], vals);
-  out.push({ full_text: text, spans, template_id: ti, locale: code });
-}
-fs.writeFileSync(process.argv[2], JSON.stringify(out));
-console.log(out.length, out.reduce((n, r) => n + r.spans.length, 0));
+writeMessages(fs, process.argv[2], { T, locales, seed: 20261203, stride: 5 });

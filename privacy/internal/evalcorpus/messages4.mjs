@@ -5,7 +5,7 @@
 // of toolgate eval pii (offsets in code points). The output is the same
 // for every run. The templates, the locales and the labels were fixed
 // before anything was generated; the set was checked by program only
-// (checkRecord below), never read, and scored once with the rules fixed.
+// (checkRecord in common.mjs), never read, and scored once with the rules fixed.
 //
 // The labels follow the convention stated in messages.mjs and
 // messages3.mjs: a written postal address (street line, postcode, town,
@@ -25,7 +25,7 @@ import {
   fakerSR_RS_latin, fakerUZ_UZ_latin, fakerKU_kmr_latin, fakerEO, fakerEL, fakerRU, fakerUK, fakerMK, fakerMN_MN_cyrl,
 } from "@faker-js/faker";
 import fs from "node:fs";
-import { fill, messageValues } from "./common.mjs";
+import { writeMessages } from "./common.mjs";
 
 // Each locale with the order of its postal address (see postalAddress in
 // common.mjs).
@@ -64,32 +64,4 @@ const T = [
   "Hey {first}, {name} says the warehouse at {addr} needs a new lock.",
 ];
 
-// checkRecord fails the run when a record's labels do not fit its text:
-// a value that is empty, holds a brace or white space at an end, a span
-// whose text is not its value, or spans that overlap.
-function checkRecord(r) {
-  const cps = [...r.full_text];
-  let end = -1;
-  for (const s of r.spans) {
-    const v = cps.slice(s.start_position, s.end_position).join("");
-    if (v === "" || v !== s.entity_value || /[{}]/.test(v) || v.trim() !== v || s.start_position < end) {
-      throw new Error(`bad span in template ${r.template_id}, locale ${r.locale}`);
-    }
-    end = s.end_position;
-  }
-}
-
-const seed = 20261209;
-const out = [];
-for (let i = 0; i < 480; i++) {
-  const ti = i % T.length;
-  const [code, f, order] = locales[(i * 3 + Math.floor(i / T.length)) % locales.length];
-  f.seed(seed + i);
-  const vals = messageValues(order, f);
-  const { text, spans } = fill(T[ti], vals);
-  const r = { full_text: text, spans, template_id: ti, locale: code };
-  checkRecord(r);
-  out.push(r);
-}
-fs.writeFileSync(process.argv[2], JSON.stringify(out));
-console.log(out.length, out.reduce((n, r) => n + r.spans.length, 0));
+writeMessages(fs, process.argv[2], { T, locales, seed: 20261209, stride: 3 });
