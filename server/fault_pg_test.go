@@ -73,13 +73,7 @@ func TestFaultTerminatedBackendsPostgres(t *testing.T) {
 	for _, atClaim := range []bool{true, false} {
 		name := map[bool]string{true: "before the claim", false: "before the answer"}[atClaim]
 		t.Run(name, func(t *testing.T) {
-			base, schema := pgtest.Schema(t, "toolgate_fault_test_")
-			app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
-			sep := "?"
-			if strings.Contains(base, "?") {
-				sep = "&"
-			}
-			url := base + sep + "application_name=" + app
+			base, schema, app, url := faultSchema(t)
 			open := func() *postgres.Store {
 				st, err := postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
 				if err != nil {
@@ -148,13 +142,8 @@ func TestFaultTerminatedBackendsPostgres(t *testing.T) {
 // with Retry-After, never 500, and the next ones, on fresh connections,
 // proceed: the decision retried with its key is carried out once.
 func TestFaultDeadPooledConnectionPostgres(t *testing.T) {
-	base, schema := pgtest.Schema(t, "toolgate_fault_test_")
-	app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	st, err := postgres.Open(t.Context(), base+sep+"application_name="+app, &postgres.Options{Schema: schema})
+	base, schema, app, url := faultSchema(t)
+	st, err := postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +199,8 @@ func TestFaultDeadPooledConnectionPostgres(t *testing.T) {
 // another, leaving the record "deciding" until the claim's lease ends and
 // a retry answered 409 meanwhile.
 func TestFaultResumeFailedReadsDecisionPostgres(t *testing.T) {
-	base, schema := pgtest.Schema(t, "toolgate_fault_test_")
-	app := "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	cfg, err := pgxpool.ParseConfig(base + sep + "application_name=" + app)
+	base, schema, app, url := faultSchema(t)
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,4 +257,18 @@ func TestFaultResumeFailedReadsDecisionPostgres(t *testing.T) {
 			t.Errorf("retry: %d %s: the decision is still being decided", retry.Code, retry.Body)
 		}
 	}
+}
+
+// faultSchema gives a test a schema of its own on the test server: the
+// server's URL, the schema, the application_name that marks the test's
+// connections (so that they can be ended) and the URL that sets it.
+func faultSchema(t *testing.T) (base, schema, app, url string) {
+	t.Helper()
+	base, schema = pgtest.Schema(t, "toolgate_fault_test_")
+	app = "toolgate_fault_" + strings.TrimPrefix(schema, "toolgate_fault_test_")
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base, schema, app, base + sep + "application_name=" + app
 }
