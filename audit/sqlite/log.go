@@ -68,7 +68,7 @@ type Log struct {
 		anchor audit.Anchor
 	} // guarded by mu
 	// headIn, when not nil, is the transaction in which head is the last
-	// record, as read or appended in it: its later appends need not read
+	// record, as its last append left it: its later appends need not read
 	// the head again, since no other connection writes while it holds the
 	// write lock. Only kept when the owner reports what it undoes
 	// (reportsUndone); [Log.Undone] and a failed append clear it.
@@ -486,9 +486,6 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 			return audit.Anchor{}, fmt.Errorf("reading the last record: %w", err)
 		}
 		l.head.seq, l.head.body, l.head.anchor = 0, nil, audit.Anchor{}
-		if l.reportsUndone {
-			l.headIn = tx
-		}
 		return audit.Anchor{}, nil
 	}
 	// Scanned into fields of l, not into variables that would escape to
@@ -500,9 +497,6 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 	}
 	seq, body := l.scan.seq, l.scan.body
 	if seq == l.head.seq && bytes.Equal(body, l.head.body) {
-		if l.reportsUndone {
-			l.headIn = tx
-		}
 		return l.head.anchor, nil
 	}
 	r, err := auditrows.Decode(seq, "", body, false)
@@ -510,9 +504,6 @@ func (l *Log) readHead(ctx context.Context, tx *sql.Tx) (audit.Anchor, error) {
 		return audit.Anchor{}, fmt.Errorf("the last record cannot be read: %w", err)
 	}
 	l.head.seq, l.head.body, l.head.anchor = seq, bytes.Clone(body), r.Anchor()
-	if l.reportsUndone {
-		l.headIn = tx
-	}
 	return l.head.anchor, nil
 }
 
