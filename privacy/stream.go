@@ -103,7 +103,7 @@ func (s *Stream) Flush(ctx context.Context) (string, error) {
 func (s *Stream) emit(ctx context.Context, cut int) (string, error) {
 	text := s.history + s.pending
 	s.r.vault.reserve(s.pending)
-	if s.cased = s.cased || hasUpper(s.pending); s.cased {
+	if s.cased { // set by Write from every chunk
 		ctx = context.WithValue(ctx, casedText{}, true)
 	}
 	fs, err := s.r.find(ctx, text)
