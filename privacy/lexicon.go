@@ -337,7 +337,8 @@ var builtinWords = map[uint32]string{
 		"circle cir terrace ter highway hwy square sq trail trl crescent close row alley plaza expressway freeway " +
 		"pike turnpike run walk path loop bend crossing point heights hill hills park ridge view grove gardens mews " +
 		"wharf quay embankment gate market strasse straße gasse allee platz chaussee tér körút rakpart köz fasor sétány " +
-		"dűlő főtér országút sor cesta iela laukums gatve dambis bulvāris prospekts námestie nábrežie nábřeží třída",
+		"dűlő főtér országút sor cesta iela laukums gatve dambis bulvāris prospekts námestie nábrežie nábřeží třída " +
+		"փողոց պողոտա նրբանցք հրապարակ խճուղի փակուղի", // Armenian, which no list above holds
 	wStreetPre: "rue via viale calle avenida avda avd rua paseo praça praca strada ulica ul út utca vej gade straße " +
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
 		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +

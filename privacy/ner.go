@@ -98,6 +98,7 @@ type tok struct {
 	code  bool // joined to '_' or '[' (an identifier or a token)
 	ord   bool // a number with a letter suffix (40th, 3a)
 	hl    bool // the suffix is one letter: a house number (221B, 4c)
+	nc    bool // a word of a script without letter case (Hebrew, Arabic, Hangul, Georgian, CJK)
 	f     uint32
 	used  bool
 
@@ -215,7 +216,7 @@ func nextSegment(l *lexicon, text string, i int) segment {
 			}
 			if unicode.IsUpper(r) {
 				upper = true
-			} else {
+			} else if !caseless(r) {
 				// A lower-case letter outside ASCII: not an anchor.
 				i += utf8.RuneLen(r)
 				continue
@@ -319,6 +320,14 @@ func segmentEnd(text string, i int) int {
 	return p
 }
 
+// caseless reports whether r is a letter of a script without letter case:
+// Hebrew, Arabic, Hangul, Han, kana, the Indic scripts and the like
+// (category Lo), and Georgian, whose Mkhedruli letters are lower case in
+// Unicode but are written without capitals.
+func caseless(r rune) bool {
+	return r >= 0x10D0 && r <= 0x10FF && r != 0x10FB && r != 0x10FC || unicode.Is(unicode.Lo, r)
+}
+
 func isUpperRune(r rune) bool {
 	return r < utf8.RuneSelf && r >= 'A' && r <= 'Z' || r >= utf8.RuneSelf && unicode.IsUpper(r)
 }
@@ -336,7 +345,10 @@ func letterAt(text string, p int) (rune, int, bool) {
 		// The increment sign, typed for a Greek capital delta ("ΕΛ∆ΥΚ").
 		return 'Δ', n, true
 	}
-	return r, n, unicode.IsLetter(r) || unicode.Is(unicode.Mn, r)
+	// Marks, spacing ones too (the vowel signs of Devanagari, Bengali,
+	// Thai), and the zero-width joiners that Persian and the Indic scripts
+	// write inside words belong to the word.
+	return r, n, unicode.IsLetter(r) || unicode.In(r, unicode.Mn, unicode.Mc) || r == '\u200c' || r == '\u200d'
 }
 
 // byteClass holds the classes of the bytes that segmentEnd tests.
@@ -398,6 +410,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 		case ok:
 			t.kind = tWord
 			t.cap = c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isUpperRune(r)
+			t.nc = c >= utf8.RuneSelf && !t.cap && caseless(r)
 			upper := t.cap
 			letters := 0
 			q := p

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,9 @@ type tagger struct {
 func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Finding) []Finding {
 	g := &tagger{e: e, l: l, text: text, ts: ts, cased: cased, dst: dst}
 	base := len(dst)
+	if cased {
+		g.caselessNames()
+	}
 	g.dates()
 	g.ages()
 	g.addresses()
@@ -27,6 +31,73 @@ func (e *entities) tag(l *lexicon, text string, ts []tok, cased bool, dst []Find
 	g.divisions(base)
 	return g.dst
 }
+
+// caselessNames lets the words of a script without letter case stand for
+// capitalised words in a segment of cased text, where a short run of
+// them among words of a cased script ("lunch with 준영 in 남구", "the
+// clinic in עשרת") is almost always a name that the writer could not
+// capitalise. A run of more than maxCaselessRun words is a phrase, and a
+// segment whose caseless words outnumber its cased ones by far is text of
+// that script with a foreign word in it: neither is a name, unless the
+// segment has the shape of an address.
+func (g *tagger) caselessNames() {
+	nc, other, street, num := 0, 0, false, false
+	for k := range g.ts {
+		switch t := &g.ts[k]; {
+		case t.kind == tNum:
+			num = true
+		case t.kind != tWord:
+		case t.nc:
+			nc++
+			street = street || t.f&wStreetAny != 0
+		default:
+			other++
+		}
+	}
+	// A segment of caseless words alone is read as names only where it is
+	// an address: a street type and a number (the lines of an address
+	// under a heading in another script).
+	if nc == 0 || nc > 2*other && !(street && num) {
+		return
+	}
+	for k := 0; k < len(g.ts); {
+		if !g.isWord(k) || !g.ts[k].nc {
+			k++
+			continue
+		}
+		j := k + 1
+		for j < len(g.ts) && g.isWord(j) && g.ts[j].nc && g.sameLine(j) {
+			j++
+		}
+		if j-k <= maxCaselessRun {
+			for i := k; i < j; i++ {
+				g.ts[i].cap = g.syllables(i)
+				// A street type of these scripts is known from libpostal's
+				// lists alone, which do not say on which side of the name
+				// it stands: it may stand on either, as "Jalan" does.
+				if g.ts[i].f&(wStreetAny|wCommon) == wStreetAny {
+					g.ts[i].f |= wStreetType | wStreetPre
+				}
+			}
+		}
+		k = j
+	}
+}
+
+// syllables reports whether the caseless word k can be a name by its
+// length: two letters or more, or one letter that is a syllable or a
+// morpheme (Hangul, Han, kana), as the family name 박 is. One letter of an
+// alphabet is no name (the "ג" of "ג€“", an en dash decoded in the wrong
+// code page).
+func (g *tagger) syllables(k int) bool {
+	w := g.word(k)
+	r, n := utf8.DecodeRuneInString(w)
+	return n < len(w) || unicode.In(r, unicode.Hangul, unicode.Han, unicode.Hiragana, unicode.Katakana)
+}
+
+// maxCaselessRun is the most words of a run of caseless words that
+// [tagger.caselessNames] takes for a name.
+const maxCaselessRun = 4
 
 // divisions extends each place found from base on over the word for an
 // administrative division of its country written in lower case after it

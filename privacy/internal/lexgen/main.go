@@ -343,12 +343,31 @@ func commonWords(path string) ([]string, error) {
 	return out, sc.Err()
 }
 
+// caselessWord reports whether w is written in letters of scripts without
+// letter case (Hebrew, Arabic, Georgian, Hangul, Thai, Han and the like;
+// their marks allowed), whose street types the embedded recognizer reads
+// where they stand among words of a cased script.
+func caselessWord(w string) bool {
+	letters := 0
+	for _, r := range w {
+		switch {
+		case unicode.Is(unicode.Lo, r) || r >= 0x10D0 && r <= 0x10FF && unicode.IsLetter(r):
+			letters++
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r):
+		default:
+			return false
+		}
+	}
+	return letters > 0
+}
+
 // streets writes streets.txt: the words of libpostal's street types and
 // words of street names (resources/dictionaries/*/street_types.txt and
 // street_names.txt: one type a line, its spellings and abbreviations
 // separated by '|') and the USPS street suffixes of usaddress (the
 // STREET_NAMES set of its __init__.py), of one word, in letters of a
-// cased script, two letters or more, lower case.
+// cased script (lower case) or of a script without case, two letters or
+// more.
 func streets(dir, usaddress, out string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "resources/dictionaries/*/street_types.txt"))
 	if err != nil {
@@ -362,7 +381,7 @@ func streets(dir, usaddress, out string) error {
 	var list []string
 	keep := func(w string) {
 		w = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(w), "."))
-		if utf8.RuneCountInString(w) < 2 || strings.ContainsAny(w, " .'-") || !usable(w) || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+		if utf8.RuneCountInString(w) < 2 || strings.ContainsAny(w, " .'-") || !usable(w) && !caselessWord(w) || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
 			return
 		}
 		list = append(list, w)
