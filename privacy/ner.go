@@ -462,7 +462,11 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			// A word inside an identifier, a token or a password
 			// ("user_name", "[PERSON_1]", "SecureP@ss", "!Open4Dayz").
 			if q < len(text) && codeAfter[text[q]] || p > 0 && codeBefore[text[p-1]] {
-				t.code = true
+				// Chinese and Japanese are written without spaces: their
+				// words touch the digits of a number ("人民路16号"), as
+				// Korean road names do ("세종대로23길").
+				t.code = !(t.nc && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) &&
+					(q == len(text) || !codeAfter[text[q]] || isDigit(text[q])) && (p == 0 || !codeBefore[text[p-1]] || isDigit(text[p-1])))
 			}
 			t.dot = q < len(text) && text[q] == '.'
 			if ascii && q-p <= 64 {

@@ -92,3 +92,26 @@ func TestArmenianStreetTypes(t *testing.T) {
 		{"We moved to Մաշտոցի պողոտա 5 last spring.", []string{"ADDRESS:Մաշտոցի պողոտա 5"}},
 	})
 }
+
+// TestAddressFormsOfOtherScripts: street lines and postal codes written
+// the way of their country, in sentences written for this test: Chinese
+// and Japanese numbers marked by the word after them and joined to the
+// words around them, Korean road names, the Persian word for the house
+// number after a comma, Japanese and Israeli postal codes, and an Indian
+// PIN code in two groups after the town and a comma.
+func TestAddressFormsOfOtherScripts(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The parcel goes to 人民路88号, 杭州市 310000 tomorrow.", []string{"ADDRESS:人民路88号, 杭州市 310000"}},
+		{"Send the forms to 3丁目12番5号, 150-0041 渋谷区 please.", []string{"ADDRESS:3丁目12番5号, 150-0041 渋谷区"}},
+		{"Our shop is at 세종대로 110 near the station.", []string{"ADDRESS:세종대로 110"}},
+		{"Our shop is at 15 중앙3길 near the station.", []string{"ADDRESS:15 중앙3길"}},
+		{"The keys are at خیابان آزادی, پلاک 12 with the porter.", []string{"ADDRESS:خیابان آزادی, پلاک 12"}},
+		{"We sent it to רחוב הרצל 10, חיפה 3303215 last week.", []string{"ADDRESS:רחוב הרצל 10, חיפה 3303215"}},
+		{"Deliver to 12 Linking Road, Mumbai, 400 050 before Monday.", []string{"ADDRESS:12 Linking Road, Mumbai, 400 050", "DATE_TIME:Monday"}},
+	})
+	// One Han letter joined to a number counts it ("the third time"): it
+	// is no name, and the number no house number.
+	checkEmbedded(t, []embeddedCase{
+		{"Order 第3回 was shipped.", nil},
+	})
+}

@@ -86,12 +86,15 @@ func (g *tagger) caselessNames() {
 
 // syllables reports whether the caseless word k can be a name by its
 // length: two letters or more, or one letter that is a syllable or a
-// morpheme (Hangul, Han, kana), as the family name 박 is. One letter of an
-// alphabet is no name (the "ג" of "ג€“", an en dash decoded in the wrong
+// morpheme (Hangul, Han, kana), as the family name 박 is, unless it is
+// joined to a number. One letter of an alphabet is no name (the "ג" of "ג€“", an en dash decoded in the wrong
 // code page).
 func (g *tagger) syllables(k int) bool {
 	w := g.word(k)
 	r, n := utf8.DecodeRuneInString(w)
+	if n == len(w) && (g.isNum(k+1) && g.glued(k+1) || g.isNum(k-1) && g.glued(k)) {
+		return false // a counter or a marker of a number ("第3回", "16号")
+	}
 	return n < len(w) || unicode.In(r, unicode.Hangul, unicode.Han, unicode.Hiragana, unicode.Katakana)
 }
 
@@ -626,6 +629,10 @@ func (g *tagger) addresses() {
 			k = g.addressRest(k, e) - 1
 			continue
 		}
+		if e := g.eastAsianStreet(k); e > k {
+			k = g.addressRest(k, e) - 1
+			continue
+		}
 		if e := g.streetAddress(k); e > k {
 			k = e - 1
 			continue
@@ -678,6 +685,77 @@ func (g *tagger) typeFirstStreet(k int) int {
 		return k
 	}
 	return q + 1
+}
+
+// eastAsianStreet matches a street line written the Chinese or Japanese
+// way, without spaces, its numbers marked by the words that follow them:
+// a street's name and a number with 号 ("人民路16号"), or the block of a
+// Japanese address, chōme, ban and gō ("7丁目9番2号", "3丁目12番地"). It
+// returns the end, or k.
+func (g *tagger) eastAsianStreet(k int) int {
+	if !g.cased {
+		return k
+	}
+	j := k
+	if g.isWord(j) && g.ts[j].nc && g.isNum(j+1) && g.glued(j+1) {
+		j++ // the street's name, joined to its number
+	}
+	if !g.isNum(j) || g.ts[j].ord || !g.sameLine(j) {
+		return k
+	}
+	q := j + 1
+	if g.wordIs(q, "丁目") && g.glued(q) && g.isNum(q+1) && g.glued(q+1) {
+		q += 2
+		if (g.wordIs(q, "番") || g.wordIs(q, "番地")) && g.glued(q) {
+			q++
+			if g.isNum(q) && g.glued(q) {
+				q++
+				if g.wordIs(q, "号") && g.glued(q) {
+					q++
+				}
+			}
+		}
+		return q
+	}
+	if j > k && g.wordIs(q, "号") && g.glued(q) {
+		return q + 1
+	}
+	// Korean: a house number and a road name, or the road name first
+	// ("628 완도8길", "세종대로 110").
+	if e := g.koreanRoad(j + 1); j == k && e > j+1 && g.sameLine(j+1) && g.ts[j+1].sp {
+		return e
+	}
+	if e := g.koreanRoad(k); e > k && g.houseNumber(e) && g.sameLine(e) && g.ts[e].sp {
+		return e + 1
+	}
+	return k
+}
+
+// koreanRoad returns the end of a Korean road name at k, or k: a word of
+// Hangul ending in 로 or 길 (a road, a street) of two syllables or more,
+// or a name, a number and 길 or 로 joined ("완도8길", the eighth street
+// off the road 완도로).
+func (g *tagger) koreanRoad(k int) int {
+	if !g.isWord(k) || !g.ts[k].nc || !g.sameLine(k) {
+		return k
+	}
+	w := g.word(k)
+	r, _ := utf8.DecodeRuneInString(w)
+	if !unicode.Is(unicode.Hangul, r) {
+		return k
+	}
+	if utf8.RuneCountInString(w) >= 2 && (strings.HasSuffix(w, "로") || strings.HasSuffix(w, "길")) {
+		return k + 1
+	}
+	if g.isNum(k+1) && g.glued(k+1) && !g.ts[k+1].ord && (g.wordIs(k+2, "길") || g.wordIs(k+2, "로") || g.wordIs(k+2, "번길")) && g.glued(k+2) {
+		return k + 3
+	}
+	return k
+}
+
+// wordIs reports whether token k is the word w, byte for byte.
+func (g *tagger) wordIs(k int, w string) bool {
+	return g.isWord(k) && g.word(k) == w
 }
 
 // addressRest emits the street line [a, e) with what follows it on the
@@ -834,9 +912,13 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 		return k, false, false
 	}
 	// A word for "number" before the house number: "Jalan Kenari no 3",
-	// "Lindenweg Nr. 5".
+	// "Lindenweg Nr. 5", also after a comma ("خیابان آزادی, پلاک 12").
 	if q := g.numberWord(j); q > j {
 		j = q
+	} else if g.isPunct(j, ',') && g.sameLine(j) {
+		if q := g.numberWord(j + 1); q > j+1 {
+			j = q
+		}
 	}
 	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
 		j++
@@ -851,7 +933,7 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 // numberWord returns where the house number starts after a word for
 // "number" at k ("no 3", "Nr. 5"), or k.
 func (g *tagger) numberWord(k int) int {
-	if !(g.lowerIs(k, "no") || g.lowerIs(k, "nr") || g.lowerIs(k, "nro")) || !g.sameLine(k) || !g.ts[k].sp {
+	if !(g.lowerIs(k, "no") || g.lowerIs(k, "nr") || g.lowerIs(k, "nro") || g.wordIs(k, "پلاک")) || !g.sameLine(k) || !g.ts[k].sp {
 		return k
 	}
 	q := k + 1
@@ -1192,10 +1274,16 @@ func (g *tagger) postcodeAt(k int) int {
 				return k + 2
 			}
 		case 3:
-			if k > 0 && g.capWord(k-1) && g.sameLine(k) {
+			// After the town, or after the town and a comma ("Pune, 411 001").
+			if k > 0 && g.sameLine(k) && (g.capWord(k-1) || k > 2 && g.isPunct(k-1, ',') && g.sameLine(k-1) && (g.capWord(k-2) || g.isPunct(k-2, '.') && g.capWord(k-3))) {
 				return k + 2
 			}
 		}
+	}
+	// Japan: "083-8161" before the town, written in a caseless script.
+	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 3 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
+		len(g.word(k+2)) == 4 && !g.ts[k+2].ord && g.isWord(k+3) && g.ts[k+3].nc && g.sameLine(k+3) {
+		return k + 3
 	}
 	// A country prefix: "LV-1050", "CH-8001", or joined to the digits,
 	// "LV1050", "AZ1000"; two letters and two groups of digits joined by
@@ -1214,6 +1302,10 @@ func (g *tagger) postcodeAt(k int) int {
 				return k + 3
 			}
 		}
+	}
+	// Israel: seven digits after the town, written in Hebrew letters.
+	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 7 && k > 0 && g.ts[k-1].nc && g.sameLine(k) && !(g.isPunct(k+1, '-') && g.glued(k+1)) {
+		return k + 1
 	}
 	if t.kind == tNum && !t.ord && len(g.word(k)) >= 4 && len(g.word(k)) <= 6 && !t.code {
 		e := k + 1
