@@ -148,7 +148,9 @@ func FuzzEmbedded(f *testing.F) {
 		"A, B and C", "O'Brien-Smith's 40th", "\xff\xfe Ab 1", "9-11 Mill Lane, Leeds LS1 4AP", "221B Baker St, K1A 0B1",
 		"Hauptstraße 5, 80331 München", "1 Main St\nTown\nRepublic of X 1234 AB", "12 Wall Street Elm Street", "on 'Border Patrol'",
 		"Jln. Kenari no 5, Tarakan 77114", "Sabirov pr., 41, AZ2001 Quba, Gurcustan until", "to 14 Larkwell Street, Odumase GT-204-7781",
-		"Cesta v Gorice 12, 1000 Ljubljana", "from Virska 71 at 8", "Tovuz sh., 8\nAZ1010 Lerik\nGurcustan", "3 Ebbrook Lk, 6:00 PM CST"} {
+		"Cesta v Gorice 12, 1000 Ljubljana", "from Virska 71 at 8", "Tovuz sh., 8\nAZ1010 Lerik\nGurcustan", "3 Ebbrook Lk, 6:00 PM CST",
+		"at 人民路88号, 杭州市 310000", "3丁目12番5号, 150-0041 渋谷区", "Meet 다인 outside 252 연무4길", "Ask राहुल शर्मा", "Vodir ג€“ sadly",
+		"خیابان آزادی, پلاک 12", "Address:\nשדרות רוטשילד 22\nתל אביב 6688218"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})

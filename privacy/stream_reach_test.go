@@ -116,6 +116,9 @@ func FuzzStreamChunks(f *testing.F) {
 		f.Add(text, []byte{3, 1, 7})
 	}
 	f.Add(streamText, []byte{0})
+	for _, tc := range caselessCases {
+		f.Add(tc.text, []byte{2, 5})
+	}
 	f.Fuzz(func(t *testing.T, text string, sizes []byte) {
 		if len(text) > 4096 {
 			return
