@@ -102,6 +102,7 @@ func TestArmenianStreetTypes(t *testing.T) {
 func TestAddressFormsOfOtherScripts(t *testing.T) {
 	checkEmbedded(t, []embeddedCase{
 		{"The parcel goes to 人民路88号, 杭州市 310000 tomorrow.", []string{"ADDRESS:人民路88号, 杭州市 310000"}},
+		{"Mail it to 中山北路12號, 台北市 10491 today.", []string{"ADDRESS:中山北路12號, 台北市 10491"}},
 		{"Send the forms to 3丁目12番5号, 150-0041 渋谷区 please.", []string{"ADDRESS:3丁目12番5号, 150-0041 渋谷区"}},
 		{"Our shop is at 세종대로 110 near the station.", []string{"ADDRESS:세종대로 110"}},
 		{"Our shop is at 15 중앙3길 near the station.", []string{"ADDRESS:15 중앙3길"}},
@@ -113,5 +114,12 @@ func TestAddressFormsOfOtherScripts(t *testing.T) {
 	// is no name, and the number no house number.
 	checkEmbedded(t, []embeddedCase{
 		{"Order 第3回 was shipped.", nil},
+	})
+}
+
+// TestEircode: an Irish postal code after the town completes the address.
+func TestEircode(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Send it to 12 Main Street, Dublin D02 X285 today.", []string{"ADDRESS:12 Main Street, Dublin D02 X285"}},
 	})
 }

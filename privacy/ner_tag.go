@@ -689,7 +689,8 @@ func (g *tagger) typeFirstStreet(k int) int {
 
 // eastAsianStreet matches a street line written the Chinese or Japanese
 // way, without spaces, its numbers marked by the words that follow them:
-// a street's name and a number with 号 ("人民路16号"), or the block of a
+// a street's name and a number with 号 ("人民路16号"; 號 in traditional
+// characters), or the block of a
 // Japanese address, chōme, ban and gō ("7丁目9番2号", "3丁目12番地"). It
 // returns the end, or k.
 func (g *tagger) eastAsianStreet(k int) int {
@@ -710,14 +711,14 @@ func (g *tagger) eastAsianStreet(k int) int {
 			q++
 			if g.isNum(q) && g.glued(q) {
 				q++
-				if g.wordIs(q, "号") && g.glued(q) {
+				if (g.wordIs(q, "号") || g.wordIs(q, "號")) && g.glued(q) {
 					q++
 				}
 			}
 		}
 		return q
 	}
-	if j > k && g.wordIs(q, "号") && g.glued(q) {
+	if j > k && (g.wordIs(q, "号") || g.wordIs(q, "號")) && g.glued(q) {
 		return q + 1
 	}
 	// Korean: a house number and a road name, or the road name first
@@ -1338,8 +1339,8 @@ func (g *tagger) postcodeAt(k int) int {
 	return j
 }
 
-// alnumPostcode returns the end of a British or Canadian postal code at
-// p, or p.
+// alnumPostcode returns the end of a British, Irish or Canadian postal
+// code at p, or p.
 func alnumPostcode(text string, p int) int {
 	up := func(i int) bool { return i < len(text) && text[i] >= 'A' && text[i] <= 'Z' }
 	dig := func(i int) bool { return i < len(text) && isDigit(text[i]) }
@@ -1357,6 +1358,18 @@ func alnumPostcode(text string, p int) int {
 		}
 		if dig(q) && up(q+1) && dig(q+2) {
 			return end(q + 3)
+		}
+	}
+	// Ireland (Eircode): a routing key, a letter and two digits or D6W,
+	// a space and four letters and digits of which the first three are
+	// not all digits ("D02 X285", "T12 AB34").
+	if up(p) && (dig(p+1) && dig(p+2) || text[p] == 'D' && p+2 < len(text) && text[p+1] == '6' && text[p+2] == 'W') && p+3 < len(text) && text[p+3] == ' ' {
+		q, letters := p+4, 0
+		for ; q < p+8 && (dig(q) || up(q)); q++ {
+			letters += b2i(up(q))
+		}
+		if q == p+8 && letters > 0 && end(q) == q {
+			return q
 		}
 	}
 	// United Kingdom: outward code A9, A99, AA9, AA99, A9A, AA9A; then
