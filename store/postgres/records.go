@@ -87,12 +87,14 @@ var recordsMigrations = []string{
 	// 5: the sessions of signed-in browsers, and shared secrets
 	// (sessions.go).
 	sessionsMigration,
+	// 6: the index lists by scope from its own rows.
+	pendingAgentMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the schema's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 5
+const RecordsSchemaVersion = 6
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (server_pending.tools), and a table of (agent, tool) rows,
@@ -100,7 +102,8 @@ const RecordsSchemaVersion = 5
 // instead of every entry. A trigger keeps the table in step with every
 // write of the index. Entries indexed before keep NULL tools and one row
 // with a NULL tool: their tools are not known, and every scope of their
-// agent lists them, until the pause is indexed again.
+// agent lists them, until the pause is indexed again. Migration 6
+// ([pendingAgentMigration]) drops the table and the trigger.
 const pendingToolsMigration = `ALTER TABLE S.server_pending ADD COLUMN tools text[];
 	CREATE TABLE S.server_pending_tools (
 		agent text NOT NULL,
@@ -127,6 +130,19 @@ const pendingToolsMigration = `ALTER TABLE S.server_pending ADD COLUMN tools tex
 	$fn$;
 	CREATE TRIGGER server_pending_tools_sync AFTER INSERT OR UPDATE OR DELETE ON S.server_pending
 		FOR EACH ROW EXECUTE FUNCTION S.server_pending_tools_sync();`
+
+// pendingAgentMigration replaces the table of (agent, tool) rows of
+// [pendingToolsMigration] and the trigger that kept it, which ran a
+// PL/pgSQL function and wrote a second table with two indexes on every
+// write of the index, by an index of server_pending on the agent: a
+// listing by scope reads the entries of its agents in order through it
+// and keeps those whose tools match ([recordQueries.listPendingScoped]).
+// The entries keep their tools; those of unknown tools (NULL) still match
+// every scope of their agent.
+const pendingAgentMigration = `DROP TRIGGER server_pending_tools_sync ON S.server_pending;
+	DROP FUNCTION S.server_pending_tools_sync();
+	DROP TABLE S.server_pending_tools;
+	CREATE INDEX server_pending_agent ON S.server_pending (agent, created_at, conversation_id);`
 
 // recordQueries are the statements of the record store, with the schema
 // filled in.
@@ -194,19 +210,17 @@ func newRecordQueries(schema string) recordQueries {
 			WHERE (created_at, conversation_id) > ($1, $2) ORDER BY created_at, conversation_id LIMIT $3`),
 		// The entries of some scopes: $4 and $5 are the agents and tools
 		// of the (agent, tool) pairs, $6 the agents whose entries of
-		// unknown tools match, $7 the agents of any tool. The rows of
-		// server_pending_tools the scopes name are read through the
-		// table's index, so entries of other agents and tools cost nothing.
-		listPendingScoped: r.Replace(`WITH matched AS (
-				SELECT t.conversation_id FROM unnest($4::text[], $5::text[]) AS s(agent, tool)
-					JOIN S.server_pending_tools t ON t.agent = s.agent AND t.tool = s.tool AND (t.created_at, t.conversation_id) > ($1, $2)
-				UNION SELECT t.conversation_id FROM unnest($6::text[]) AS s(agent)
-					JOIN S.server_pending_tools t ON t.agent = s.agent AND t.tool IS NULL AND (t.created_at, t.conversation_id) > ($1, $2)
-				UNION SELECT t.conversation_id FROM unnest($7::text[]) AS s(agent)
-					JOIN S.server_pending_tools t ON t.agent = s.agent AND (t.created_at, t.conversation_id) > ($1, $2)
-			)
-			SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools FROM matched m
-				JOIN S.server_pending p ON p.conversation_id = m.conversation_id
+		// unknown tools match (every agent of a pair is one), $7 the
+		// agents of any tool. The entries of those agents are read
+		// through the index server_pending_agent, so entries of other
+		// agents cost nothing; an entry of unknown tools has NULL tools
+		// (an empty array is read the same).
+		listPendingScoped: r.Replace(`SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools
+			FROM S.server_pending p
+			WHERE p.agent = ANY($6::text[] || $7::text[]) AND (p.created_at, p.conversation_id) > ($1, $2) AND (
+				p.agent = ANY($7::text[])
+				OR coalesce(cardinality(p.tools), 0) = 0 AND p.agent = ANY($6::text[])
+				OR EXISTS (SELECT 1 FROM unnest($4::text[], $5::text[]) AS s(agent, tool) WHERE s.agent = p.agent AND s.tool = ANY(p.tools)))
 			ORDER BY p.created_at, p.conversation_id LIMIT $3`),
 		insertApproval: r.Replace(`INSERT INTO S.server_approvals (conversation_id, pause_id, approver, approved_at, decisions)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation_id, pause_id) DO NOTHING`),

@@ -76,12 +76,14 @@ var recordsMigrations = []string{
 	// 5: the sessions of signed-in browsers, and shared secrets
 	// (sessions.go).
 	sessionsMigration,
+	// 6: the index lists by scope from its own rows.
+	pendingAgentMigration,
 }
 
 // RecordsSchemaVersion is the version of the records' schema this package
 // writes (the largest version in the database's server_schema_version
 // table). [Store.Records] upgrades an older one and refuses a newer one.
-const RecordsSchemaVersion = 5
+const RecordsSchemaVersion = 6
 
 // pendingToolsMigration gives the index of open pauses the tools each
 // pause awaits (a JSON array in server_pending.tools), and a table of
@@ -90,7 +92,8 @@ const RecordsSchemaVersion = 5
 // in step with every write of the index. Entries indexed before keep a
 // NULL tools column and one row with a NULL tool: their tools are not
 // known, and every scope of their agent lists them, until the pause is
-// indexed again.
+// indexed again. Migration 6 ([pendingAgentMigration]) drops the table
+// and the triggers.
 const pendingToolsMigration = `ALTER TABLE server_pending ADD COLUMN tools TEXT;
 	CREATE TABLE server_pending_tools (
 		agent TEXT NOT NULL,
@@ -114,6 +117,19 @@ const pendingToolsMigration = `ALTER TABLE server_pending ADD COLUMN tools TEXT;
 	CREATE TRIGGER server_pending_tools_delete AFTER DELETE ON server_pending BEGIN
 		DELETE FROM server_pending_tools WHERE conversation_id = old.conversation_id;
 	END;`
+
+// pendingAgentMigration replaces the table of (agent, tool) rows of
+// [pendingToolsMigration] and the triggers that kept it, which made every
+// write of the index three to five writes of the database, by an index of
+// server_pending on the agent: a listing by scope reads the entries of its
+// agents in order through it and keeps those whose tools column matches
+// (see [listPendingScopedSQL]). The entries keep their tools column; those
+// of unknown tools (NULL) still match every scope of their agent.
+const pendingAgentMigration = `DROP TRIGGER server_pending_tools_insert;
+	DROP TRIGGER server_pending_tools_update;
+	DROP TRIGGER server_pending_tools_delete;
+	DROP TABLE server_pending_tools;
+	CREATE INDEX server_pending_agent ON server_pending (agent, created_at, conversation_id);`
 
 // grantDigestMigration ends the sticky grants limited to the same
 // arguments whose digest is of the form before the one canonical digest
@@ -657,22 +673,22 @@ func (r *recordStore) ListPending(ctx context.Context, p *records.ListParams) (*
 // The listings of the index: of every entry, and of the entries of some
 // scopes (?4 and ?5: the agents and tools of the (agent, tool) pairs, ?6:
 // the agents whose entries of unknown tools match, ?7: the agents of any
-// tool; JSON arrays). A scoped listing reads the rows of
-// server_pending_tools its scopes name, through the table's index, so
-// entries of other agents and tools cost nothing.
+// tool; JSON arrays). A scoped listing reads the entries of the scopes'
+// agents (those of ?6 and ?7: every agent of a pair is in ?6) through the
+// index server_pending_agent and keeps those its scopes match, so entries
+// of other agents cost nothing. An entry whose tools are not known has a
+// NULL tools column ('[]' is read the same).
 const (
 	listPendingSQL = `SELECT conversation_id, agent, pause_id, created_at, tools FROM server_pending
 		WHERE (created_at, conversation_id) > (?1, ?2) ORDER BY created_at, conversation_id LIMIT ?3`
-	listPendingScopedSQL = `WITH matched AS (
-			SELECT t.conversation_id FROM json_each(?4) a CROSS JOIN server_pending_tools t
-				WHERE t.agent = a.value AND t.tool = json_extract(?5, '$[' || a.key || ']') AND (t.created_at, t.conversation_id) > (?1, ?2)
-			UNION SELECT t.conversation_id FROM json_each(?6) a CROSS JOIN server_pending_tools t
-				WHERE t.agent = a.value AND t.tool IS NULL AND (t.created_at, t.conversation_id) > (?1, ?2)
-			UNION SELECT t.conversation_id FROM json_each(?7) a CROSS JOIN server_pending_tools t
-				WHERE t.agent = a.value AND (t.created_at, t.conversation_id) > (?1, ?2)
-		)
-		SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools FROM matched m CROSS JOIN server_pending p
-			ON p.conversation_id = m.conversation_id
+	listPendingScopedSQL = `SELECT p.conversation_id, p.agent, p.pause_id, p.created_at, p.tools
+		FROM (SELECT value AS agent FROM json_each(?6) UNION SELECT value FROM json_each(?7)) s
+		CROSS JOIN server_pending p ON p.agent = s.agent
+		WHERE (p.created_at, p.conversation_id) > (?1, ?2) AND (
+			p.agent IN (SELECT value FROM json_each(?7))
+			OR coalesce(p.tools, '[]') = '[]' AND p.agent IN (SELECT value FROM json_each(?6))
+			OR EXISTS (SELECT 1 FROM json_each(?4) a CROSS JOIN json_each(p.tools) t
+				WHERE a.value = p.agent AND t.value = json_extract(?5, '$[' || a.key || ']')))
 		ORDER BY p.created_at, p.conversation_id LIMIT ?3`
 )
 

@@ -54,7 +54,7 @@ func recordsVersions(t *testing.T, path string) []int {
 	return vs
 }
 
-var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_pending_tools", "server_request_keys", "server_schema_version", "server_secrets", "server_sessions"}
+var serviceTables = []string{"server_approvals", "server_conversations", "server_decisions", "server_grants", "server_pending", "server_request_keys", "server_schema_version", "server_secrets", "server_sessions"}
 
 // TestOpenCreatesNoRecords checks that a store used for conversations only
 // has no tables of the approval service (only those of the conversations
@@ -120,8 +120,7 @@ func TestRecordsOfEarlierBuild(t *testing.T) {
 func undoPendingTools(t *testing.T, db *sql.DB) {
 	t.Helper()
 	for _, q := range []string{
-		"DROP TRIGGER server_pending_tools_insert", "DROP TRIGGER server_pending_tools_update", "DROP TRIGGER server_pending_tools_delete",
-		"DROP TABLE server_pending_tools", "ALTER TABLE server_pending DROP COLUMN tools", "DROP TABLE server_request_keys", "DROP TABLE server_sessions", "DROP TABLE server_secrets",
+		"DROP INDEX server_pending_agent", "ALTER TABLE server_pending DROP COLUMN tools", "DROP TABLE server_request_keys", "DROP TABLE server_sessions", "DROP TABLE server_secrets",
 	} {
 		mustExec(t, db, q)
 	}
@@ -181,6 +180,106 @@ func TestRecordsPendingToolsMigration(t *testing.T) {
 	}
 	if got := ids(records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}); len(got) != 0 {
 		t.Errorf("scope of bookFlight after indexing again: %v, want none", got)
+	}
+}
+
+// version5PendingTools is what migrations 3 to 5 left of the index's
+// tools: a table of (agent, tool) rows, kept by triggers.
+var version5PendingTools = []string{
+	`CREATE TABLE server_pending_tools (agent TEXT NOT NULL, tool TEXT, created_at INTEGER NOT NULL, conversation_id TEXT NOT NULL)`,
+	`CREATE INDEX server_pending_tools_scope ON server_pending_tools (agent, tool, created_at, conversation_id)`,
+	`CREATE INDEX server_pending_tools_conversation ON server_pending_tools (conversation_id)`,
+	`CREATE TRIGGER server_pending_tools_insert AFTER INSERT ON server_pending BEGIN
+		INSERT INTO server_pending_tools (agent, tool, created_at, conversation_id)
+			SELECT new.agent, value, new.created_at, new.conversation_id FROM json_each(coalesce(nullif(new.tools, '[]'), '[null]'));
+	END`,
+	`CREATE TRIGGER server_pending_tools_update AFTER UPDATE ON server_pending BEGIN
+		DELETE FROM server_pending_tools WHERE conversation_id = old.conversation_id;
+		INSERT INTO server_pending_tools (agent, tool, created_at, conversation_id)
+			SELECT new.agent, value, new.created_at, new.conversation_id FROM json_each(coalesce(nullif(new.tools, '[]'), '[null]'));
+	END`,
+	`CREATE TRIGGER server_pending_tools_delete AFTER DELETE ON server_pending BEGIN
+		DELETE FROM server_pending_tools WHERE conversation_id = old.conversation_id;
+	END`,
+}
+
+// TestRecordsPendingAgentMigration upgrades records of version 5, whose
+// index kept a table of (agent, tool) rows by triggers: the table and the
+// triggers go, the entries stay and list by scope as before (those of
+// unknown tools in every scope of their agent), and later writes of the
+// index list by their tools.
+func TestRecordsPendingAgentMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolgate.db")
+	s := openAt(t, path, nil)
+	recs(t, s)
+	s.Close()
+	db := raw(t, path)
+	mustExec(t, db, "DROP INDEX server_pending_agent")
+	for _, q := range version5PendingTools {
+		mustExec(t, db, q)
+	}
+	mustExec(t, db, "DELETE FROM server_schema_version WHERE version > 5")
+	mustExec(t, db, `INSERT INTO server_pending (conversation_id, agent, pause_id, created_at, tools) VALUES
+		('conv_old', 'flights', 'pause_1', 1, NULL), ('conv_book', 'flights', 'pause_1', 2, '["bookFlight"]'),
+		('conv_both', 'flights', 'pause_1', 3, '["bookFlight","refund"]'), ('conv_train', 'trains', 'pause_1', 4, '["bookFlight"]'),
+		('conv_empty', 'flights', 'pause_1', 5, '[]')`)
+	var rows int
+	if err := db.QueryRow("SELECT count(*) FROM server_pending_tools").Scan(&rows); err != nil || rows != 6 {
+		t.Fatalf("rows of server_pending_tools before the upgrade: %d, %v; want 6", rows, err)
+	}
+
+	s = openAt(t, path, nil)
+	rs := recs(t, s)
+	if got, want := recordsVersions(t, path), allVersions(); !slices.Equal(got, want) {
+		t.Errorf("records versions %v, want %v", got, want)
+	}
+	if got := tables(t, path); slices.Contains(got, "server_pending_tools") {
+		t.Errorf("tables after the upgrade: %v, want no server_pending_tools", got)
+	}
+	var triggers int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'").Scan(&triggers); err != nil || triggers != 0 {
+		t.Errorf("triggers after the upgrade: %d, %v; want none", triggers, err)
+	}
+	ctx := t.Context()
+	ids := func(scopes ...records.Scope) []string {
+		t.Helper()
+		page, err := rs.ListPending(ctx, &records.ListParams{Scopes: scopes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, e := range page.Pending {
+			out = append(out, e.ConversationID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		scope records.Scope
+		want  []string
+	}{
+		{records.Scope{Agent: "flights", Tools: []string{"bookFlight"}}, []string{"conv_old", "conv_book", "conv_both", "conv_empty"}},
+		{records.Scope{Agent: "flights", Tools: []string{"refund"}}, []string{"conv_old", "conv_both", "conv_empty"}},
+		{records.Scope{Agent: "flights", Tools: []string{"cancel"}}, []string{"conv_old", "conv_empty"}},
+		{records.Scope{Agent: "flights"}, []string{"conv_old", "conv_book", "conv_both", "conv_empty"}},
+		{records.Scope{Agent: "trains", Tools: []string{"bookFlight"}}, []string{"conv_train"}},
+		{records.Scope{Agent: "trains", Tools: []string{"refund"}}, []string{}},
+	} {
+		if got := ids(tc.scope); !slices.Equal(got, tc.want) {
+			t.Errorf("scope %+v after the upgrade: %v, want %v", tc.scope, got, tc.want)
+		}
+	}
+	// Written again, an entry lists by its new tools; removed, by none.
+	if err := rs.AddPending(ctx, &records.Pending{ConversationID: "conv_old", Agent: "flights", PauseID: "pause_2", CreatedAt: time.Unix(0, 6), Tools: []string{"cancel"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.RemovePending(ctx, "conv_both", "pause_1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"cancel"}}), []string{"conv_empty", "conv_old"}; !slices.Equal(got, want) {
+		t.Errorf("scope of cancel after writes: %v, want %v", got, want)
+	}
+	if got, want := ids(records.Scope{Agent: "flights", Tools: []string{"refund"}}), []string{"conv_empty"}; !slices.Equal(got, want) {
+		t.Errorf("scope of refund after writes: %v, want %v", got, want)
 	}
 }
 
