@@ -1356,8 +1356,8 @@ func alnumPostcode(text string, p int) int {
 		if q < len(text) && text[q] == ' ' {
 			q++
 		}
-		if dig(q) && up(q+1) && dig(q+2) {
-			return end(q + 3)
+		if dig(q) && up(q+1) && dig(q+2) && end(q+3) > p {
+			return q + 3
 		}
 	}
 	// Ireland (Eircode): a routing key, a letter and two digits or D6W,

@@ -178,10 +178,12 @@ func FuzzEmbedded(f *testing.F) {
 // FuzzPostcode checks the reader of British and Canadian postal codes
 // against a regular expression of the same forms.
 func FuzzPostcode(f *testing.F) {
-	for _, s := range []string{"NW1 6XE", "SW1A 1AA", "K1A 0B1", "K1A0B1", "G12 8QQ,", "EC1A 1BB9", "A1 1AA", "k1a 0b1", "AB12 3CD"} {
+	for _, s := range []string{"NW1 6XE", "SW1A 1AA", "K1A 0B1", "K1A0B1", "G12 8QQ,", "EC1A 1BB9", "A1 1AA", "k1a 0b1", "AB12 3CD", "D02 X285", "D6W 1234", "D6W 0A00", "A00 0AA0", "T12 0000"} {
 		f.Add(s)
 	}
-	re := regexp.MustCompile(`^([A-Z][0-9][A-Z] ?[0-9][A-Z][0-9]|[A-Z]{1,2}[0-9][A-Z0-9]? [0-9][A-Z]{2})(?:[^A-Za-z0-9]|$)`)
+	// Canadian, Irish (four characters after the routing key, a letter
+	// among them) and British codes, in the order alnumPostcode tries them.
+	re := regexp.MustCompile(`^([A-Z][0-9][A-Z] ?[0-9][A-Z][0-9]|(?:[A-Z][0-9]{2}|D6W) (?:[A-Z][0-9A-Z]{3}|[0-9][A-Z][0-9A-Z]{2}|[0-9]{2}[A-Z][0-9A-Z]|[0-9]{3}[A-Z])|[A-Z]{1,2}[0-9][A-Z0-9]? [0-9][A-Z]{2})(?:[^A-Za-z0-9]|$)`)
 	f.Add("NW1 6XEé")
 	f.Fuzz(func(t *testing.T, text string) {
 		e := alnumPostcode(text, 0)
