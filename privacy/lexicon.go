@@ -343,7 +343,8 @@ var builtinWords = map[uint32]string{
 		"chaussée chaussee chemin route allée allee quai impasse carrer camino travessa largo vicolo piazza corso " +
 		"zona vila rambla ronda carretera estrada alameda plac aleja bulevar bulevardul strada calea rr " +
 		"ctra str trg náměstí namesti ulitsa prospekt sokak sokağı caddesi cad jalan jl λεωφόρος λεωφ οδός οδος πλατεία " +
-		"aleea intrarea splaiul șoseaua soseaua piața piata drumul cerrada viaducto calzada privada andador circuito retorno prolongación",
+		"aleea intrarea splaiul șoseaua soseaua piața piata drumul cerrada viaducto calzada privada andador circuito retorno prolongación " +
+		"priv cda calz prol carr cjon callejón pje pasaje", // Spanish abbreviations (Mexico)
 	wSecondary: "apt apartment suite ste unit flat room rm floor fl box po psc bldg building dept bloc",
 	wOrgSuffix: "inc incorporated corp corporation co company llc llp lp ltd limited plc gmbh ag sa sarl srl bv nv " +
 		"oy ab as asa kg spa pty group holdings partners associates foundation institute university college " +

@@ -289,3 +289,36 @@ func TestStreetTypeAndComma(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetFormsSpanishCompassAndSaints: forms of street lines that were
+// cut short or missed (each case failed before): a Spanish or Italian
+// street with a comma before its number, "s/n" for a street without one,
+// Mexican abbreviations of street types, a compass point after the house
+// number, a street type abbreviated after another, "St." in a town's
+// name, and an address block under a sentence that introduces it (one
+// span, as under "address:"), while a block under a name line is still
+// labelled line by line.
+func TestStreetFormsSpanishCompassAndSaints(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Ship the boxes to Avenida Juárez, 118, Puebla, 72000 tomorrow.", []string{"ADDRESS:Avenida Juárez, 118, Puebla, 72000"}},
+		{"The studio moved to Via Garibaldi, 41 in May.", []string{"ADDRESS:Via Garibaldi, 41"}},
+		{"Her office: Calle Hidalgo s/n, Oaxaca, 68000", []string{"ADDRESS:Calle Hidalgo s/n, Oaxaca, 68000"}},
+		{"Deliver to Priv. Los Pinos 14, Morelia, 58000", []string{"ADDRESS:Priv. Los Pinos 14, Morelia, 58000"}},
+		{"Send it to Calz. Independencia s/n.\nGuadalajara, 44100", []string{"ADDRESS:Calz. Independencia s/n.\nGuadalajara, 44100"}},
+		{"The shop at 2210 W Elm Street, Dayton, OH 45402 opens at nine.", []string{"ADDRESS:2210 W Elm Street, Dayton, OH 45402"}},
+		{"We stayed at 88 NE 5th Avenue, Portland, OR 97212.", []string{"ADDRESS:88 NE 5th Avenue, Portland, OR 97212"}},
+		{"Drop it at 41 Harbour View Rd, Wollongong, NSW 2500.", []string{"ADDRESS:41 Harbour View Rd, Wollongong, NSW 2500"}},
+		{"The van goes to 7 Mill Lane, St. Albans AL1 2AA today.", []string{"ADDRESS:7 Mill Lane, St. Albans AL1 2AA"}},
+		{"Please post the keys to\n16 Rowan Crescent\nLeeds LS6 2AB", []string{"ADDRESS:16 Rowan Crescent\nLeeds LS6 2AB"}},
+		{"Maria Lopez\n16 Rowan Crescent\nLeeds LS6 2AB", []string{"PERSON:Maria Lopez", "ADDRESS:16 Rowan Crescent", "LOCATION:Leeds", "ADDRESS:LS6 2AB"}},
+		{"He got 3 E grades and 2 W scores.", nil},
+	})
+	// A year after the comma is no house number.
+	for _, text := range []string{"We met on Via Roma, 2019 was a good year.", "On Calle Ancha, 1998 was the best summer."} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

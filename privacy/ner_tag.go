@@ -841,6 +841,8 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 		}
 		switch {
 		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0 ||
+			// "194 E Center Street": a compass point after the number.
+			j > 0 && g.houseNumber(j-1) && g.compassPoint(j) ||
 			// "12 van Staden Lane": a connector in lower case between
 			// the house number and the name.
 			j > 0 && g.houseNumber(j-1) && !g.ts[j].cap && g.isWord(j+1) && g.sameLine(j+1) && g.ts[j+1].cap):
@@ -852,10 +854,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			// A full street type after the name ends it: "Millicent
 			// Drive", "Bezrukov Street" (not "Street street").
 			if words > 1 && g.ts[j-1].f&wStreetType != 0 && g.ts[j-1].f&wStreetPre == 0 && g.ts[j-1].e-g.ts[j-1].s > 3 && !g.isNum(j) &&
-				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && g.ts[j].e-g.ts[j].s > 3 &&
+				!(g.isWord(j) && g.sameLine(j) && g.ts[j].sp && g.ts[j].cap && g.ts[j].f&wStreetType != 0 && (g.ts[j].e-g.ts[j].s > 3 || g.lineEnd(j+1+b2i(g.ts[j].dot && g.isPunct(j+1, '.')))) &&
 					!strings.EqualFold(g.word(j), g.word(j-1))) {
-				// (unless another full street type follows: "Benson Park
-				// Drive")
+				// (unless another street type follows: "Benson Park
+				// Drive", "Jessica View Rd,")
 				return j, marker, false
 			}
 			// "Piroska u. 97", "Karpacka ul. 5": a short lower-case
@@ -919,6 +921,20 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	} else if g.isPunct(j, ',') && g.sameLine(j) {
 		if q := g.numberWord(j + 1); q > j+1 {
 			j = q
+		} else if g.typeFirst(k) && words >= 2 && g.houseNumber(j+1) && g.sameLine(j+1) && len(g.word(j+1)) <= 5 &&
+			!g.countAfter(j+1) && !g.isPunct(j+2, ':') && !(g.isNum(j+2) && g.sameLine(j+2)) &&
+			!(len(g.word(j+1)) == 4 && isYear(g.word(j+1), 0) && !g.postalTail(j+2)) {
+			// A street type first, the name, a comma and the number, as
+			// Spanish, Italian and Portuguese addresses are written:
+			// "Calle Laura, 5", "Via Roma, 10".
+			j++
+		}
+	}
+	// No number ("sin número"): "Calle Reforma s/n", "Cda. Zapata s/n.",
+	// also after a comma.
+	if q := j + b2i(g.isPunct(j, ',')); words > 0 && g.sameLine(q) {
+		if e := g.noNumber(q); e > q {
+			return e, marker, true
 		}
 	}
 	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
@@ -1736,6 +1752,10 @@ func (g *tagger) cityAt(k int) int {
 		return k
 	}
 	j := k + 1
+	// "St. Albans": a saint's abbreviation and a name.
+	if g.ts[k].dot && g.ts[k].f&wConnector != 0 && g.isPunct(j, '.') && g.glued(j) && g.capWord(j+1) && g.sameLine(j+1) && g.ts[j+1].sp {
+		j += 2
+	}
 	// (Small words of the town's language join it: "Valea lui Mihai",
 	// "Kostelec na Hané".)
 	for j < len(g.ts) && j-k < 5 && g.sameLine(j) && g.ts[j].sp && (g.capWord(j) || g.isWord(j) && g.capWord(j+1) && g.ts[j+1].sp && g.sameLine(j+1) &&
@@ -1789,7 +1809,9 @@ func (g *tagger) blockSplit(k int) bool {
 			s--
 		}
 		lines++
-		if g.text[e-1] == ':' {
+		if g.text[e-1] == ':' || lines == 1 && g.cased && endsLower(g.text[s:e]) {
+			// An introduction ("address:", "Please send it to") and
+			// not a name.
 			return false
 		}
 		p = s
@@ -1877,4 +1899,66 @@ func dropWithin(fs []Finding, s, e int) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// endsLower reports whether the line ends with a word in lower case
+// (after which only trailing punctuation may stand): a sentence that
+// introduces what follows, not a name.
+func endsLower(line string) bool {
+	line = strings.TrimRightFunc(line, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	r, n := utf8.DecodeLastRuneInString(line)
+	if n == 0 || !unicode.IsLower(r) {
+		return false
+	}
+	for i := len(line) - n; i > 0; {
+		r, n := utf8.DecodeLastRuneInString(line[:i])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		if unicode.IsUpper(r) {
+			return false // "McDonald", a name in mixed case
+		}
+		i -= n
+	}
+	return true
+}
+
+// typeFirst reports whether k is a capitalised street type that stands
+// before the name (Calle, Via, Rua, Priv.) after no house number.
+func (g *tagger) typeFirst(k int) bool {
+	return g.isWord(k) && g.ts[k].cap && g.ts[k].f&wStreetPre != 0 && !(k > 0 && g.houseNumber(k-1) && g.sameLine(k))
+}
+
+// noNumber returns the end of "s/n" (Spanish and Portuguese "sin
+// número", "sem número": a street line without a house number) at k,
+// with its dot, or k.
+func (g *tagger) noNumber(k int) int {
+	if !(g.lowerIs(k, "s") && g.isPunct(k+1, '/') && g.glued(k+1) && g.lowerIs(k+2, "n") && g.glued(k+2)) || !g.ts[k].sp {
+		return k
+	}
+	e := k + 3
+	if g.isPunct(e, '.') && g.glued(e) && !g.sentenceEndAfter(e) {
+		e++
+	}
+	return e
+}
+
+// compassPoint reports whether k is a compass point written as streets
+// carry it before their name: N, S, E, W, NE, NW, SE, SW, with or without
+// a dot.
+func (g *tagger) compassPoint(k int) bool {
+	if !g.isWord(k) || !g.sameLine(k) {
+		return false
+	}
+	switch g.word(k) {
+	case "N", "S", "E", "W", "NE", "NW", "SE", "SW":
+		return true
+	}
+	return false
+}
+
+// lineEnd reports whether k ends a phrase of an address: the end of the
+// text or the line, a comma, or a sentence's end.
+func (g *tagger) lineEnd(k int) bool {
+	return k >= len(g.ts) || g.ts[k].nl > 0 || g.isPunct(k, ',') || g.isPunct(k, '.') && (k+1 >= len(g.ts) || g.ts[k+1].nl > 0 || g.sentenceEndAfter(k))
 }
