@@ -322,3 +322,16 @@ func TestStreetFormsSpanishCompassAndSaints(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetNameFirstOnItsOwnLine: a street line that starts with the
+// street's name (no house number first) on a line of its own under an
+// introduction is a street line, also when its name is a surname; before, its first word
+// was refused as a street word because a line break stood before it,
+// and such a block was found only at the very start of the text.
+func TestStreetNameFirstOnItsOwnLine(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Address:\nNovakova 12\n10000 Zagreb", []string{"ADDRESS:Novakova 12\n10000 Zagreb"}},
+		{"Deliver to:\nKowalska 8\n00-950 Warszawa", []string{"ADDRESS:Kowalska 8\n00-950 Warszawa"}},
+		{"Our new address:\nHauptstraße 5\n10115 Berlin", []string{"ADDRESS:Hauptstraße 5\n10115 Berlin"}},
+	})
+}

@@ -494,7 +494,12 @@ func (g *tagger) streetMarker(k int) bool {
 
 // streetWord reports whether token k can be a word of a street name.
 func (g *tagger) streetWord(k int) bool {
-	if !g.isWord(k) || !g.sameLine(k) {
+	return g.sameLine(k) && g.streetWordOnLine(k)
+}
+
+// streetWordOnLine is streetWord for a word that may start a line.
+func (g *tagger) streetWordOnLine(k int) bool {
+	if !g.isWord(k) {
 		return false
 	}
 	t := &g.ts[k]
@@ -840,7 +845,7 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 			break // "Lindenweg Nr. 5"
 		}
 		switch {
-		case g.streetWord(j) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0 ||
+		case (g.streetWord(j) || j == k && g.lineStart(j) && g.capWord(j) && g.streetWordOnLine(j)) && (g.ts[j].f&wConnector == 0 || words > 0 || g.ts[j].f&(wStreetPre|wStreetType) != 0 ||
 			// "194 E Center Street": a compass point after the number.
 			j > 0 && g.houseNumber(j-1) && g.compassPoint(j) ||
 			// "12 van Staden Lane": a connector in lower case between
@@ -1320,6 +1325,11 @@ func (g *tagger) postcodeAt(k int) int {
 			}
 		}
 	}
+	// Poland: "00-950" before the town.
+	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 2 && g.isPunct(k+1, '-') && g.glued(k+1) && g.isNum(k+2) && g.glued(k+2) &&
+		len(g.word(k+2)) == 3 && !g.ts[k+2].ord && g.capWord(k+3) && g.sameLine(k+3) && g.ts[k+3].sp {
+		return k + 3
+	}
 	// Israel: seven digits after the town, written in Hebrew letters.
 	if t.kind == tNum && !t.ord && !t.code && len(g.word(k)) == 7 && k > 0 && g.ts[k-1].nc && g.sameLine(k) && !(g.isPunct(k+1, '-') && g.glued(k+1)) {
 		return k + 1
@@ -1431,6 +1441,7 @@ func (g *tagger) streetMarkerStart(k int) bool {
 
 func (g *tagger) streetNoNumber(k int) int {
 	end, marker, trailing := g.streetName(k)
+
 	if end == k {
 		return k
 	}
