@@ -335,3 +335,16 @@ func TestStreetNameFirstOnItsOwnLine(t *testing.T) {
 		{"Our new address:\nHauptstraße 5\n10115 Berlin", []string{"ADDRESS:Hauptstraße 5\n10115 Berlin"}},
 	})
 }
+
+// TestCountryOfSeveralWordsEndsAddress: the country that closes an
+// address in the address's own language may be several words, with small
+// words between them and another name in brackets; a person's name after
+// the address stays a person.
+func TestCountryOfSeveralWordsEndsAddress(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Ship to Radićeva 12, 10000 Zagreb, Bosna i Hercegovina", []string{"ADDRESS:Radićeva 12, 10000 Zagreb, Bosna i Hercegovina"}},
+		{"Deliver to:\nCalle Sol 4\n28013 Madrid\nReino Unido", []string{"ADDRESS:Calle Sol 4\n28013 Madrid\nReino Unido"}},
+		{"Send it to 5 Ross Road, Stanley, 00100, Islas Malvinas (Falklands).", []string{"ADDRESS:5 Ross Road, Stanley, 00100, Islas Malvinas (Falklands)"}},
+		{"Send to 12 Main Street, Springfield, IL 62704, Maria Lopez", []string{"ADDRESS:12 Main Street, Springfield, IL 62704", "PERSON:Maria Lopez"}},
+	})
+}

@@ -1153,12 +1153,9 @@ func (g *tagger) streetAddress(k int) int {
 		// So is a word on a line of its own under the town line of a
 		// block, and one before a lower-case word of the sentence
 		// ("…, AZ1000 Qusar, Boliviya until further notice").
-		if postcode && places > 0 && (g.isPunct(jj-1, ',') || g.ts[jj].nl == 1 && g.lineStart(jj) && (jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0)) &&
-			g.cased && g.capWord(jj) && !g.ts[jj].upper && g.ts[jj].f&(wFirst|wCommon|wHonorific) == 0 &&
-			(jj+1 >= len(g.ts) || g.ts[jj+1].nl > 0 || g.isPunct(jj+1, '.') || g.isPunct(jj+1, '?') || g.isPunct(jj+1, '!') ||
-				g.isWord(jj+1) && g.sameLine(jj+1) && !g.ts[jj+1].cap && g.ts[jj+1].f&wCommon != 0 && g.ts[jj+1].f&wConnector == 0) {
-			parts = append(parts, addrPart{Location, jj, jj + 1})
-			j = jj + 1
+		if e := g.lastPlace(jj); postcode && places > 0 && e > jj {
+			parts = append(parts, addrPart{Location, jj, e})
+			j = e
 			hasMore = true
 			places++
 			continue
@@ -1952,6 +1949,49 @@ func (g *tagger) noNumber(k int) int {
 		e++
 	}
 	return e
+}
+
+// lastPlace returns the end of the country that closes an address, in
+// the language of the address, after its postal code and town, or k: one
+// to four capitalised words ("Itálie", "Južna Afrika", "Sveti Kristofor i
+// Nevis"; small words of the language between them), the first no given
+// name, either after a comma or on a line of its own, ending the
+// sentence, the line or the text, or before a lower-case word of the
+// sentence ("…, AZ1000 Qusar, Boliviya until further notice").
+func (g *tagger) lastPlace(k int) int {
+	if !g.cased || !(g.isPunct(k-1, ',') || g.ts[k].nl == 1 && g.lineStart(k)) || !g.capWord(k) || g.ts[k].upper || g.ts[k].f&(wFirst|wCommon|wHonorific) != 0 {
+		return k
+	}
+	e := k + 1
+	for words := 1; words < 4 && g.sameLine(e) && g.ts[e].sp; {
+		if g.capWord(e) && !g.ts[e].upper && g.ts[e].f&(wCommon|wHonorific) == 0 {
+			e++
+			words++
+			continue
+		}
+		// A small word of the language between two words: "i", "y",
+		// "and", "of".
+		if g.isWord(e) && !g.ts[e].cap && utf8.RuneCountInString(g.word(e)) <= 3 && g.capWord(e+1) && g.sameLine(e+1) && g.ts[e+1].sp && !g.ts[e+1].upper &&
+			g.ts[e+1].f&(wCommon|wHonorific) == 0 {
+			e += 2
+			words++
+			continue
+		}
+		break
+	}
+	// On a line of its own, it fills the line.
+	if g.ts[k].nl == 1 && !g.isPunct(k-1, ',') && !(e >= len(g.ts) || g.ts[e].nl > 0) {
+		return k
+	}
+	if e >= len(g.ts) || g.ts[e].nl > 0 || g.isPunct(e, '.') || g.isPunct(e, '?') || g.isPunct(e, '!') ||
+		g.isWord(e) && g.sameLine(e) && !g.ts[e].cap && g.ts[e].f&wCommon != 0 && g.ts[e].f&wConnector == 0 {
+		return e
+	}
+	// "Falkland Islands (Malvinas)": another name in brackets.
+	if q := g.townQualifier(e); q > e && g.isPunct(q-1, ')') && (q >= len(g.ts) || g.ts[q].nl > 0 || g.isPunct(q, '.')) {
+		return q
+	}
+	return k
 }
 
 // compassPoint reports whether k is a compass point written as streets
