@@ -348,3 +348,17 @@ func TestCountryOfSeveralWordsEndsAddress(t *testing.T) {
 		{"Send to 12 Main Street, Springfield, IL 62704, Maria Lopez", []string{"ADDRESS:12 Main Street, Springfield, IL 62704", "PERSON:Maria Lopez"}},
 	})
 }
+
+// TestSlashHouseNumbers: a house number with its flat after a slash
+// ("Długa 12/4", as in Poland, Croatia, Russia, Armenia) or a unit before
+// the number ("3/45 Smith Street", as in Australia) is one house number;
+// before, the street line ended at the slash and the rest of the address
+// was cut off. A date written with slashes stays a date.
+func TestSlashHouseNumbers(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Send to ul. Długa 12/4, 00-950 Warszawa", []string{"ADDRESS:ul. Długa 12/4, 00-950 Warszawa"}},
+		{"Ship to Radićeva 12/3, 10000 Zagreb", []string{"ADDRESS:Radićeva 12/3, 10000 Zagreb"}},
+		{"The flat is at 3/45 Smith Street, Bondi NSW 2026.", []string{"ADDRESS:3/45 Smith Street, Bondi NSW 2026"}},
+		{"Meet me on 12/05/2024 at Main Street.", []string{"DATE_TIME:12/05/2024", "ADDRESS:Main Street"}},
+	})
+}

@@ -689,7 +689,7 @@ func (g *tagger) typeFirstStreet(k int) int {
 	if !g.houseNumber(q) || !g.sameLine(q) || len(g.word(q)) > 5 || g.countAfter(q) || g.isPunct(q+1, ':') {
 		return k
 	}
-	return q + 1
+	return g.slashNumber(q + 1)
 }
 
 // eastAsianStreet matches a street line written the Chinese or Japanese
@@ -945,6 +945,10 @@ func (g *tagger) streetName(k int) (end int, marker, trailingNum bool) {
 	if g.isNum(j) && g.sameLine(j) && len(g.word(j)) <= 5 && (!g.ts[j].ord || g.ts[j].hl) && !(j+1 < len(g.ts) && g.isWord(j+1) && g.sameLine(j+1) && (g.lowerIs(j+1, "year") || g.lowerIs(j+1, "years"))) {
 		j++
 		trailingNum = true
+		// A building and its flat: "Długa 12/4", "Radićeva 12/3a".
+		if e := g.slashNumber(j); e > j {
+			j = e
+		}
 		if g.ts[j-1].dot && g.isPunct(j, '.') && !g.sentenceEndAfter(j) {
 			j++
 		}
@@ -989,9 +993,12 @@ func (g *tagger) streetAddress(k int) int {
 	switch {
 	case g.houseNumber(j):
 		j++
-		// A range of house numbers: "9-11", "12–14".
+		// A range of house numbers: "9-11", "12–14"; a unit and its
+		// house number, "3/45 Smith Street".
 		if g.isPunct(j, '-') && g.glued(j) && g.glued(j+1) && g.isNum(j+1) && (!g.ts[j+1].ord || g.ts[j+1].hl) && len(g.word(j+1)) <= 6 {
 			j += 2
+		} else if e := g.slashNumber(j); e > j {
+			j = e
 		}
 		numEnd = j
 		nums = 1
@@ -1990,6 +1997,16 @@ func (g *tagger) lastPlace(k int) int {
 	// "Falkland Islands (Malvinas)": another name in brackets.
 	if q := g.townQualifier(e); q > e && g.isPunct(q-1, ')') && (q >= len(g.ts) || g.ts[q].nl > 0 || g.isPunct(q, '.')) {
 		return q
+	}
+	return k
+}
+
+// slashNumber returns the end of "/4" or "/3a" glued after a house
+// number at k (a flat in a building, or a unit before the number), or k.
+func (g *tagger) slashNumber(k int) int {
+	if g.isPunct(k, '/') && g.glued(k) && g.isNum(k+1) && g.glued(k+1) && (!g.ts[k+1].ord || g.ts[k+1].hl) && len(g.word(k+1)) <= 4 &&
+		!(g.isPunct(k+2, '/') && g.glued(k+2)) {
+		return k + 2
 	}
 	return k
 }
