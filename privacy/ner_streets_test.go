@@ -362,3 +362,17 @@ func TestSlashHouseNumbers(t *testing.T) {
 		{"Meet me on 12/05/2024 at Main Street.", []string{"DATE_TIME:12/05/2024", "ADDRESS:Main Street"}},
 	})
 }
+
+// TestPostalCodeOfUnknownForm: after a street line and its town, a code
+// of capitals and digits that no known form matches is the postal code
+// (a country whose form the recognizer lacks, or a code mistyped); a
+// state and its number stay two parts, and a product code before a word
+// of the sentence is no postal code.
+func TestPostalCodeOfUnknownForm(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Send to 4 Jalan Sultan, Bandar Seri Begawan BS8811.", []string{"ADDRESS:4 Jalan Sultan, Bandar Seri Begawan BS8811"}},
+		{"The parcel goes to 9 Kings Road, George Town KY1-1104 on Monday.", []string{"ADDRESS:9 Kings Road, George Town KY1-1104", "DATE_TIME:Monday"}},
+		{"The fitter comes to 5 Harcourt Parade, Little Hadham HG93 12K tomorrow.", []string{"ADDRESS:5 Harcourt Parade, Little Hadham HG93 12K"}},
+		{"Send to 4 Main Street, Springfield X2000 printer.", []string{"ADDRESS:4 Main Street", "LOCATION:Springfield"}},
+	})
+}

@@ -1096,7 +1096,14 @@ func (g *tagger) streetAddress(k int) int {
 			break
 		}
 		if !postcode {
-			if e := g.postcodeAt(jj); e > jj && (step > 0 || hasMore || g.isPunct(jj-1, ',') || g.ts[jj].nl > 0 || g.sameLine(jj) && g.capWord(e) && g.sameLine(e)) {
+			e := g.postcodeAt(jj)
+			if e == jj && places > 0 && parts[len(parts)-1].typ == Location {
+				// After the town, a code of capitals and digits that
+				// no form above knows is the postal code of some
+				// country ("Bandar Seri Begawan BS8811").
+				e = g.codeAfterTown(jj)
+			}
+			if e > jj && (step > 0 || hasMore || g.isPunct(jj-1, ',') || g.ts[jj].nl > 0 || g.sameLine(jj) && g.capWord(e) && g.sameLine(e)) {
 				parts = append(parts, addrPart{Address, jj, e})
 				j = e
 				hasMore = true
@@ -2009,6 +2016,65 @@ func (g *tagger) slashNumber(k int) int {
 		return k + 2
 	}
 	return k
+}
+
+// codeAfterTown returns the end of a code at k that ends its line, its
+// clause or the text: one or two groups of capital letters and digits
+// ("BS8811", "KY1-1104", "GU9 3AB"), five to nine characters with two
+// digits among them and a group that mixes letters and digits (a state's
+// letters and a number, "TX 75001", are two parts), or k. Text that goes on after the
+// code must not be capitalised, and each of the two groups then holds a
+// digit.
+func (g *tagger) codeAfterTown(k int) int {
+	if k >= len(g.ts) || g.ts[k].kind == tPunct || !g.sameLine(k) && g.ts[k].nl > 1 {
+		return k
+	}
+	text := g.text
+	p := g.ts[k].s
+	q, n, letters, digits, groups := p, 0, 0, 0, 0
+	both := true   // each group holds a digit
+	mixed := false // a group holds letters and digits
+	for groups < 2 {
+		s, d, l := q, digits, letters
+		for q < len(text) && isUpperDigit(text[q]) {
+			if isDigit(text[q]) {
+				digits++
+			} else {
+				letters++
+			}
+			q++
+		}
+		both = both && digits > d
+		mixed = mixed || digits > d && letters > l
+		if q-s < 2 || q-s > 5 {
+			return k
+		}
+		n += q - s
+		groups++
+		if q+1 < len(text) && (text[q] == ' ' || text[q] == '-') && isUpperDigit(text[q+1]) && groups < 2 {
+			q++
+			continue
+		}
+		break
+	}
+	if n < 5 || n > 9 || !mixed || digits < 2 || q < len(text) && (isDigit(text[q]) || text[q] == '-' || text[q] == '/' || letterOf(text, q)) {
+		return k
+	}
+	j := k
+	for j < len(g.ts) && g.ts[j].s < q {
+		j++
+	}
+	// (Before a word of the sentence, only two groups with digits in
+	// both: "GU9 3AB tomorrow", not "X2000 printer".)
+	if g.ts[j-1].e != q || !g.lineEnd(j) && !(groups == 2 && both && g.isWord(j) && g.sameLine(j) && !g.ts[j].cap) {
+		return k
+	}
+	return j
+}
+
+func letterOf(text string, p int) bool {
+	_, _, ok := letterAt(text, p)
+	return ok
 }
 
 // compassPoint reports whether k is a compass point written as streets
