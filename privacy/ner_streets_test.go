@@ -346,6 +346,10 @@ func TestCountryOfSeveralWordsEndsAddress(t *testing.T) {
 		{"Deliver to:\nCalle Sol 4\n28013 Madrid\nReino Unido", []string{"ADDRESS:Calle Sol 4\n28013 Madrid\nReino Unido"}},
 		{"Send it to 5 Ross Road, Stanley, 00100, Islas Malvinas (Falklands).", []string{"ADDRESS:5 Ross Road, Stanley, 00100, Islas Malvinas (Falklands)"}},
 		{"Send to 12 Main Street, Springfield, IL 62704, Maria Lopez", []string{"ADDRESS:12 Main Street, Springfield, IL 62704", "PERSON:Maria Lopez"}},
+		// Before a clause of the sentence after a comma; a known country
+		// with another name in brackets.
+		{"Wire it to Storgatan 4, 11455 Stockholm, Švedska, before noon.", []string{"ADDRESS:Storgatan 4, 11455 Stockholm, Švedska"}},
+		{"Mail it to 3 Ross Road, Stanley, 00100, Falkland Islands (Islas Malvinas)", []string{"ADDRESS:3 Ross Road, Stanley, 00100, Falkland Islands (Islas Malvinas)"}},
 	})
 }
 

@@ -1120,6 +1120,9 @@ func (g *tagger) streetAddress(k int) int {
 			}
 		}
 		c := g.countryAt(jj)
+		if c > jj {
+			c = g.bracketName(c)
+		}
 		city := jj
 		if !postcode && (places == 0 || places == 1 && g.ts[jj].nl > 0 && g.lineStart(jj)) {
 			city = g.cityAt(jj)
@@ -1997,15 +2000,30 @@ func (g *tagger) lastPlace(k int) int {
 	if g.ts[k].nl == 1 && !g.isPunct(k-1, ',') && !(e >= len(g.ts) || g.ts[e].nl > 0) {
 		return k
 	}
+	// "Falkland Islands (Malvinas)": another name in brackets.
+	e = g.bracketName(e)
 	if e >= len(g.ts) || g.ts[e].nl > 0 || g.isPunct(e, '.') || g.isPunct(e, '?') || g.isPunct(e, '!') ||
-		g.isWord(e) && g.sameLine(e) && !g.ts[e].cap && g.ts[e].f&wCommon != 0 && g.ts[e].f&wConnector == 0 {
+		g.isWord(e) && g.sameLine(e) && !g.ts[e].cap && g.ts[e].f&wCommon != 0 && g.ts[e].f&wConnector == 0 ||
+		g.isPunct(e, ',') && g.isWord(e+1) && g.sameLine(e+1) && !g.ts[e+1].cap && g.ts[e+1].f&wCommon != 0 {
 		return e
 	}
-	// "Falkland Islands (Malvinas)": another name in brackets.
-	if q := g.townQualifier(e); q > e && g.isPunct(q-1, ')') && (q >= len(g.ts) || g.ts[q].nl > 0 || g.isPunct(q, '.')) {
-		return q
-	}
 	return k
+}
+
+// bracketName returns the end of one to three capitalised words in
+// brackets at k ("(Malvinas)", "(Vatican City State)"), or k.
+func (g *tagger) bracketName(k int) int {
+	if !g.isPunct(k, '(') || !g.sameLine(k) || !g.ts[k].sp {
+		return k
+	}
+	j := k + 1
+	for j < len(g.ts) && j-k <= 3 && g.capWord(j) && g.sameLine(j) && (j == k+1 && g.glued(j) || j > k+1 && g.ts[j].sp) {
+		j++
+	}
+	if j == k+1 || !g.isPunct(j, ')') || !g.glued(j) {
+		return k
+	}
+	return j + 1
 }
 
 // slashNumber returns the end of "/4" or "/3a" glued after a house
