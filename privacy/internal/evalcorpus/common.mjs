@@ -1,5 +1,5 @@
 // What the corpus generators (forms.mjs, messages.mjs, messages3.mjs to
-// messages8.mjs) share: filling a template with labelled values, and the postal
+// messages9.mjs) share: filling a template with labelled values, and the postal
 // addresses and dates of the messages sets. Copy it next to a generator
 // when running one.
 
