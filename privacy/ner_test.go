@@ -150,7 +150,10 @@ func FuzzEmbedded(f *testing.F) {
 		"Jln. Kenari no 5, Tarakan 77114", "Sabirov pr., 41, AZ2001 Quba, Gurcustan until", "to 14 Larkwell Street, Odumase GT-204-7781",
 		"Cesta v Gorice 12, 1000 Ljubljana", "from Virska 71 at 8", "Tovuz sh., 8\nAZ1010 Lerik\nGurcustan", "3 Ebbrook Lk, 6:00 PM CST",
 		"at 人民路88号, 杭州市 310000", "3丁目12番5号, 150-0041 渋谷区", "Meet 다인 outside 252 연무4길", "Ask राहुल शर्मा", "Vodir ג€“ sadly",
-		"خیابان آزادی, پلاک 12", "Address:\nשדרות רוטשילד 22\nתל אביב 6688218"} {
+		"خیابان آزادی, پلاک 12", "Address:\nשדרות רוטשילד 22\nתל אביב 6688218",
+		"Calle Hidalgo s/n, Oaxaca, 68000", "Via Garibaldi, 41 in", "2210 W Elm Street", "41 Harbour View Rd, Wollongong",
+		"ul. Długa 12/4, 00-950 Warszawa", "3/45 Smith St", "7 Mill Lane, St. Albans AL1 2AA", "Springfield BS8811 x",
+		"12 Main St, Springfield, IL 62704, Bosna i Hercegovina (BiH), before", "Please send it to\nNovakova 12\n10000 Zagreb"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})

@@ -119,6 +119,10 @@ func FuzzStreamChunks(f *testing.F) {
 	for _, tc := range caselessCases {
 		f.Add(tc.text, []byte{2, 5})
 	}
+	for _, text := range []string{"Send it to Calz. Independencia s/n.\nGuadalajara, 44100", "Mail it to 3 Ross Road, Stanley, 00100, Falkland Islands (Islas Malvinas)",
+		"Please post the keys to\n16 Rowan Crescent\nLeeds LS6 2AB", "The fitter comes to 5 Harcourt Parade, Little Hadham HG93 12K tomorrow."} {
+		f.Add(text, []byte{1, 4})
+	}
 	f.Fuzz(func(t *testing.T, text string, sizes []byte) {
 		if len(text) > 4096 {
 			return
