@@ -99,3 +99,36 @@ func TestLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// TestPhoneFormsOfMoreCountries: phone numbers as several countries write
+// them (the numbers are made up for this test), each missed or cut short
+// before: a country code in brackets, a slash after the area code, a
+// one-digit area code after the country code with one long group after
+// it, an area code of five digits in brackets, a trunk prefix alone, the
+// international prefix 00, the French extension word, and a bare local
+// number of seven to nine digits after a word of calling. Shapes of other
+// numbers stay no phone number.
+func TestPhoneFormsOfMoreCountries(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"Call me at (+62) 21 555 0199 today.", "PHONE_NUMBER:(+62) 21 555 0199"},
+		{"Her number: +36 30/555-0142", "PHONE_NUMBER:+36 30/555-0142"},
+		{"Ring the office at +972-3-5550123.", "PHONE_NUMBER:+972-3-5550123"},
+		{"Fax: (03541) 5550123", "PHONE_NUMBER:(03541) 5550123"},
+		{"Call 0 2555 0142 for bookings.", "PHONE_NUMBER:0 2555 0142"},
+		{"From abroad, dial 00389 2 555 0142.", "PHONE_NUMBER:00389 2 555 0142"},
+		{"Phone 514 555-0142, poste 221", "PHONE_NUMBER:514 555-0142, poste 221"},
+		{"Call me on 38750824 tonight.", "PHONE_NUMBER:38750824"},
+	} {
+		if got := found(t, tc.text); !hasFinding(got, tc.want) {
+			t.Errorf("%q: got %q, want %s", tc.text, got, tc.want)
+		}
+	}
+	for _, text := range []string{"The ratio was 120/4500 overall.", "Order 38750824 shipped.", "Batch 0 2555 0142 passed QA.",
+		"It rose from 5 to 30/555 cases.", "The formula (+3) 4 is odd."} {
+		for _, f := range found(t, text) {
+			if len(f) > 13 && f[:13] == "PHONE_NUMBER:" {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

@@ -84,7 +84,8 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 		}
 		if p < len(text) && text[p] == '(' {
 			q := digitRun(text, p+1)
-			if q == p+1 || q-p-1 > 4 || q >= len(text) || text[q] != ')' {
+			// (Up to four digits, five with the trunk prefix 0: "(02840)".)
+			if q == p+1 || q-p-1 > 4 && !(q-p-1 == 5 && text[p+1] == '0') || q >= len(text) || text[q] != ')' {
 				break
 			}
 			ps.paren = true
@@ -110,8 +111,16 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 		if ps.digits > 15 {
 			return dst, p
 		}
-		if p+1 < len(text) && (text[p] == ' ' || text[p] == '-' || text[p] == '.') &&
-			(isDigit(text[p+1]) || text[p+1] == '(' && ps.n == 1) {
+		// A country code in brackets: "(+62) 21 555 0199".
+		if ps.plus && ps.n == 1 && p+2 < len(text) && text[p] == ')' && ps.start > 0 && text[ps.start-1] == '(' && text[p+1] == ' ' && isDigit(text[p+2]) {
+			ps.start--
+			ps.paren = true
+			ps.seps[0] = ' '
+			p += 2
+			continue
+		}
+		if p+1 < len(text) && (text[p] == ' ' || text[p] == '-' || text[p] == '.' || text[p] == '/' && ps.n <= 2) &&
+			(isDigit(text[p+1]) || text[p+1] == '(' && ps.n == 1 && text[p] != '/') {
 			ps.seps[ps.n-1] = text[p]
 			p++
 			continue
@@ -120,7 +129,7 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 	}
 	end := p
 	// Extension: "x123", " x123", " ext. 123".
-	for _, pre := range []string{"x", " x", " ext. ", " ext ", " ext."} {
+	for _, pre := range []string{"x", " x", " ext. ", " ext ", " ext.", ", ext. ", ", poste ", " poste "} {
 		if len(text)-p > len(pre) && text[p:p+len(pre)] == pre && isDigit(text[p+len(pre)]) {
 			q := digitRun(text, p+len(pre))
 			if q-p-len(pre) <= 6 {
@@ -170,14 +179,24 @@ func phoneScore(text string, ps *phoneShape) float64 {
 			sameSep = false
 		}
 	}
+	// An international prefix: "+", or "00" and the country code
+	// ("00389 2 302 8462").
+	intl := ps.plus || g[0] >= 4 && g[0] <= 5 && text[ps.start] == '0' && text[ps.start+1] == '0'
+	slash := false
+	for _, s := range seps {
+		slash = slash || s == '/'
+	}
 	// Groups after the first have at least two digits, but for a one-digit
-	// area code after the country code ("+33 1 42 68 53 00").
+	// area code after the country code ("+33 1 42 68 53 00", "+972-4-6477228").
 	for k, n := range g[1:] {
-		if n < 2 && !(ps.plus && k == 0 && len(g) >= 4) {
+		if n < 2 && !(intl && k == 0 && (len(g) >= 4 || d-g[0]-n >= 6)) {
 			return 0
 		}
 	}
-	if len(g) > 1 && g[0] == 1 && !ps.plus && !(g[0] == 1 && text[ps.start] == '1' && len(g) == 4) {
+	// A trunk prefix 0 alone before the number ("0 2014 8076") is a
+	// phone number only with context.
+	trunk := len(g) > 2 && g[0] == 1 && text[ps.start] == '0'
+	if len(g) > 1 && g[0] == 1 && !ps.plus && !(g[0] == 1 && text[ps.start] == '1' && len(g) == 4) && !trunk {
 		return 0
 	}
 	if sameSep && len(seps) > 0 {
@@ -202,12 +221,17 @@ func phoneScore(text string, ps *phoneShape) float64 {
 	}
 	switch {
 	case len(g) == 1 && !ps.plus:
-		if d < 10 || d > 11 {
+		if d < 7 || d > 12 {
 			return 0
+		}
+		if d < 10 {
+			return 0.2 // a bare local number, "38750824": only with context
 		}
 		return 0.3 // a bare number: only with context
 	case d < 7:
 		return 0.4 // "61 51 81": only with context
+	case trunk || slash && !ps.plus && len(g) < 3:
+		return 0.2 // "0 2014 8076", "030/1234567": only with context
 	case ps.plus || ps.paren || ps.ext || len(g) >= 3:
 		return 0.6
 	}
