@@ -453,6 +453,9 @@ func (l *lexicon) lookupPlace(text string, toks []tok) uint32 {
 			r, size := utf8.DecodeRuneInString(w[i:])
 			i += size
 			r = unicode.ToLower(r)
+			if r == '\u2019' || r == '`' {
+				r = '\'' // every apostrophe is looked up as '
+			}
 			if n+utf8.RuneLen(r) > len(buf) {
 				return 0
 			}

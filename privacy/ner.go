@@ -417,6 +417,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			// The word's hash for the lexicon, taken on the way while it is
 			// ASCII (as lexicon.lookup takes it).
 			h, ascii := uint64(fnvOffset), true
+			odd := false // an apostrophe other than '
 			for q < e {
 				// A run of ASCII letters; upper case below 'a' (bit 0x20
 				// clear).
@@ -440,18 +441,25 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 					}
 				}
 				// Inner hyphen or apostrophe followed by a letter ("Mayer-Watkins",
-				// "O'Brien"), but not a possessive "'s".
-				if q+1 < e && (text[q] == '-' || text[q] == '\'') {
-					if _, _, ok := letterAt(text, q+1); ok {
-						if text[q] == '\'' && contraction(text, q+1, e) {
+				// "O'Brien", "O’Brien", Uzbek "G`azalkent"), but not a
+				// possessive "'s". Every apostrophe is looked up as '.
+				if a := apostropheAt(text, q); q+1 < e && (text[q] == '-' || a > 0) {
+					n := max(a, 1)
+					if _, _, ok := letterAt(text, q+n); ok {
+						if a > 0 && contraction(text, q+n, e) {
 							break
 						}
 						// "Florence-based": the place stands alone.
 						if text[q] == '-' && basedAt(text, q+1, e) {
 							break
 						}
-						h = (h ^ uint64(text[q])) * fnvPrime
-						q++
+						c := text[q]
+						if a > 0 {
+							odd = odd || c != '\''
+							c = '\''
+						}
+						h = (h ^ uint64(c)) * fnvPrime
+						q += n
 						continue
 					}
 				}
@@ -469,7 +477,10 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 					(q == len(text) || !codeAfter[text[q]] || isDigit(text[q])) && (p == 0 || !codeBefore[text[p-1]] || isDigit(text[p-1])))
 			}
 			t.dot = q < len(text) && text[q] == '.'
-			if ascii && q-p <= 64 {
+			if odd {
+				// (Looked up with ' for its apostrophes.)
+				t.f = l.lookup(apostrophes.Replace(text[p:q]))
+			} else if ascii && q-p <= 64 {
 				t.f = l.table.getLower(text[p:q], h^h>>29)
 			} else {
 				t.f = l.lookup(text[p:q])
@@ -561,6 +572,23 @@ func basedAt(text string, p, e int) bool {
 
 // contraction reports whether the letters at p (after an apostrophe) are
 // the end of a contraction or a possessive: 's, 're, 'd, 'll, 've, 'm, 't.
+// apostropheAt returns the length of an apostrophe at p: ', the right
+// single quotation mark that word processors write for it, or a backtick
+// (as Uzbek written without its own letters uses it); 0 for none.
+var apostrophes = strings.NewReplacer("\u2019", "'", "`", "'")
+
+func apostropheAt(text string, p int) int {
+	switch {
+	case p >= len(text):
+		return 0
+	case text[p] == '\'' || text[p] == '`':
+		return 1
+	case strings.HasPrefix(text[p:], "\u2019"):
+		return len("\u2019")
+	}
+	return 0
+}
+
 func contraction(text string, p, e int) bool {
 	q := p
 	for q < e && isAlpha(text[q]) && q-p < 3 {

@@ -1294,6 +1294,9 @@ func (g *tagger) placeSpan(k int) int {
 		for i := 0; i < len(w); {
 			c := w[i]
 			if c < utf8.RuneSelf {
+				if c == '`' {
+					c = '\''
+				}
 				buf[n] = lower(c)
 				n++
 				i++
@@ -1302,12 +1305,15 @@ func (g *tagger) placeSpan(k int) int {
 			r, size := utf8.DecodeRuneInString(w[i:])
 			i += size
 			r = unicode.ToLower(r)
+			if r == '\u2019' {
+				r = '\'' // every apostrophe is looked up as '
+			}
 			if n+utf8.RuneLen(r) > len(buf) {
 				return best
 			}
 			n += utf8.EncodeRune(buf[n:], r)
 		}
-		if t.kind == tPunct || g.cased && !t.cap {
+		if t.kind == tPunct || g.cased && !t.cap && !g.elided(j) {
 			inner = true
 			if !g.l.heads.has(buf[:n]) {
 				break
@@ -1326,4 +1332,20 @@ func (g *tagger) placeSpan(k int) int {
 		}
 	}
 	return best
+}
+
+// elided reports whether word k is a capitalised word after an elided
+// article or preposition of French or Italian, which is written in lower
+// case: "d'Ivoire", "l’Aquila".
+func (g *tagger) elided(k int) bool {
+	w := g.word(k)
+	if len(w) < 3 || !g.isWord(k) {
+		return false
+	}
+	a := apostropheAt(w, 1)
+	if a == 0 || len(w) <= 1+a {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(w[1+a:])
+	return isUpperRune(r)
 }

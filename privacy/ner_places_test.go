@@ -326,3 +326,18 @@ func TestDivisionNouns(t *testing.T) {
 		}
 	}
 }
+
+// TestApostrophesOfAllKinds: the right single quotation mark that word
+// processors write for an apostrophe, and the backtick that Uzbek written
+// in ASCII uses for its ʻ, join a word as ' does and are looked up as ',
+// and a capitalised word after an elided article ("d'Ivoire") continues a
+// place's name.
+func TestApostrophesOfAllKinds(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"We flew to Côte d’Ivoire.", []string{"LOCATION:Côte d’Ivoire"}},
+		{"We flew to Côte d'Ivoire last May.", []string{"LOCATION:Côte d'Ivoire"}},
+		{"The bus to G`azalkent left at noon.", []string{"LOCATION:G`azalkent"}},
+		{"Ask Siobhan O’Connor about it.", []string{"PERSON:Siobhan O’Connor"}},
+		{"It’s John’s car.", []string{"PERSON:John"}},
+	})
+}

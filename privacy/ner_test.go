@@ -153,7 +153,7 @@ func FuzzEmbedded(f *testing.F) {
 		"خیابان آزادی, پلاک 12", "Address:\nשדרות רוטשילד 22\nתל אביב 6688218",
 		"Calle Hidalgo s/n, Oaxaca, 68000", "Via Garibaldi, 41 in", "2210 W Elm Street", "41 Harbour View Rd, Wollongong",
 		"ul. Długa 12/4, 00-950 Warszawa", "3/45 Smith St", "7 Mill Lane, St. Albans AL1 2AA", "Springfield BS8811 x",
-		"12 Main St, Springfield, IL 62704, Bosna i Hercegovina (BiH), before", "Please send it to\nNovakova 12\n10000 Zagreb"} {
+		"12 Main St, Springfield, IL 62704, Bosna i Hercegovina (BiH), before", "Please send it to\nNovakova 12\n10000 Zagreb", "Côte d’Ivoire", "O’’Brien d’ l’A `x G`"} {
 		f.Add(s)
 	}
 	s := NewScanner(&ScannerOptions{Recognizers: []Recognizer{Embedded()}})

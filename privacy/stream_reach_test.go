@@ -120,7 +120,8 @@ func FuzzStreamChunks(f *testing.F) {
 		f.Add(tc.text, []byte{2, 5})
 	}
 	for _, text := range []string{"Send it to Calz. Independencia s/n.\nGuadalajara, 44100", "Mail it to 3 Ross Road, Stanley, 00100, Falkland Islands (Islas Malvinas)",
-		"Please post the keys to\n16 Rowan Crescent\nLeeds LS6 2AB", "The fitter comes to 5 Harcourt Parade, Little Hadham HG93 12K tomorrow."} {
+		"Please post the keys to\n16 Rowan Crescent\nLeeds LS6 2AB", "The fitter comes to 5 Harcourt Parade, Little Hadham HG93 12K tomorrow.",
+		"We flew to Côte d’Ivoire with Siobhan O’Connor and G`ulom."} {
 		f.Add(text, []byte{1, 4})
 	}
 	f.Fuzz(func(t *testing.T, text string, sizes []byte) {
