@@ -124,7 +124,8 @@ func TestPhoneFormsOfMoreCountries(t *testing.T) {
 		}
 	}
 	for _, text := range []string{"The ratio was 120/4500 overall.", "Order 38750824 shipped.", "Batch 0 2555 0142 passed QA.",
-		"It rose from 5 to 30/555 cases.", "The formula (+3) 4 is odd."} {
+		"It rose from 5 to 30/555 cases.", "The formula (+3) 4 is odd.",
+		"Call us about order 48213377 today.", "Contact support with ticket 5521034 attached."} {
 		for _, f := range found(t, text) {
 			if len(f) > 13 && f[:13] == "PHONE_NUMBER:" {
 				t.Errorf("%q: found %s", text, f)

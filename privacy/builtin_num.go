@@ -152,7 +152,10 @@ func findPhone(text string, i int, dst []Finding) ([]Finding, int) {
 		return dst, end
 	}
 	score := phoneScore(text, &ps)
-	if score == 0 {
+	// A shape that is a phone number only with context (a bare local
+	// number, a trunk prefix alone) is none near a word of identifiers
+	// ("call us about order 48213377"), even with a word of calling.
+	if score == 0 || score < 0.3 && hasContext(text, ps.start, notPhoneContext) {
 		return dst, end
 	}
 	if hasContext(text, ps.start, phoneContext) {
