@@ -123,3 +123,17 @@ func TestEircode(t *testing.T) {
 		{"Send it to 12 Main Street, Dublin D02 X285 today.", []string{"ADDRESS:12 Main Street, Dublin D02 X285"}},
 	})
 }
+
+// TestHanPlaceWords: a word of Han letters that ends with the word for a
+// division or a settlement (省, 県, 市, 町 …) is a place, not a person,
+// without a preposition of place before it; a name of two letters ending
+// in 町 stays a person.
+func TestHanPlaceWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"Our supplier is based near 福建省 and ships weekly.", []string{"LOCATION:福建省"}},
+		{"Anna visited 関根町 last year.", []string{"PERSON:Anna", "LOCATION:関根町"}},
+		{"The report on 西藏自治区 is late.", []string{"LOCATION:西藏自治区"}},
+		{"Dinner with 张伟 and 李娜 tonight.", []string{"PERSON:张伟", "PERSON:李娜"}},
+		{"The clinic of 小町 is closed.", []string{"PERSON:小町"}},
+	})
+}

@@ -756,6 +756,9 @@ func (g *tagger) jobBefore(p int) bool {
 // Marlow"), or a last word that is no known name and ends like a town
 // ("Carverton", "Hollisburgh", "Fenmouth").
 func (g *tagger) toponym(a, e int) bool {
+	if e-a == 1 && g.ts[a].nc && hanPlace(g.word(a)) {
+		return true
+	}
 	if e-a >= 2 && e-a <= 3 && g.oneOf(a, placePrefixes) {
 		for j := a + 1; j < e; j++ {
 			if !g.isWord(j) || g.ts[j].f&wCommon != 0 {
@@ -1348,4 +1351,24 @@ func (g *tagger) elided(k int) bool {
 	}
 	r, _ := utf8.DecodeRuneInString(w[1+a:])
 	return isUpperRune(r)
+}
+
+// hanPlace reports whether w, a word of Han letters, ends with the word
+// for a division or a settlement (市 city, 県/縣 prefecture or county,
+// 省 province, 区/區 district, 州, 郡, 府, 鎮/镇; 町, 村 and 乡/鄉 only
+// after two letters, since 小町 is a given name): "福建省", "栃木県",
+// "関根町".
+func hanPlace(w string) bool {
+	last, size := utf8.DecodeLastRuneInString(w)
+	if !unicode.Is(unicode.Han, last) {
+		return false
+	}
+	n := utf8.RuneCountInString(w[:len(w)-size])
+	switch last {
+	case '市', '県', '縣', '省', '区', '區', '州', '郡', '府', '鎮', '镇':
+		return n >= 1
+	case '町', '村', '乡', '鄉':
+		return n >= 2
+	}
+	return false
 }
