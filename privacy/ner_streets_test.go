@@ -380,3 +380,24 @@ func TestPostalCodeOfUnknownForm(t *testing.T) {
 		{"Send to 4 Main Street, Springfield X2000 printer.", []string{"ADDRESS:4 Main Street", "LOCATION:Springfield"}},
 	})
 }
+
+// TestStreetOfCommonWords: after words that announce an address, a house
+// number and capitalised common words ending in a street type of some
+// language are a street line ("at 493 Maple Center"), but not when the
+// number is an hour or a year (a year after "in" or "since" is no house
+// number even before a street type: "In 2019 Golden State Park opened"),
+// nor without such words (a count).
+func TestStreetOfCommonWords(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"I left the charger at 493 Maple Center, can you grab it?", []string{"ADDRESS:493 Maple Center"}},
+		{"The plumber comes to 2210 Willow Crossing tomorrow.", []string{"ADDRESS:2210 Willow Crossing"}},
+	})
+	for _, text := range []string{"We meet at 5 Happy Hour Center.", "In 2019 Golden State Park opened.", "Since 1998 Hyde Park has hosted it.",
+		"We planted 40 Maple Groves and 12 Cherry Orchards."} {
+		for _, f := range embeddedFindings(t, text) {
+			if strings.HasPrefix(f, "ADDRESS:") && strings.ContainsAny(f, "0123456789") {
+				t.Errorf("%q: found %s", text, f)
+			}
+		}
+	}
+}

@@ -991,7 +991,7 @@ func (g *tagger) streetAddress(k int) int {
 	nums := 0
 	ownNumber := false // the street line holds a number after the house number
 	switch {
-	case g.houseNumber(j):
+	case g.houseNumber(j) && !g.yearAfterTimeWord(j):
 		j++
 		// A range of house numbers: "9-11", "12–14"; a unit and its
 		// house number, "3/45 Smith Street".
@@ -1247,6 +1247,20 @@ func (g *tagger) foreignStreetType(a, e int) bool {
 		f := g.ts[j].f
 		if g.ts[j].cap && f&wCommon == 0 {
 			named = true
+		}
+	}
+	// Common words only ("at 493 Maple Center") after words that announce
+	// an address, and a house number that is no hour of the day ("at 5
+	// Happy Hour") and no year ("in 2019 Golden State Park"); not a count
+	// ("planted 40 Maple Groves").
+	if !named && a > 0 && g.isNum(a-1) && g.addressCue(a-1) {
+		if w := g.word(a - 1); (len(w) >= 3 || len(w) == 2 && num(w) > 24) && !(len(w) == 4 && isYear(w, 0)) {
+			for j := a; j < last; j++ {
+				if !g.ts[j].cap {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	return named
@@ -2114,3 +2128,14 @@ func (g *tagger) compassPoint(k int) bool {
 func (g *tagger) lineEnd(k int) bool {
 	return k >= len(g.ts) || g.ts[k].nl > 0 || g.isPunct(k, ',') || g.isPunct(k, '.') && (k+1 >= len(g.ts) || g.ts[k+1].nl > 0 || g.sentenceEndAfter(k))
 }
+
+// yearAfterTimeWord reports whether the number at k is a year after a word
+// of time ("in 2019", "since 1998"): no house number.
+func (g *tagger) yearAfterTimeWord(k int) bool {
+	w := g.word(k)
+	return len(w) == 4 && isYear(w, 0) && g.oneOf(g.prevWord(k), yearBefore)
+}
+
+// yearBefore are the words of time after which a number of four digits
+// is a year ("from" and "by" lead to addresses as often).
+var yearBefore = wordSet("in since until till before after during")
