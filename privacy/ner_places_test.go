@@ -341,3 +341,15 @@ func TestApostrophesOfAllKinds(t *testing.T) {
 		{"It’s John’s car.", []string{"PERSON:John"}},
 	})
 }
+
+// TestCountryNamesOfOtherLanguages: a country named in another language
+// (CLDR's names, territories.txt) is a place without a word of place
+// before it.
+func TestCountryNamesOfOtherLanguages(t *testing.T) {
+	checkEmbedded(t, []embeddedCase{
+		{"The parcel for Nouvelle-Zélande left yesterday.", []string{"LOCATION:Nouvelle-Zélande"}},
+		{"The Lituania office called twice.", []string{"LOCATION:Lituania"}},
+		{"Our Weißrussland branch is closing.", []string{"LOCATION:Weißrussland"}},
+		{"The 日本 office called.", []string{"LOCATION:日本"}},
+	})
+}

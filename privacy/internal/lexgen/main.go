@@ -21,6 +21,14 @@
 //	git clone https://github.com/datamade/usaddress /tmp/usaddress
 //	go run ./privacy/internal/lexgen -libpostal /tmp/libpostal -usaddress /tmp/usaddress/usaddress/__init__.py
 //
+// The names of countries and territories in the languages of CLDR's
+// modern locales (territories.txt) come from the npm package
+// cldr-localenames-modern (Unicode License v3); -cldr rebuilds that list
+// alone, after the others (it leaves out what they hold):
+//
+//	cd /tmp/lex && npm pack cldr-localenames-modern@45.0.0 && mkdir -p cldr && tar xzf cldr-localenames-modern-45.0.0.tgz -C cldr
+//	cd - && go run ./privacy/internal/lexgen -cldr /tmp/lex/cldr/package
+//
 // The lists are sorted, one entry a line, so that a rebuild shows as a
 // reviewable diff. privacy/lexicon/SOURCES.md names each source and its
 // licence.
@@ -47,8 +55,16 @@ func main() {
 	dict := flag.String("dict", "/usr/share/dict/american-english", "the wamerican word list")
 	out := flag.String("out", "privacy/lexicon", "output folder")
 	libpostal := flag.String("libpostal", "", "a libpostal checkout: rebuild streets.txt from its dictionaries")
+	cldr := flag.String("cldr", "", "the unpacked npm package cldr-localenames-modern: rebuild territories.txt")
 	usaddress := flag.String("usaddress", "", "usaddress/__init__.py of a usaddress checkout (with -libpostal)")
 	flag.Parse()
+	if *cldr != "" {
+		if err := territories(*cldr, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "lexgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *libpostal != "" {
 		if err := streets(*libpostal, *usaddress, *out); err != nil {
 			fmt.Fprintln(os.Stderr, "lexgen:", err)
@@ -417,4 +433,103 @@ func streets(dir, usaddress, out string) error {
 		keep(m[1])
 	}
 	return write(filepath.Join(out, "streets.txt"), list)
+}
+
+// territories writes territories.txt: the names of the countries and
+// territories (two-letter region codes; not the EU, the UN or unknown
+// regions) in every locale of cldr-localenames-modern
+// (main/*/territories.json), short and variant forms included, that
+// countries.txt does not hold. Left out: names of letters outside the
+// Latin, Greek and Cyrillic scripts and the scripts without case; names
+// with other characters than letters, marks, spaces, hyphens, dots and
+// apostrophes ("Congo (DRC)"); cased names of fewer than four letters
+// ("UK", "EE.UU."); and names of one word that are a common English word,
+// a given name or a family name of the other lists ("Island", "Polen"),
+// which would turn those words into places; and names of several words
+// whose first word is one of those or a single letter ("A China", "An
+// Ghearmáin": an article of the language), which would make every such
+// word the start of a place to look up.
+func territories(dir, out string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "main/*/territories.json"))
+	if err != nil {
+		return err
+	}
+	if len(files) < 100 {
+		return fmt.Errorf("%s: %d locales: not the unpacked cldr-localenames-modern", dir, len(files))
+	}
+	skip := map[string]bool{}
+	for _, name := range []string{"countries.txt", "words.txt", "first.txt", "last.txt"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.ToLower(strings.TrimSpace(line)); line != "" && (name == "countries.txt" || !strings.Contains(line, " ")) {
+				skip[line] = true
+			}
+		}
+	}
+	var list []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			Main map[string]struct {
+				LocaleDisplayNames struct {
+					Territories map[string]string `json:"territories"`
+				} `json:"localeDisplayNames"`
+			} `json:"main"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for _, loc := range doc.Main {
+			for code, name := range loc.LocaleDisplayNames.Territories {
+				code, _, _ = strings.Cut(code, "-")
+				if len(code) != 2 || code[0] < 'A' || code[0] > 'Z' || code[1] < 'A' || code[1] > 'Z' {
+					continue
+				}
+				switch code {
+				case "EU", "EZ", "UN", "QO", "XA", "XB", "ZZ":
+					continue
+				}
+				name = strings.Join(strings.Fields(name), " ")
+				first, _, multi := strings.Cut(strings.ToLower(name), " ")
+				if territoryName(name) && !skip[strings.ToLower(name)] && !(multi && (skip[first] || utf8.RuneCountInString(first) == 1)) {
+					list = append(list, name)
+				}
+			}
+		}
+	}
+	if len(list) < 1000 {
+		return fmt.Errorf("%s: %d names: not the unpacked cldr-localenames-modern", dir, len(list))
+	}
+	return write(filepath.Join(out, "territories.txt"), list)
+}
+
+// territoryName reports whether name can be looked up as a place: the
+// letters of a usable or a caseless script, words joined by spaces,
+// hyphens, dots or apostrophes, and four letters at least unless caseless.
+func territoryName(name string) bool {
+	letters, caseless := 0, true
+	for _, w := range strings.Fields(name) {
+		if !usable(w) && !caselessWord(w) {
+			return false
+		}
+		if !caselessWord(w) {
+			caseless = false
+		}
+	}
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || r == ' ' || r == '-' || r == '.' || r == '\'' || r == '’':
+		default:
+			return false
+		}
+	}
+	return letters >= 4 || caseless && letters >= 2
 }
