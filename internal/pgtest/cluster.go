@@ -187,13 +187,57 @@ func (c *Cluster) signal(sig syscall.Signal) {
 	// The postmaster first: once it is stopped it forks no new backend, so
 	// the children listed after it are all there are. (Listed before, a
 	// backend forked for a new connection in between would go on serving.)
+	// Stopped means in state T, not signalled: kill returns before the
+	// signal is acted on, and a fork the postmaster is in completes first,
+	// its child appearing after kill returned.
 	kill(pids[0])
+	if sig == syscall.SIGSTOP {
+		c.waitStopped(pids[0])
+	}
 	if pids, err = c.pids(); err != nil {
 		c.tb.Fatal(err)
 	}
 	for _, pid := range pids[1:] {
 		kill(pid)
 	}
+	if sig == syscall.SIGSTOP {
+		// The database stalls when Stop returns, not a moment later.
+		for _, pid := range pids[1:] {
+			c.waitStopped(pid)
+		}
+	}
+}
+
+// waitStopped waits until process pid, sent SIGSTOP, is stopped (state T
+// in /proc/PID/stat), or has ended (a zombie, or gone).
+func (c *Cluster) waitStopped(pid int) {
+	c.tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		state, err := procState(pid)
+		if err != nil || state == 'T' || state == 'Z' || state == 'X' {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.tb.Fatalf("process %d of the server: state %c a minute after SIGSTOP", pid, state)
+		}
+		time.Sleep(time.Millisecond) // a poll of the process's state
+	}
+}
+
+// procState returns the state of process pid (the field after the
+// command in /proc/PID/stat: R, S, D, T, Z …).
+func procState(pid int) (byte, error) {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := strings.LastIndex(string(stat), ") ")
+	if i < 0 || i+2 >= len(stat) {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, stat)
+	}
+	return stat[i+2], nil
 }
 
 // Restart restarts the server with pg_ctl restart -m mode ("smart",

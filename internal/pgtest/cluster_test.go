@@ -3,6 +3,11 @@ package pgtest_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,4 +48,93 @@ func TestCluster(t *testing.T) {
 		}
 	}
 	c.Stop() // the cleanup stops a stopped server too
+}
+
+// TestClusterStopStopsNewBackends: when Stop returns, the postmaster and
+// every process of the server are stopped, also the backends it forked
+// for connections opened while it was being stopped (kill returns before
+// the postmaster stops, and a fork it is in completes first: a backend
+// missing from the processes stopped serves a stopped database).
+func TestClusterStopStopsNewBackends(t *testing.T) {
+	c := pgtest.NewCluster(t, nil)
+	b, err := os.ReadFile(filepath.Join(c.Dir(), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pm := strings.TrimSpace(first)
+	for round := range 30 {
+		// Connections opened and closed one after another, so that the
+		// postmaster forks all the while; each attempt waits out the
+		// stop.
+		quit := make(chan struct{})
+		connected := make(chan struct{}, 64)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					conn, err := pgx.Connect(context.Background(), c.URL())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					conn.Close(context.Background())
+					select {
+					case connected <- struct{}{}:
+					default:
+					}
+				}
+			})
+		}
+		for range 16 {
+			<-connected
+		}
+		c.Stop()
+		for pid, state := range serverProcesses(t, pm) {
+			if state != 'T' && state != 'Z' {
+				t.Errorf("round %d: process %d of the server in state %c after Stop, want T (stopped)", round, pid, state)
+			}
+		}
+		close(quit)
+		c.Cont()
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// serverProcesses returns the states of the postmaster pm and of its
+// children, by process id, from /proc.
+func serverProcesses(t *testing.T, pm string) map[int]byte {
+	t.Helper()
+	out := map[int]byte{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // ended
+		}
+		i := strings.LastIndex(string(stat), ") ")
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) > 1 && (e.Name() == pm || f[1] == pm) {
+			out[pid] = f[0][0]
+		}
+	}
+	return out
 }

@@ -2,9 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/audit/audittest"
@@ -88,5 +91,80 @@ func TestHookedWriteSendsItsLastStatementsWithCommit(t *testing.T) {
 	rep, err := audit.Verify(ctx, s.AuditLog(), nil)
 	if err != nil || rep.Records != 2 || rep.Unsealed != 0 {
 		t.Errorf("Verify after the write that followed the failed one: %+v, %v; want 2 records", rep, err)
+	}
+}
+
+// TestHookedAppendWritesFailWithTheHooksStatement checks an append whose
+// own writes wait for the hook's first statement whose result it needs:
+// when one of them fails (here the insert of the messages, which a
+// constraint added by another writer refuses), the hook's statement, an
+// Exec (Begin) or a QueryRow (Finish), fails with that error, not with a
+// result of its own (a refused Begin or a decision not found), the append
+// fails with it, and nothing of the append or of the hook is stored. The
+// store goes on once the constraint is gone.
+func TestHookedAppendWritesFailWithTheHooksStatement(t *testing.T) {
+	s, schema := open(t)
+	ctx := t.Context()
+	rs, err := s.Records(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := raw(t, schema)
+	msg := &toolgate.UserMessage{Text: "hello"}
+	begin := func(conv string) *records.Decision {
+		return &records.Decision{ConversationID: conv, PauseID: "p1", Source: records.SourcePerson, DecidedBy: "bob",
+			DecidedAt: time.Unix(1700000000, 0), Outcome: records.OutcomeDeciding}
+	}
+	for _, tc := range []struct {
+		name string
+		conv string
+		hook records.Hook
+	}{
+		{"Exec", "c_exec", func(ctx context.Context, tx records.Tx, w *records.Write) error {
+			old, err := tx.Begin(begin(w.ConversationID))
+			if err == nil && old != nil {
+				return fmt.Errorf("Begin found a record %+v", old)
+			}
+			return err
+		}},
+		{"QueryRow", "c_query", func(ctx context.Context, tx records.Tx, w *records.Write) error {
+			return tx.Finish(w.ConversationID, "p1", records.OutcomeDecided)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustExec(t, other, fmt.Sprintf("ALTER TABLE messages ADD CONSTRAINT refuse CHECK (conversation_id <> '%s')", tc.conv))
+			hctx := records.WithHook(ctx, rs, tc.hook)
+			err := s.Append(hctx, tc.conv, &toolgate.AppendParams{Messages: []toolgate.Message{msg}})
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "23514" || errors.Is(err, records.ErrNotFound) {
+				t.Fatalf("Append whose message insert fails with the hook's statement: %v; want the check violation (23514)", err)
+			}
+			if conv, err := s.Load(ctx, tc.conv); err != nil || len(conv.Messages) != 0 {
+				t.Errorf("Load of the conversation whose append failed: %+v, %v; want no messages", conv, err)
+			}
+			if d, err := rs.Decision(ctx, tc.conv, "p1"); !errors.Is(err, records.ErrNotFound) {
+				t.Errorf("Decision after the failed append: %+v, %v; want none", d, err)
+			}
+			mustExec(t, other, "ALTER TABLE messages DROP CONSTRAINT refuse")
+			// The same hook once the writes pass: Begin stores its record;
+			// Finish finds none to finish.
+			err = s.Append(hctx, tc.conv, &toolgate.AppendParams{Messages: []toolgate.Message{msg}})
+			switch tc.name {
+			case "Exec":
+				if err != nil {
+					t.Fatalf("Append after the constraint is gone: %v", err)
+				}
+				if _, err := rs.Decision(ctx, tc.conv, "p1"); err != nil {
+					t.Errorf("Decision written with the append: %v", err)
+				}
+			case "QueryRow":
+				if !errors.Is(err, records.ErrNotFound) {
+					t.Fatalf("Append whose hook finishes no decision: %v; want ErrNotFound", err)
+				}
+				if conv, err := s.Load(ctx, tc.conv); err != nil || len(conv.Messages) != 0 {
+					t.Errorf("Load after the refused append: %+v, %v; want no messages", conv, err)
+				}
+			}
+		})
 	}
 }

@@ -151,7 +151,7 @@ func (r *recordStore) PruneKeys(ctx context.Context, t time.Time) (int, error) {
 }
 
 func (t *recordTx) MarkKey(scope, key, token string) error {
-	tag, err := t.conn.Exec(t.ctx, t.r.s.rq.keys.mark, scope, key, token)
+	tag, err := t.Exec(t.ctx, t.r.s.rq.keys.mark, scope, key, token)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("request key %q held by %q: %w", key, token, records.ErrNotFound)
 	}

@@ -348,9 +348,14 @@ type querier interface {
 
 // recordTx is the [records.Tx] of a transaction of a [Store] on conn.
 //
-// Statements whose results the hook does not need (the inserts of audit
-// records, NOTIFY) wait in pending and go to the server with the
-// transaction's COMMIT ([recordTx.commit]), in one round trip.
+// Statements whose results the hook does not need (the writes of the
+// append the hook runs in, the index entry, the inserts of audit records,
+// NOTIFY) wait in pending and go to the server with the next statement
+// whose result is needed ([recordTx.Exec], [recordTx.QueryRow]) or with
+// the transaction's COMMIT ([recordTx.commit]), in one round trip, in the
+// order they were queued. A pending statement that fails fails the
+// statement or the COMMIT it went with, and the transaction is rolled
+// back.
 type recordTx struct {
 	ctx     context.Context
 	r       *recordStore
@@ -376,6 +381,66 @@ func (t *recordTx) commit() error {
 	return nil
 }
 
+// Exec runs query in the transaction, after the pending statements and in
+// one round trip with them, and returns its command tag; the error of a
+// pending statement that failed, if one did.
+func (t *recordTx) Exec(ctx context.Context, query string, args ...any) (pgconn.CommandTag, error) {
+	if t.pending.Len() == 0 {
+		return t.conn.Exec(ctx, query, args...)
+	}
+	br, before := t.sendPending(ctx, query, args)
+	defer br.Close()
+	for range before {
+		if _, err := br.Exec(); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return tag, err
+	}
+	return tag, br.Close()
+}
+
+// QueryRow runs query in the transaction as [recordTx.Exec] does and
+// returns its row, which must be scanned.
+func (t *recordTx) QueryRow(ctx context.Context, query string, args ...any) pgx.Row {
+	if t.pending.Len() == 0 {
+		return t.conn.QueryRow(ctx, query, args...)
+	}
+	br, before := t.sendPending(ctx, query, args)
+	return &pendingRow{br: br, before: before}
+}
+
+// sendPending sends the pending statements and then query, in one batch,
+// and returns its results and how many statements went before query.
+func (t *recordTx) sendPending(ctx context.Context, query string, args []any) (pgx.BatchResults, int) {
+	b := t.pending
+	t.pending = pgx.Batch{}
+	n := b.Len()
+	b.Queue(query, args...)
+	return t.conn.SendBatch(ctx, &b), n
+}
+
+// pendingRow is the row of a query sent after pending statements.
+type pendingRow struct {
+	br     pgx.BatchResults
+	before int // the pending statements sent first
+}
+
+func (r *pendingRow) Scan(dest ...any) error {
+	defer r.br.Close()
+	for range r.before {
+		if _, err := r.br.Exec(); err != nil {
+			return err
+		}
+	}
+	if err := r.br.QueryRow().Scan(dest...); err != nil {
+		return err
+	}
+	return r.br.Close()
+}
+
 func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
 	if err := records.CheckDecision(d); err != nil {
 		return nil, err
@@ -384,27 +449,28 @@ func (t *recordTx) Begin(d *records.Decision) (*records.Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.r.begin(t.ctx, t.conn, d, body)
+	return t.r.begin(t.ctx, t, d, body)
 }
 
 func (t *recordTx) Finish(conversationID, pauseID string, outcome records.Outcome) error {
 	if err := records.CheckOutcome(outcome, true); err != nil {
 		return err
 	}
-	return t.r.finish(t.ctx, t.conn, conversationID, pauseID, outcome)
+	return t.r.finish(t.ctx, t, conversationID, pauseID, outcome)
 }
 
 func (t *recordTx) AddPending(p *records.Pending) error {
 	if err := records.CheckPending(p); err != nil {
 		return err
 	}
-	_, err := t.conn.Exec(t.ctx, t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), records.PendingTools(p.Tools))
-	return recErr("add pending", err)
+	// No result needed: sent with the next statement or the COMMIT.
+	t.pending.Queue(t.r.s.rq.upsertPending, p.ConversationID, p.Agent, p.PauseID, recordrows.Nanos(p.CreatedAt), records.PendingTools(p.Tools))
+	return nil
 }
 
 func (t *recordTx) RemovePending(conversationID, pauseID string) error {
-	_, err := t.conn.Exec(t.ctx, t.r.s.rq.deletePending, conversationID, pauseID)
-	return recErr("remove pending", err)
+	t.pending.Queue(t.r.s.rq.deletePending, conversationID, pauseID)
+	return nil
 }
 
 func (t *recordTx) Audit(recs ...*audit.Record) error {

@@ -546,7 +546,9 @@ func (s *Store) Append(ctx context.Context, id string, p *toolgate.AppendParams)
 
 // append runs an Append in a transaction of two round trips: BEGIN, the
 // lock and the reads go in one batch; the writes and COMMIT, once the
-// rules have passed, in another. A transaction that fails or is refused
+// rules have passed, in another. When a hook runs in the transaction, the
+// writes go with its statements instead ([recordTx]): with the first whose
+// result it needs, or with its COMMIT. A transaction that fails or is refused
 // is rolled back; a connection left in a transaction (the rollback failed
 // too, or ctx ended) is closed by the pool when released.
 func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams, bodies []string, awaiting []byte, encErr error) (err error) {
@@ -609,18 +611,16 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	}
 	if hook == nil {
 		b.Queue("COMMIT")
+		return s.sendWrites(ctx, conn, &b, true)
 	}
-	if err := s.sendWrites(ctx, conn, &b, hook == nil); err != nil {
-		return err
-	}
-	if hook == nil {
-		return nil
-	}
+	// With a hook, the writes wait among its transaction's pending
+	// statements: they go with the hook's first statement whose result
+	// it needs, or with its COMMIT.
+	tx := &recordTx{ctx: ctx, r: rs, conn: conn, pending: b}
 	w := &records.Write{ConversationID: id, Append: p}
 	if p.Pause != nil {
 		w.PauseCreatedAt = created
 	}
-	tx := &recordTx{ctx: ctx, r: rs, conn: conn}
 	if err := hook(ctx, tx, w); err != nil {
 		return err
 	}
