@@ -3,10 +3,6 @@ package pgtest_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,12 +53,6 @@ func TestCluster(t *testing.T) {
 // missing from the processes stopped serves a stopped database).
 func TestClusterStopStopsNewBackends(t *testing.T) {
 	c := pgtest.NewCluster(t, nil)
-	b, err := os.ReadFile(filepath.Join(c.Dir(), "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pm := strings.TrimSpace(first)
 	for round := range 30 {
 		// Connections opened and closed one after another, so that the
 		// postmaster forks all the while; each attempt waits out the
@@ -95,7 +85,7 @@ func TestClusterStopStopsNewBackends(t *testing.T) {
 			<-connected
 		}
 		c.Stop()
-		for pid, state := range serverProcesses(t, pm) {
+		for pid, state := range serverProcesses(t, c) {
 			if state != 'T' && state != 'Z' {
 				t.Errorf("round %d: process %d of the server in state %c after Stop, want T (stopped)", round, pid, state)
 			}
@@ -109,31 +99,18 @@ func TestClusterStopStopsNewBackends(t *testing.T) {
 	}
 }
 
-// serverProcesses returns the states of the postmaster pm and of its
+// serverProcesses returns the states of the postmaster of c and of its
 // children, by process id, from /proc.
-func serverProcesses(t *testing.T, pm string) map[int]byte {
+func serverProcesses(t *testing.T, c *pgtest.Cluster) map[int]byte {
 	t.Helper()
-	out := map[int]byte{}
-	entries, err := os.ReadDir("/proc")
+	pids, err := c.Pids()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // ended
-		}
-		i := strings.LastIndex(string(stat), ") ")
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+2:]))
-		if len(f) > 1 && (e.Name() == pm || f[1] == pm) {
-			out[pid] = f[0][0]
+	out := map[int]byte{}
+	for _, pid := range pids {
+		if state, err := pgtest.ProcState(pid); err == nil { // else: ended
+			out[pid] = state
 		}
 	}
 	return out
