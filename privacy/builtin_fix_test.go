@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -127,7 +128,7 @@ func TestPhoneFormsOfMoreCountries(t *testing.T) {
 		"It rose from 5 to 30/555 cases.", "The formula (+3) 4 is odd.",
 		"Call us about order 48213377 today.", "Contact support with ticket 5521034 attached."} {
 		for _, f := range found(t, text) {
-			if len(f) > 13 && f[:13] == "PHONE_NUMBER:" {
+			if strings.HasPrefix(f, "PHONE_NUMBER:") {
 				t.Errorf("%q: found %s", text, f)
 			}
 		}

@@ -413,21 +413,41 @@ func (l *lexicon) lookup(w string) uint32 {
 	return l.table.getLower(w, h^h>>29)
 }
 
-// lookupRunes is lookup of a word with letters outside ASCII.
+// foldByte and foldRune are a letter as the lexicon keys it: lower
+// case, and every apostrophe (', ’ and the backtick) as '.
+func foldByte(c byte) byte {
+	if c == '`' {
+		return '\''
+	}
+	return lower(c)
+}
+
+func foldRune(r rune) rune {
+	if r == '\u2019' || r == '`' {
+		return '\''
+	}
+	return unicode.ToLower(r)
+}
+
+// lookupRunes is lookup of a word with letters outside ASCII, or with an
+// apostrophe other than '.
 func (l *lexicon) lookupRunes(w string) uint32 {
 	var buf [64]byte
 	n := 0
 	for i := 0; i < len(w); {
 		c := w[i]
 		if c < utf8.RuneSelf {
-			buf[n] = lower(c)
+			if n == len(buf) {
+				return 0
+			}
+			buf[n] = foldByte(c)
 			n++
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(w[i:])
 		i += size
-		r = unicode.ToLower(r)
+		r = foldRune(r)
 		if n+utf8.RuneLen(r) > len(buf) {
 			return 0
 		}
@@ -453,10 +473,7 @@ func (l *lexicon) lookupPlace(text string, toks []tok) uint32 {
 		for i := 0; i < len(w); {
 			r, size := utf8.DecodeRuneInString(w[i:])
 			i += size
-			r = unicode.ToLower(r)
-			if r == '\u2019' || r == '`' {
-				r = '\'' // every apostrophe is looked up as '
-			}
+			r = foldRune(r)
 			if n+utf8.RuneLen(r) > len(buf) {
 				return 0
 			}

@@ -478,8 +478,7 @@ func tokenize(l *lexicon, text string, s, e int, out []tok) []tok {
 			}
 			t.dot = q < len(text) && text[q] == '.'
 			if odd {
-				// (Looked up with ' for its apostrophes.)
-				t.f = l.lookup(apostrophes.Replace(text[p:q]))
+				t.f = l.lookupRunes(text[p:q]) // (which folds the apostrophes)
 			} else if ascii && q-p <= 64 {
 				t.f = l.table.getLower(text[p:q], h^h>>29)
 			} else {
@@ -570,13 +569,9 @@ func basedAt(text string, p, e int) bool {
 	return p+5 == e || !isAlpha(text[p+5])
 }
 
-// contraction reports whether the letters at p (after an apostrophe) are
-// the end of a contraction or a possessive: 's, 're, 'd, 'll, 've, 'm, 't.
 // apostropheAt returns the length of an apostrophe at p: ', the right
 // single quotation mark that word processors write for it, or a backtick
 // (as Uzbek written without its own letters uses it); 0 for none.
-var apostrophes = strings.NewReplacer("\u2019", "'", "`", "'")
-
 func apostropheAt(text string, p int) int {
 	switch {
 	case p >= len(text):
@@ -589,6 +584,8 @@ func apostropheAt(text string, p int) int {
 	return 0
 }
 
+// contraction reports whether the letters at p (after an apostrophe) are
+// the end of a contraction or a possessive: 's, 're, 'd, 'll, 've, 'm, 't.
 func contraction(text string, p, e int) bool {
 	q := p
 	for q < e && isAlpha(text[q]) && q-p < 3 {

@@ -1297,20 +1297,14 @@ func (g *tagger) placeSpan(k int) int {
 		for i := 0; i < len(w); {
 			c := w[i]
 			if c < utf8.RuneSelf {
-				if c == '`' {
-					c = '\''
-				}
-				buf[n] = lower(c)
+				buf[n] = foldByte(c)
 				n++
 				i++
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(w[i:])
 			i += size
-			r = unicode.ToLower(r)
-			if r == '\u2019' {
-				r = '\'' // every apostrophe is looked up as '
-			}
+			r = foldRune(r)
 			if n+utf8.RuneLen(r) > len(buf) {
 				return best
 			}

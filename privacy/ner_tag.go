@@ -1817,10 +1817,7 @@ func (g *tagger) townQualifier(j int) int {
 	if g.isWord(j) && !g.ts[j].cap && g.ts[j].f&(wCommon|wConnector) == 0 && len(g.word(j)) >= 4 && (j+1 >= len(g.ts) || !g.isWord(j+1) || !g.sameLine(j+1)) {
 		return j + 1
 	}
-	if g.isPunct(j, '(') && g.capWord(j+1) && g.glued(j+1) && g.isPunct(j+2, ')') && g.glued(j+2) {
-		return j + 3
-	}
-	return j
+	return g.bracketName(j)
 }
 
 // blockSplit decides how an address that begins a line is labelled: a
@@ -2025,7 +2022,7 @@ func (g *tagger) lastPlace(k int) int {
 }
 
 // bracketName returns the end of one to three capitalised words in
-// brackets at k ("(Malvinas)", "(Vatican City State)"), or k.
+// brackets at k ("(Saale)", "(Malvinas)", "(Vatican City State)"), or k.
 func (g *tagger) bracketName(k int) int {
 	if !g.isPunct(k, '(') || !g.sameLine(k) || !g.ts[k].sp {
 		return k
