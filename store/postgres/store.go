@@ -76,17 +76,25 @@ type Store struct {
 
 // queries are the statements of a [Store], with the schema filled in.
 type queries struct {
-	lockConversation, selectPause, selectConversation, countMessages string
-	insertMessages, insertPause, deletePause, claimPause             string
-	markStarted, loadVault, saveVault                                string
+	createConversation, lockConversation, selectPause    string
+	selectConversation, countMessages                    string
+	insertMessages, insertPause, deletePause, claimPause string
+	markStarted, loadVault, saveVault                    string
 }
 
 func newQueries(schema string) queries {
 	r := strings.NewReplacer("S.", pgx.Identifier{schema}.Sanitize()+".")
 	return queries{
-		// The conversation's row is the lock that serializes appends.
-		lockConversation: r.Replace(`INSERT INTO S.conversations AS c (id) VALUES ($1)
+		// The conversation's row is the lock that serializes appends. An
+		// append to an empty conversation creates the row or, when it
+		// exists, locks it by updating it in place; an append after stored
+		// messages only locks the row, which writes no new version of it
+		// (both take the same lock mode, so they exclude each other). A
+		// conversation that does not exist has no row to lock and nothing
+		// to append after: the append is refused as a conflict.
+		createConversation: r.Replace(`INSERT INTO S.conversations AS c (id) VALUES ($1)
 			ON CONFLICT (id) DO UPDATE SET id = c.id`),
+		lockConversation: r.Replace(`SELECT 1 FROM S.conversations WHERE id = $1 FOR NO KEY UPDATE`),
 		selectPause: r.Replace(`SELECT id, msg_index, awaiting, claimed, created_at, created_at_nanos,
 			claim_token, claimed_at, claimed_at_nanos, decisions, started
 			FROM S.pauses WHERE conversation_id = $1`),
@@ -564,7 +572,11 @@ func (s *Store) append(ctx context.Context, id string, p *toolgate.AppendParams,
 	}()
 	var b pgx.Batch
 	b.Queue("BEGIN")
-	b.Queue(s.q.lockConversation, id)
+	if p.At == 0 {
+		b.Queue(s.q.createConversation, id)
+	} else {
+		b.Queue(s.q.lockConversation, id)
+	}
 	b.Queue(s.q.countMessages, id)
 	b.Queue(s.q.selectPause, id)
 	br := conn.SendBatch(ctx, &b)
